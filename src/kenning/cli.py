@@ -1,0 +1,522 @@
+"""The ``kenning`` command: a thin layer over ``kenning.api.Vault``.
+
+Heavy modules (rich, the index, markdown-it) are imported inside commands so ``kenning --help``
+stays fast. Every command that prints results takes ``--json``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from kenning import __version__
+from kenning.errors import KenningError
+
+if TYPE_CHECKING:
+    from kenning.api import Vault
+    from kenning.index.indexer import IndexReport
+
+JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+
+
+def _emit(data: Any) -> None:
+    click.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+
+
+def _console() -> Any:
+    from rich.console import Console
+
+    return Console(highlight=False, soft_wrap=True)
+
+
+def _open(ctx: click.Context) -> Vault:
+    from kenning.api import Vault
+
+    return Vault.open(ctx.obj.get("vault"))
+
+
+class KenningGroup(click.Group):
+    """Turns Kenning errors into one clear line and a non-zero exit."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KenningError as exc:
+            click.secho(f"error: {exc}", fg="red", err=True)
+            sys.exit(1)
+        except ValueError as exc:
+            click.secho(f"error: {exc}", fg="red", err=True)
+            sys.exit(2)
+
+
+@click.group(cls=KenningGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("-C", "--vault", type=click.Path(file_okay=False, path_type=Path),
+              envvar="KENNING_VAULT", help="The vault (default: the one containing the current "
+              "folder; env KENNING_VAULT).")
+@click.version_option(__version__, prog_name="kenning")
+@click.pass_context
+def main(ctx: click.Context, vault: Path | None) -> None:
+    """Kenning: local-first memory for AI agents, kept as plain Markdown pages."""
+    ctx.ensure_object(dict)
+    ctx.obj["vault"] = vault
+
+
+# -- init / index --------------------------------------------------------------------------
+
+
+@main.command()
+@click.argument("path", required=False, type=click.Path(file_okay=False, path_type=Path))
+@JSON_OPTION
+@click.pass_context
+def init(ctx: click.Context, path: Path | None, as_json: bool) -> None:
+    """Create a vault at PATH, or adopt an existing Obsidian vault in place (files untouched)."""
+    from kenning.api import Vault
+
+    vault, adopted = Vault.init(path or ctx.obj.get("vault") or Path("."))
+    if as_json:
+        _emit({"root": str(vault.root), "adopted": adopted})
+        return
+    if adopted:
+        click.echo(f"Adopted the existing vault at {vault.root} (no file was changed; "
+                   "Kenning keeps its state in .kenning/).")
+    else:
+        click.echo(f"Created a vault at {vault.root}.")
+    click.echo(f"Next: kenning -C {vault.root} index")
+
+
+@contextmanager
+def _progress(enabled: bool, label: str) -> Iterator[Callable[[int, int, str], None] | None]:
+    if not enabled:
+        yield None
+        return
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    with Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  TimeRemainingColumn(), TextColumn("{task.fields[path]}", style="dim"),
+                  transient=True, console=_err_console()) as bar:
+        task = bar.add_task(label, total=None, path="")
+
+        def update(done: int, total: int, path: str) -> None:
+            bar.update(task, completed=done, total=total, path=path[-50:])
+
+        yield update
+
+
+def _err_console() -> Any:
+    from rich.console import Console
+
+    return Console(stderr=True)
+
+
+def _print_report(report: IndexReport, verb: str) -> None:
+    links = report.links
+    click.echo(
+        f"{verb} {report.scanned} Markdown files in {report.seconds:.2f} s: "
+        f"{report.added} added, {report.updated} updated, {report.deleted} deleted, "
+        f"{report.unchanged + report.touched} unchanged"
+        + (f" ({report.touched} touched, not re-parsed)" if report.touched else "") + ".")
+    click.echo(
+        f"Links: {links.get('resolved', 0)} resolved, {links.get('unresolved', 0)} dangling, "
+        f"{links.get('ambiguous', 0)} ambiguous. Problems: {report.problems}"
+        + (" (see `kenning doctor`)." if report.problems else "."))
+    if report.skipped:
+        click.echo(f"Skipped {len(report.skipped)} file(s):")
+        for path, reason in report.skipped[:20]:
+            click.echo(f"  {path}: {reason}")
+
+
+def _report_dict(report: IndexReport) -> dict[str, Any]:
+    from dataclasses import asdict
+
+    data = asdict(report)
+    data["skipped"] = [{"path": p, "reason": r} for p, r in report.skipped]
+    return data
+
+
+@main.command()
+@click.option("--wait", type=float, default=0.0, show_default=True,
+              help="Seconds to wait if another run holds the index.")
+@JSON_OPTION
+@click.pass_context
+def index(ctx: click.Context, wait: float, as_json: bool) -> None:
+    """Index what changed in the vault (incremental: size, mtime, then content hash)."""
+    vault = _open(ctx)
+    with _progress(not as_json and sys.stderr.isatty(), "Indexing") as progress:
+        report = vault.index(progress, wait=wait)
+    if as_json:
+        _emit(_report_dict(report))
+    else:
+        _print_report(report, "Indexed")
+
+
+@main.command()
+@click.option("--wait", type=float, default=0.0, help="Seconds to wait for the index lock.")
+@JSON_OPTION
+@click.pass_context
+def rebuild(ctx: click.Context, wait: float, as_json: bool) -> None:
+    """Drop the index and build it again from the vault's files."""
+    vault = _open(ctx)
+    with _progress(not as_json and sys.stderr.isatty(), "Rebuilding") as progress:
+        report = vault.rebuild(progress, wait=wait)
+    if as_json:
+        _emit(_report_dict(report))
+    else:
+        _print_report(report, "Rebuilt from")
+
+
+# -- recall --------------------------------------------------------------------------------
+
+
+@main.command()
+@click.argument("query", nargs=-1, required=True)
+@click.option("-t", "--type", "types", multiple=True, help="Only pages of this type (repeat).")
+@click.option("-d", "--domain", "domains", multiple=True, help="Only this domain (repeat).")
+@click.option("-f", "--folder", "folders", multiple=True, help="Only under this folder.")
+@click.option("--since", help="Only pages dated on or after YYYY-MM-DD.")
+@click.option("--until", help="Only pages dated on or before YYYY-MM-DD.")
+@click.option("-n", "--limit", type=click.IntRange(1, 200), default=10, show_default=True)
+@JSON_OPTION
+@click.pass_context
+def search(ctx: click.Context, query: tuple[str, ...], types: tuple[str, ...],
+           domains: tuple[str, ...], folders: tuple[str, ...], since: str | None,
+           until: str | None, limit: int, as_json: bool) -> None:
+    """Search the vault; results grouped by page, each with a citation path#Lstart-Lend."""
+    vault = _open(ctx)
+    text = " ".join(query)
+    results = vault.search(text, types=types, domains=domains, folders=folders,
+                           since=_date(since, "--since"), until=_date(until, "--until"),
+                           limit=limit)
+    if as_json:
+        _emit({"query": text, "results": [r.to_dict() for r in results]})
+        return
+    if not results:
+        click.echo(f"No results for {text!r}.")
+        return
+    console = _console()
+    from rich.markup import escape
+
+    for rank, result in enumerate(results, 1):
+        kind = f" [dim]({result.type})[/dim]" if result.type else ""
+        mark = " [green]exact[/green]" if result.exact else ""
+        console.print(f"[bold]{rank}. {escape(result.title)}[/bold]{kind}{mark}  "
+                      f"[dim]score {result.score:.2f}[/dim]")
+        for hit in result.hits:
+            console.print(f"   [cyan]{escape(result.path)}#L{hit.start_line}-L{hit.end_line}"
+                          f"[/cyan]  {escape(hit.snippet)}")
+
+
+def _date(value: str | None, option: str) -> str | None:
+    if value is None:
+        return None
+    from datetime import date
+
+    try:
+        return date.fromisoformat(value).isoformat()
+    except ValueError:
+        raise click.BadParameter(f"expected YYYY-MM-DD, got {value!r}", param_hint=option) \
+            from None
+
+
+@main.command()
+@click.argument("page")
+@click.option("--raw", is_flag=True, help="Print the page's Markdown as it is on disk.")
+@JSON_OPTION
+@click.pass_context
+def show(ctx: click.Context, page: str, raw: bool, as_json: bool) -> None:
+    """Show a page (by title, alias, file name or path): summary, facts, timeline, links."""
+    vault = _open(ctx)
+    if raw:
+        click.echo(vault.read(page), nl=False)
+        return
+    data = vault.show(page)
+    if as_json:
+        _emit(data)
+        return
+    from rich.markup import escape
+
+    console = _console()
+    console.print(f"[bold]{escape(data['title'])}[/bold]  [dim]{data['type'] or 'page'} · "
+                  f"{escape(data['path'])}[/dim]")
+    if data["aliases"]:
+        console.print(f"[dim]aliases:[/dim] {escape(', '.join(data['aliases']))}")
+    if data["summary"]:
+        console.print(escape(data["summary"]))
+    if data["facts"]:
+        console.print("\n[bold]Facts[/bold]")
+        for f in data["facts"]:
+            head = f"{f['relation']} → {f['target']}" if f["relation"] else ""
+            when = " ".join(x for x in (f["valid_from"] and f"from {f['valid_from']}",
+                                        f["valid_to"] and f"to {f['valid_to']}") if x)
+            status = "" if f["status"] == "active" else f" [yellow]{f['status']}[/yellow]"
+            console.print(f"  • {escape(head)} {escape(f['text'])} [dim]{when} "
+                          f"{f['epistemic']} L{f['line']}[/dim]{status}")
+    if data["timeline"]:
+        console.print("\n[bold]Timeline[/bold]")
+        for t in data["timeline"]:
+            console.print(f"  {t['date']}  {escape(t['text'])} [dim]L{t['line']}[/dim]")
+    for key, label in (("links_out", "Links out"), ("links_in", "Links in")):
+        if data[key]:
+            console.print(f"\n[bold]{label}[/bold]")
+            for e in data[key]:
+                console.print(f"  {e['rel']:<12} {escape(e['other']['title'])} "
+                              f"[dim]({e['kind']}{' L' + str(e['line']) if e['line'] else ''})"
+                              "[/dim]")
+
+
+# -- graph ---------------------------------------------------------------------------------
+
+
+@main.group()
+def graph() -> None:
+    """Explore the typed link graph."""
+
+
+def _graph_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    f = click.option("-r", "--rel", "rels", multiple=True,
+                     help="Only these link types (repeat).")(f)
+    f = click.option("--as-of", help="What held on this date (YYYY-MM-DD).")(f)
+    return JSON_OPTION(f)
+
+
+DIRECTION = click.option("--direction", type=click.Choice(["out", "in", "both"]),
+                         default="both", show_default=True)
+
+
+def _print_edges(edges: list[Any]) -> None:
+    """One line per (direction, type, page); the provenance of every edge behind it, dimmed."""
+    from rich.markup import escape
+
+    console = _console()
+    if not edges:
+        console.print("No links.")
+    grouped: dict[tuple[str, str, int], list[Any]] = {}
+    for e in edges:
+        grouped.setdefault((e.direction, e.rel, e.other.id), []).append(e)
+    for (direction, rel, _), group in grouped.items():
+        other = group[0].other
+        arrow = "→" if direction == "out" else "←"
+        origins = []
+        for e in group:
+            where = f"{e.origin}:{e.line}" if e.origin and e.line else (e.origin or "manual")
+            valid = f" {e.valid_from or '…'}–{e.valid_to or '…'}" if (
+                e.valid_from or e.valid_to) else ""
+            origins.append(f"{e.kind} {where}{valid}")
+        console.print(f"{arrow} {rel:<12} {escape(other.title)} [dim]({escape(other.path)})"
+                      f"\n{'':15}{escape('; '.join(origins))}[/dim]")
+
+
+@graph.command("neighbors")
+@click.argument("page")
+@DIRECTION
+@_graph_options
+@click.pass_context
+def graph_neighbors(ctx: click.Context, page: str, direction: str, rels: tuple[str, ...],
+                    as_of: str | None, as_json: bool) -> None:
+    """Links in and out of PAGE, typed, with where each came from."""
+    edges = _open(ctx).neighbors(page, rels=rels, direction=direction,
+                                 as_of=_date(as_of, "--as-of"))
+    if as_json:
+        _emit([e.to_dict() for e in edges])
+    else:
+        _print_edges(edges)
+
+
+@graph.command("backlinks")
+@click.argument("page")
+@_graph_options
+@click.pass_context
+def graph_backlinks(ctx: click.Context, page: str, rels: tuple[str, ...], as_of: str | None,
+                    as_json: bool) -> None:
+    """Links pointing at PAGE."""
+    edges = _open(ctx).backlinks(page, rels=rels, as_of=_date(as_of, "--as-of"))
+    if as_json:
+        _emit([e.to_dict() for e in edges])
+    else:
+        _print_edges(edges)
+
+
+@graph.command("traverse")
+@click.argument("page")
+@click.option("--depth", type=int, default=2, show_default=True,
+              help="Steps to follow (clamped to 1..10).")
+@click.option("--direction", type=click.Choice(["out", "in", "both"]), default="out",
+              show_default=True)
+@_graph_options
+@click.pass_context
+def graph_traverse(ctx: click.Context, page: str, depth: int, direction: str,
+                   rels: tuple[str, ...], as_of: str | None, as_json: bool) -> None:
+    """Pages reachable from PAGE within --depth steps (cycle-safe)."""
+    result = _open(ctx).traverse(page, depth=depth, rels=rels, direction=direction,
+                                 as_of=_date(as_of, "--as-of"))
+    titles = {n.id: n.title for n in [result.start, *result.nodes]}
+    if as_json:
+        _emit({"start": result.start.to_dict(), "depth": result.depth,
+               "nodes": [n.to_dict() for n in result.nodes],
+               "edges": [{"src": titles[a], "rel": r, "dst": titles[b]}
+                         for a, r, b in result.edges]})
+        return
+    from rich.markup import escape
+
+    console = _console()
+    console.print(f"[bold]{escape(result.start.title)}[/bold] — {len(result.nodes)} pages "
+                  f"within {result.depth} step(s)")
+    via = {b: (a, r) for a, r, b in result.edges}
+    for n in result.nodes:
+        a, r = via.get(n.id, (None, ""))
+        src = f" [dim]via {r} from {escape(titles.get(a, ''))}[/dim]" if a else ""
+        console.print(f"{'  ' * n.depth}{escape(n.title)} [dim]({n.path})[/dim]{src}")
+
+
+@graph.command("path")
+@click.argument("start")
+@click.argument("end")
+@click.option("--max-depth", type=int, default=6, show_default=True)
+@DIRECTION
+@_graph_options
+@click.pass_context
+def graph_path(ctx: click.Context, start: str, end: str, max_depth: int, direction: str,
+               rels: tuple[str, ...], as_of: str | None, as_json: bool) -> None:
+    """A shortest chain of links from START to END."""
+    chain = _open(ctx).path(start, end, max_depth=max_depth, rels=rels, direction=direction,
+                            as_of=_date(as_of, "--as-of"))
+    if as_json:
+        _emit([{**n.to_dict(), "via": rel} for n, rel in chain])
+        return
+    if not chain:
+        click.echo(f"No path from {start!r} to {end!r} within {max_depth} steps.")
+        sys.exit(1)
+    parts = [chain[0][0].title] + [f"-[{rel}]- {n.title}" for n, rel in chain[1:]]
+    click.echo(" ".join(parts))
+
+
+@graph.command("orphans")
+@click.option("-t", "--type", "types", multiple=True)
+@JSON_OPTION
+@click.pass_context
+def graph_orphans(ctx: click.Context, types: tuple[str, ...], as_json: bool) -> None:
+    """Pages with no links in or out (daily logs and sources left out)."""
+    nodes = _open(ctx).orphans(types=types)
+    if as_json:
+        _emit([n.to_dict() for n in nodes])
+        return
+    for n in nodes:
+        click.echo(f"{n.path}  ({n.type or 'page'})")
+    if not nodes:
+        click.echo("No orphans.")
+
+
+@main.group()
+def link() -> None:
+    """Add or remove manual links (kept when pages are re-indexed)."""
+
+
+@link.command("add")
+@click.argument("src")
+@click.argument("rel")
+@click.argument("dst")
+@click.option("--from", "valid_from", help="Valid from YYYY-MM-DD.")
+@click.option("--to", "valid_to", help="Valid to YYYY-MM-DD.")
+@JSON_OPTION
+@click.pass_context
+def link_add(ctx: click.Context, src: str, rel: str, dst: str, valid_from: str | None,
+             valid_to: str | None, as_json: bool) -> None:
+    """Link SRC to DST with relation REL (e.g. advises, works_at)."""
+    entry = _open(ctx).link(src, rel, dst, valid_from=_date(valid_from, "--from"),
+                            valid_to=_date(valid_to, "--to"))
+    if as_json:
+        _emit(entry)
+    else:
+        click.echo(f"Linked {entry['src']} -[{entry['rel']}]-> {entry['dst']} (manual).")
+
+
+@link.command("remove")
+@click.argument("src")
+@click.argument("rel")
+@click.argument("dst")
+@JSON_OPTION
+@click.pass_context
+def link_remove(ctx: click.Context, src: str, rel: str, dst: str, as_json: bool) -> None:
+    """Remove a manual link."""
+    entry = _open(ctx).link(src, rel, dst, remove=True)
+    if as_json:
+        _emit(entry)
+    else:
+        click.echo(f"Removed {entry['src']} -[{entry['rel']}]-> {entry['dst']}.")
+
+
+# -- health / demo -------------------------------------------------------------------------
+
+
+@main.command()
+@click.option("--strict", is_flag=True, help="Fail on warnings too.")
+@JSON_OPTION
+@click.pass_context
+def doctor(ctx: click.Context, strict: bool, as_json: bool) -> None:
+    """Check vault and index health; every failure prints its fix. Exits 1 on failure."""
+    health = _open(ctx).doctor()
+    failed = not health.ok or (strict and any(f.level == "warn" for f in health.findings))
+    if as_json:
+        _emit(health.to_dict())
+    else:
+        from rich.markup import escape
+
+        console = _console()
+        marks = {"ok": "[green]✓[/green]", "warn": "[yellow]![/yellow]", "error": "[red]✗[/red]"}
+        for f in health.findings:
+            console.print(f"{marks[f.level]} {escape(f.check)}: {escape(f.message)}")
+            for item in f.items:
+                console.print(f"    [dim]{escape(item)}[/dim]")
+            if f.fix and f.level != "ok":
+                console.print(f"    fix: {escape(f.fix)}")
+        stats = ", ".join(f"{v} {k}" for k, v in health.stats.items())
+        console.print(("[red]unhealthy[/red]" if failed else "[green]healthy[/green]")
+                      + (f" ({stats})" if stats else ""))
+    if failed:
+        sys.exit(1)
+
+
+@main.command()
+@click.argument("path", required=False, type=click.Path(file_okay=False, path_type=Path))
+@click.pass_context
+def demo(ctx: click.Context, path: Path | None) -> None:
+    """Copy the bundled sample vault to PATH, index it and show cited recall and the graph."""
+    from kenning.api import Vault
+    from kenning.sample import copy_sample
+
+    target = path or Path(os.environ.get("KENNING_DEMO_DIR", "kenning-demo"))
+    if target.exists() and any(target.iterdir()):
+        click.echo(f"Using the existing demo vault at {target}.")
+    else:
+        copy_sample(target)
+        click.echo(f"Copied the sample vault (a fictional team, Kestrel Labs) to {target}.")
+    ctx.obj["vault"] = target
+    vault, _ = Vault.init(target)
+    report = vault.index()
+    _print_report(report, "Indexed")
+    for query in ("what did we decide about caching", "who invested in Kestrel", "定例会議"):
+        click.echo(f"\n$ kenning search {query!r}")
+        ctx.invoke(search, query=(query,), limit=3, types=(), domains=(), folders=(),
+                   since=None, until=None, as_json=False)
+    click.echo("\n$ kenning graph neighbors 'Kestrel Labs' --direction in")
+    ctx.invoke(graph_neighbors, page="Kestrel Labs", direction="in", rels=(), as_of=None,
+               as_json=False)
+    click.echo(f"\nTry more: kenning -C {target} show 'Maya Okafor' · "
+               f"kenning -C {target} doctor · kenning -C {target} graph traverse 'Kestrel Labs'")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,237 @@
+"""The typed link graph: neighbours, bounded traversal, paths, backlinks, orphans.
+
+Traversal runs in SQL as a recursive CTE. Rows are (page, depth) pairs combined with UNION, so a
+page is expanded at most once per depth: cycles cannot loop and work stays bounded. Depth is
+clamped to 10 whatever the caller asks. By default only current edges count (active, not expired);
+``as_of`` asks what held on a date instead (superseded facts that were valid then count, facts
+invalidated as wrong never do).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import date
+
+MAX_DEPTH = 10
+DIRECTIONS = ("out", "in", "both")
+
+
+@dataclass(frozen=True)
+class Node:
+    """A page in a graph answer."""
+
+    id: int
+    path: str
+    title: str
+    type: str | None
+    depth: int = 0
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON-ready form."""
+        return {"path": self.path, "title": self.title, "type": self.type, "depth": self.depth}
+
+
+@dataclass(frozen=True)
+class EdgeView:
+    """An edge seen from a page: its type, direction, the page at the other end, provenance."""
+
+    rel: str
+    direction: str  # out | in
+    other: Node
+    kind: str
+    origin: str | None  # the page that produced the edge (None for manual edges)
+    line: int | None
+    field: str | None
+    valid_from: str | None
+    valid_to: str | None
+    status: str
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON-ready form."""
+        return {
+            "rel": self.rel, "direction": self.direction, "other": self.other.to_dict(),
+            "kind": self.kind, "origin": self.origin, "line": self.line, "field": self.field,
+            "valid_from": self.valid_from, "valid_to": self.valid_to, "status": self.status,
+        }
+
+
+@dataclass
+class Traversal:
+    """Pages reachable from a start page, with the edges that reached them."""
+
+    start: Node
+    depth: int
+    nodes: list[Node] = field(default_factory=list)
+    edges: list[tuple[int, str, int]] = field(default_factory=list)  # (src, rel, dst)
+
+
+def clamp_depth(depth: int) -> int:
+    """Depth limited to 1..10."""
+    return max(1, min(MAX_DEPTH, int(depth)))
+
+
+def _edge_filter(rels: Sequence[str], as_of: str | None) -> tuple[str, list[object]]:
+    clauses = ["l.resolution = 'resolved'", "l.src_id != l.dst_id"]
+    params: list[object] = []
+    if rels:
+        clauses.append(f"l.rel IN ({','.join('?' * len(rels))})")
+        params += list(rels)
+    if as_of:
+        clauses.append("l.status != 'invalidated'")
+        clauses.append("(l.valid_from IS NULL OR l.valid_from <= ?)")
+        clauses.append("(l.valid_to IS NULL OR l.valid_to >= ?)")
+        params += [as_of, as_of]
+    else:
+        clauses.append("l.status = 'active'")
+        clauses.append("(l.valid_to IS NULL OR l.valid_to >= ?)")
+        params.append(date.today().isoformat())
+    return " AND ".join(clauses), params
+
+
+def _check_direction(direction: str) -> None:
+    if direction not in DIRECTIONS:
+        raise ValueError(f"direction must be one of {', '.join(DIRECTIONS)}, not {direction!r}")
+
+
+def node(db: sqlite3.Connection, page_id: int, depth: int = 0) -> Node:
+    """The Node for a page id."""
+    row = db.execute("SELECT id, path, title, type FROM pages WHERE id = ?", (page_id,)).fetchone()
+    return Node(row[0], row[1], row[2], row[3], depth)
+
+
+def neighbors(db: sqlite3.Connection, page_id: int, *, rels: Sequence[str] = (),
+              direction: str = "both", as_of: str | None = None) -> list[EdgeView]:
+    """Edges touching a page, each with the page at the other end and where it came from."""
+    _check_direction(direction)
+    cond, params = _edge_filter(rels, as_of)
+    columns = "l.rel, l.kind, l.origin_id, l.line, l.field, l.valid_from, l.valid_to, l.status"
+    parts, args = [], []
+    if direction in ("out", "both"):
+        parts.append(f"SELECT 'out' AS dir, l.dst_id AS other, {columns} FROM links l WHERE l.src_id = ? AND {cond}")
+        args += [page_id, *params]
+    if direction in ("in", "both"):
+        parts.append(f"SELECT 'in' AS dir, l.src_id AS other, {columns} FROM links l WHERE l.dst_id = ? AND {cond}")
+        args += [page_id, *params]
+    rows = db.execute(
+        f"""SELECT e.*, p.path, p.title, p.type, o.path FROM ({' UNION ALL '.join(parts)}) e
+            JOIN pages p ON p.id = e.other LEFT JOIN pages o ON o.id = e.origin_id""", args)
+    out: list[EdgeView] = []
+    seen: set[tuple[object, ...]] = set()
+    for (direction_, other, rel, kind, _origin_id, line, field_, valid_from, valid_to, status,
+         path_, title, ptype, origin) in rows:
+        key = (direction_, rel, other, kind, line, field_)
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(EdgeView(
+            rel=rel, direction=direction_, other=Node(other, path_, title, ptype), kind=kind,
+            origin=origin, line=line, field=field_, valid_from=valid_from, valid_to=valid_to,
+            status=status))
+    out.sort(key=lambda e: (e.direction, e.rel, e.other.title.casefold(), e.line or 0))
+    return out
+
+
+def _step_sql(direction: str, cond: str) -> str:
+    out = f"SELECT l.src_id AS a, l.rel AS rel, l.dst_id AS b FROM links l WHERE {cond}"
+    inn = f"SELECT l.dst_id AS a, l.rel AS rel, l.src_id AS b FROM links l WHERE {cond}"
+    return {"out": out, "in": inn, "both": f"{out} UNION ALL {inn}"}[direction]
+
+
+def traverse(db: sqlite3.Connection, page_id: int, *, depth: int = 2, rels: Sequence[str] = (),
+             direction: str = "out", as_of: str | None = None) -> Traversal:
+    """Every page within ``depth`` steps (clamped to 10) of a page, nearest depth first."""
+    _check_direction(direction)
+    depth = clamp_depth(depth)
+    cond, params = _edge_filter(rels, as_of)
+    step = _step_sql(direction, cond)
+    step_params = params * (2 if direction == "both" else 1)
+    rows = db.execute(
+        f"""
+        WITH RECURSIVE step(a, rel, b) AS ({step}),
+        walk(id, depth) AS (
+            SELECT ?, 0
+            UNION
+            SELECT s.b, w.depth + 1 FROM walk w JOIN step s ON s.a = w.id WHERE w.depth < ?
+        )
+        SELECT w.id, MIN(w.depth), p.path, p.title, p.type FROM walk w
+        JOIN pages p ON p.id = w.id GROUP BY w.id ORDER BY MIN(w.depth), p.title
+        """,
+        (*step_params, page_id, depth),
+    ).fetchall()
+    nodes = [Node(r[0], r[2], r[3], r[4], r[1]) for r in rows]
+    start = next(n for n in nodes if n.id == page_id) if nodes else node(db, page_id)
+    result = Traversal(start=start, depth=depth, nodes=[n for n in nodes if n.id != page_id])
+    level = {n.id: n.depth for n in nodes}
+    if len(level) > 1:
+        ids = list(level)
+        marks = ",".join("?" * len(ids))
+        edge_rows = db.execute(
+            f"SELECT DISTINCT s.a, s.rel, s.b FROM ({step}) s WHERE s.a IN ({marks})"
+            f" AND s.b IN ({marks})", (*step_params, *ids, *ids)).fetchall()
+        result.edges = [(a, rel, b) for a, rel, b in edge_rows if level[b] == level[a] + 1]
+    return result
+
+
+def path(db: sqlite3.Connection, start_id: int, end_id: int, *, max_depth: int = 6,
+         rels: Sequence[str] = (), direction: str = "both", as_of: str | None = None
+         ) -> list[tuple[Node, str | None]]:
+    """A shortest path from one page to another as [(node, rel used to reach it)], or []."""
+    _check_direction(direction)
+    max_depth = clamp_depth(max_depth)
+    if start_id == end_id:
+        return [(node(db, start_id), None)]
+    cond, params = _edge_filter(rels, as_of)
+    step = _step_sql(direction, cond)
+    step_params = params * (2 if direction == "both" else 1)
+    parent: dict[int, tuple[int, str]] = {}
+    frontier = [start_id]
+    seen = {start_id}
+    for _ in range(max_depth):
+        if not frontier:
+            break
+        marks = ",".join("?" * len(frontier))
+        rows = db.execute(f"SELECT s.a, s.rel, s.b FROM ({step}) s WHERE s.a IN ({marks})"
+                          " ORDER BY s.a, s.rel, s.b", (*step_params, *frontier)).fetchall()
+        nxt = []
+        for a, rel, b in rows:
+            if b in seen:
+                continue
+            seen.add(b)
+            parent[b] = (a, rel)
+            nxt.append(b)
+            if b == end_id:
+                chain: list[tuple[Node, str | None]] = []
+                cur = end_id
+                while cur != start_id:
+                    prev, via = parent[cur]
+                    chain.append((node(db, cur), via))
+                    cur = prev
+                chain.append((node(db, start_id), None))
+                return list(reversed(chain))
+        frontier = nxt
+    return []
+
+
+def backlinks(db: sqlite3.Connection, page_id: int, *, rels: Sequence[str] = (),
+              as_of: str | None = None) -> list[EdgeView]:
+    """Edges pointing at a page (incoming), with their provenance."""
+    return neighbors(db, page_id, rels=rels, direction="in", as_of=as_of)
+
+
+def orphans(db: sqlite3.Connection, *, types: Sequence[str] = ()) -> list[Node]:
+    """Pages with no resolved edge in or out (daily logs, sources and sessions excluded)."""
+    where = "p.folder NOT IN ('memory', 'sources', 'sessions')"
+    params: list[object] = []
+    if types:
+        where += f" AND p.type IN ({','.join('?' * len(types))})"
+        params += list(types)
+    rows = db.execute(
+        f"""SELECT p.id, p.path, p.title, p.type FROM pages p WHERE {where}
+            AND NOT EXISTS (SELECT 1 FROM links l WHERE l.src_id = p.id
+                            AND l.resolution = 'resolved' AND l.dst_id != p.id)
+            AND NOT EXISTS (SELECT 1 FROM links l WHERE l.dst_id = p.id
+                            AND l.resolution = 'resolved' AND l.src_id != p.id)
+            ORDER BY p.path""", params).fetchall()
+    return [Node(*r) for r in rows]

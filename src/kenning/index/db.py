@@ -1,0 +1,314 @@
+"""The one place that opens the index database, and its schema as ordered migrations.
+
+The index lives in ``<vault>/.kenning/index.db`` (SQLite, WAL). It is derived from the vault: delete
+it and ``kenning rebuild`` gives the same answers. Schema changes are small functions applied in
+order on open and recorded in ``PRAGMA user_version``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import os
+import sqlite3
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from kenning.errors import IndexBusy
+from kenning.vault.layout import STATE_DIR
+
+DB_NAME = "index.db"
+LOCK_NAME = "index.lock"
+
+
+def _v1(db: sqlite3.Connection) -> None:
+    _run_script(
+        db,
+        """
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
+
+        -- Every Markdown file seen on disk; status says whether it became a page.
+        CREATE TABLE files (
+            id INTEGER PRIMARY KEY,
+            path TEXT NOT NULL UNIQUE,
+            size INTEGER NOT NULL,
+            mtime_ns INTEGER NOT NULL,
+            hash TEXT NOT NULL,
+            status TEXT NOT NULL,          -- ok | skipped
+            reason TEXT
+        );
+
+        -- A page shares its id with its file, so links to it survive edits.
+        CREATE TABLE pages (
+            id INTEGER PRIMARY KEY REFERENCES files(id) ON DELETE CASCADE,
+            path TEXT NOT NULL UNIQUE,
+            title TEXT NOT NULL,
+            type TEXT,
+            domain TEXT,
+            folder TEXT NOT NULL,
+            status TEXT,
+            summary TEXT NOT NULL,
+            title_line INTEGER,
+            summary_end INTEGER,
+            date TEXT,                     -- the page's "when": date, daily-log day, updated, created
+            created TEXT,
+            updated TEXT,
+            frontmatter TEXT NOT NULL,     -- JSON
+            lines INTEGER NOT NULL
+        );
+        CREATE INDEX pages_type ON pages(type);
+        CREATE INDEX pages_folder ON pages(folder);
+        CREATE INDEX pages_date ON pages(date);
+
+        -- Every name a link may use for a page: path, file stem, title, alias.
+        CREATE TABLE names (
+            page_id INTEGER NOT NULL REFERENCES pages(id) ON DELETE CASCADE,
+            norm TEXT NOT NULL,
+            name TEXT NOT NULL,
+            kind TEXT NOT NULL,            -- path | stem | title | alias
+            priority INTEGER NOT NULL
+        );
+        CREATE INDEX names_norm ON names(norm);
+        CREATE INDEX names_page ON names(page_id);
+
+        CREATE TABLE chunks (
+            id INTEGER PRIMARY KEY,
+            page_id INTEGER NOT NULL REFERENCES pages(id) ON DELETE CASCADE,
+            ord INTEGER NOT NULL,
+            heading TEXT NOT NULL,
+            start_line INTEGER NOT NULL,
+            end_line INTEGER NOT NULL,
+            words INTEGER NOT NULL
+        );
+        CREATE INDEX chunks_page ON chunks(page_id);
+
+        -- rowid = chunks.id. body keeps the chunk's lines verbatim so citations can be narrowed to
+        -- the exact lines; cjk holds overlapping bigrams of CJK runs (see index/cjk.py).
+        CREATE VIRTUAL TABLE chunks_fts USING fts5(
+            title, heading, body, cjk, tokenize = 'porter unicode61 remove_diacritics 2'
+        );
+
+        -- Typed, directed edges with provenance. An endpoint given by reference (a link target
+        -- written in the origin page) is resolved to a page id after indexing; a NULL reference
+        -- means the origin page itself.
+        CREATE TABLE links (
+            id INTEGER PRIMARY KEY,
+            origin_id INTEGER REFERENCES pages(id) ON DELETE CASCADE,
+            kind TEXT NOT NULL,            -- wikilink | markdown | frontmatter | fact | manual
+            field TEXT,                    -- frontmatter key that produced it
+            line INTEGER,
+            rel TEXT NOT NULL,
+            src_ref TEXT, src_norm TEXT, src_id INTEGER,
+            dst_ref TEXT, dst_norm TEXT, dst_id INTEGER,
+            heading TEXT,
+            alias TEXT,
+            embed INTEGER NOT NULL DEFAULT 0,
+            valid_from TEXT,
+            valid_to TEXT,
+            status TEXT NOT NULL DEFAULT 'active',
+            resolution TEXT,               -- NULL (pending) | resolved | unresolved | ambiguous
+            manual_key TEXT UNIQUE
+        );
+        CREATE INDEX links_origin ON links(origin_id);
+        CREATE INDEX links_src ON links(src_id, rel);
+        CREATE INDEX links_dst ON links(dst_id, rel);
+        CREATE INDEX links_src_norm ON links(src_norm);
+        CREATE INDEX links_dst_norm ON links(dst_norm);
+        CREATE INDEX links_pending ON links(resolution) WHERE resolution IS NULL;
+
+        CREATE TABLE facts (
+            id INTEGER PRIMARY KEY,
+            page_id INTEGER NOT NULL REFERENCES pages(id) ON DELETE CASCADE,
+            line INTEGER NOT NULL,
+            relation TEXT,
+            target TEXT,
+            text TEXT NOT NULL,
+            valid_from TEXT,
+            valid_to TEXT,
+            status TEXT NOT NULL,
+            successor TEXT,
+            epistemic TEXT NOT NULL,
+            confidence REAL,
+            source TEXT
+        );
+        CREATE INDEX facts_page ON facts(page_id);
+
+        CREATE TABLE timeline (
+            id INTEGER PRIMARY KEY,
+            page_id INTEGER NOT NULL REFERENCES pages(id) ON DELETE CASCADE,
+            line INTEGER NOT NULL,
+            date TEXT NOT NULL,
+            text TEXT NOT NULL,
+            source TEXT
+        );
+        CREATE INDEX timeline_page ON timeline(page_id);
+        CREATE INDEX timeline_date ON timeline(date);
+
+        CREATE TABLE retained (
+            id INTEGER PRIMARY KEY,
+            page_id INTEGER NOT NULL REFERENCES pages(id) ON DELETE CASCADE,
+            line INTEGER NOT NULL,
+            kind TEXT NOT NULL,
+            entities TEXT NOT NULL,        -- JSON list of @mentions
+            confidence REAL,
+            text TEXT NOT NULL,
+            date TEXT
+        );
+        CREATE INDEX retained_page ON retained(page_id);
+
+        -- Problems found while parsing (malformed frontmatter, vocabulary violations ...).
+        CREATE TABLE problems (
+            id INTEGER PRIMARY KEY,
+            file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+            line INTEGER,
+            code TEXT NOT NULL,
+            field TEXT,
+            message TEXT NOT NULL
+        );
+        CREATE INDEX problems_file ON problems(file_id);
+
+        -- Names whose owner changed since links were last resolved (written with the change, in
+        -- the same transaction, so an interrupted run still re-resolves them next time).
+        CREATE TABLE dirty_names (norm TEXT PRIMARY KEY);
+        """
+    )
+
+
+def _run_script(db: sqlite3.Connection, script: str) -> None:
+    """Run SQL statements one by one (``executescript`` would commit the open transaction)."""
+    statement = ""
+    for line in script.splitlines(keepends=True):
+        if line.strip().startswith("--"):
+            continue
+        statement += line
+        if sqlite3.complete_statement(statement):
+            db.execute(statement)
+            statement = ""
+    if statement.strip():
+        db.execute(statement)
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1]
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def state_dir(root: Path) -> Path:
+    """The vault's ``.kenning`` folder."""
+    return root / STATE_DIR
+
+
+def db_path(root: Path) -> Path:
+    """Where the index database of the vault at ``root`` lives."""
+    return state_dir(root) / DB_NAME
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    """Open (and migrate) the index at ``path``; WAL mode, foreign keys on, rows as tuples."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    db = sqlite3.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
+    db.execute("PRAGMA busy_timeout = 30000")
+    db.execute("PRAGMA foreign_keys = ON")
+    mode = db.execute("PRAGMA journal_mode").fetchone()[0]
+    if mode != "wal":
+        db.execute("PRAGMA journal_mode = WAL")
+    db.execute("PRAGMA synchronous = NORMAL")
+    db.execute("PRAGMA temp_store = MEMORY")
+    db.execute("PRAGMA cache_size = -32000")
+    migrate(db)
+    return db
+
+
+def migrate(db: sqlite3.Connection) -> None:
+    """Apply the migrations the database has not seen yet, each in its own transaction."""
+    version = db.execute("PRAGMA user_version").fetchone()[0]
+    if version > SCHEMA_VERSION:
+        raise RuntimeError(
+            f"index schema v{version} is newer than this Kenning (v{SCHEMA_VERSION}); "
+            "upgrade Kenning or run `kenning rebuild`"
+        )
+    for number in range(version, SCHEMA_VERSION):
+        with transaction(db):
+            # Another process may have migrated while we waited for the write lock.
+            if db.execute("PRAGMA user_version").fetchone()[0] > number:
+                continue
+            MIGRATIONS[number](db)
+            db.execute(f"PRAGMA user_version = {number + 1}")
+
+
+def schema_version(db: sqlite3.Connection) -> int:
+    """The schema version recorded in the database."""
+    return int(db.execute("PRAGMA user_version").fetchone()[0])
+
+
+@contextlib.contextmanager
+def transaction(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """BEGIN IMMEDIATE … COMMIT, rolled back on any error (including KeyboardInterrupt)."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield db
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+
+
+def get_meta(db: sqlite3.Connection, key: str) -> str | None:
+    """Read one value from the meta table."""
+    row = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return row[0] if row else None
+
+
+def set_meta(db: sqlite3.Connection, key: str, value: str) -> None:
+    """Write one value to the meta table (caller owns the transaction)."""
+    db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+
+
+@contextlib.contextmanager
+def writer_lock(root: Path, *, wait: float = 0.0) -> Iterator[None]:
+    """Hold the vault's index write lock; wait up to ``wait`` seconds, else raise IndexBusy.
+
+    An advisory ``flock`` is released by the kernel when its holder dies, so a killed run never
+    leaves a stale lock behind.
+    """
+    path = state_dir(root) / LOCK_NAME
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    deadline = time.monotonic() + wait
+    try:
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError as exc:
+                if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                    raise
+                if time.monotonic() >= deadline:
+                    holder = os.pread(fd, 64, 0).decode(errors="replace").strip()
+                    raise IndexBusy(
+                        "another kenning process is writing the index"
+                        + (f" (pid {holder})" if holder else "")
+                        + "; wait for it to finish or pass --wait SECONDS"
+                    ) from None
+                time.sleep(0.1)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        yield
+    finally:
+        os.close(fd)
+
+
+def lock_held(root: Path) -> bool:
+    """True when some process currently holds the index write lock."""
+    path = state_dir(root) / LOCK_NAME
+    if not path.exists():
+        return False
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+    return False

@@ -1,0 +1,259 @@
+"""Typed, directed edges from a parsed page, each with its provenance.
+
+Four origins, one shape: frontmatter fields (a person's ``organization`` → works_at …), typed fact
+lines, Markdown links, and wikilinks in prose, whose type is read from the words just before the
+link in its sentence ("founded [[X]]" → founded). When nothing says what a link means it is a
+plain ``mentions`` edge: a wrong type is worse than a weak one.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from kenning import vocabulary
+from kenning.errors import VocabularyError
+
+# Frontmatter key → (relation, reverse). reverse=True means the edge points from the referenced
+# page to this page (an organization's key_people work at the organization).
+FIELD_RELATIONS: dict[str, tuple[str, bool]] = {
+    "organization": ("works_at", False),
+    "company": ("works_at", False),
+    "employer": ("works_at", False),
+    "key_people": ("works_at", True),
+    "employees": ("works_at", True),
+    "founders": ("founded", True),
+    "investors": ("invested_in", True),
+    "advisors": ("advises", True),
+    "attendees": ("attended", True),
+    "participants": ("attended", True),
+    "members": ("member_of", True),
+    "owner": ("owns", True),
+    "owners": ("owns", True),
+    "related": ("related_to", False),
+    "see_also": ("related_to", False),
+    "supersedes": ("supersedes", False),
+    "superseded_by": ("supersedes", True),
+    "parent": ("part_of", False),
+    "project": ("part_of", False),
+    "projects": ("related_to", False),
+    "topics": ("related_to", False),
+}
+
+_W = r"(?:[\w'’-]+[\s,]+)"
+# Words right before a link that say what the link means: (relation, pattern ending the text).
+_CUES: list[tuple[str, re.Pattern[str]]] = [
+    (rel, re.compile(rf"(?:{pattern})[\s:,]+{_W}{{0,3}}$", re.IGNORECASE))
+    for rel, pattern in [
+        ("founded", r"\bco-?founded|\bfounded|\bco-?founder\s+of|\bfounder\s+of|\bstarted"),
+        ("invested_in", r"\binvest(?:ed|s|ing)?\s+in|\binvestor\s+in|\bbacked|\bbacks"
+                        r"|\bled\s+(?:the\s+)?[\w\s-]{0,20}round\s+(?:in|for|of)"),
+        ("advises", r"\badvis(?:es|ed|ing|or\s+to|er\s+to|or\s+for)"),
+        ("works_at", r"\bwork(?:s|ed|ing)?\s+(?:at|for)|\bjoined|\bemployed\s+(?:by|at)"
+                     r"|\b(?:CEO|CTO|COO|CFO|VP|head|lead|engineer|manager|partner|director"
+                     r"|designer|analyst|scientist|recruiter|intern|principal|associate"
+                     r"|founder)(?:\s+[\w-]+){0,2}\s+at|\b(?:CEO|CTO|COO|CFO)\s+of"),
+        ("member_of", r"\bmember\s+of|\bon\s+the\s+board\s+of"),
+        ("reports_to", r"\breports?\s+to|\breporting\s+to"),
+        ("part_of", r"\bpart\s+of|\bbelongs?\s+to|\bcomponent\s+of"),
+        ("depends_on", r"\bdepends?\s+on|\brel(?:y|ies)\s+on|\bblocked\s+by|\brequires"),
+        ("supersedes", r"\bsupersedes|\breplaces|\breplaced"),
+        ("contradicts", r"\bcontradicts|\bconflicts\s+with"),
+        ("supports", r"\bsupports|\bconfirms"),
+        ("caused_by", r"\bcaused\s+by|\bbecause\s+of|\bdue\s+to"),
+        ("evolved_into", r"\bevolved\s+into|\bbecame|\bgrew\s+into"),
+        ("enables", r"\benables|\bunblocks|\bmakes\s+possible"),
+        ("exemplifies", r"\bexample\s+of|\binstance\s+of|\bexemplifies"),
+        ("informs", r"\binforms|\binformed"),
+        ("investigates", r"\binvestigat(?:es|ing|ed)|\bresearch(?:es|ing)"),
+        ("attended", r"\battended|\battending|\bpresent\s+at"),
+        ("uses", r"\buses|\busing|\bbuilt\s+(?:on|with)|\brun(?:s|ning)?\s+on"),
+        ("owns", r"\bowns|\bowner\s+of|\bresponsible\s+for"),
+    ]
+]
+
+
+@dataclass(frozen=True)
+class Edge:
+    """One extracted edge. ``ref`` is the link text of the other endpoint."""
+
+    rel: str
+    ref: str
+    kind: str
+    reverse: bool = False
+    field: str | None = None
+    line: int | None = None
+    heading: str | None = None
+    alias: str | None = None
+    embed: bool = False
+    valid_from: str | None = None
+    valid_to: str | None = None
+    status: str = "active"
+
+
+_WIKI = re.compile(r"!?\[\[([^\]\|#]*)(?:#([^\]\|]*))?(?:\|([^\]]*))?\]\]")
+
+
+def split_ref(value: str) -> tuple[str, str | None, str | None] | None:
+    """``"[[folder/page#Heading|Alias]]"`` or a bare name → (target, heading, alias)."""
+    value = value.strip()
+    if not value:
+        return None
+    match = _WIKI.fullmatch(value)
+    if match:
+        target = match.group(1).strip()
+        if not target:
+            return None
+        return target, (match.group(2) or None), (match.group(3) or None)
+    if "[[" in value or "://" in value or "\n" in value or len(value) > 200:
+        return None
+    return value, None, None
+
+
+def _field_values(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        # A string may hold several wikilinks ("[[A]], [[B]]").
+        found = _WIKI.findall(value)
+        if len(found) > 1:
+            for match in _WIKI.finditer(value):
+                yield match.group(0)
+        else:
+            yield value
+    elif isinstance(value, list):
+        for item in value:
+            if isinstance(item, str):
+                yield item
+            elif isinstance(item, dict):
+                # e.g. rejected: [{option: "[[X]]", because: ...}] — take link-looking strings.
+                for v in item.values():
+                    if isinstance(v, str) and _WIKI.fullmatch(v.strip()):
+                        yield v
+
+
+def frontmatter_edges(frontmatter: dict[str, Any], lines: dict[str, int]) -> list[Edge]:
+    """Edges from frontmatter fields; ``lines`` maps a key to its line in the file."""
+    edges: list[Edge] = []
+    for key, value in frontmatter.items():
+        norm_key = str(key).strip().lower()
+        if norm_key in FIELD_RELATIONS:
+            rel, reverse = FIELD_RELATIONS[norm_key]
+        elif vocabulary.is_relation(norm_key) and norm_key not in ("related",):
+            rel, reverse = vocabulary.relation(norm_key), False
+        else:
+            # Any other field still links when its value is written as a wikilink.
+            rel, reverse = "related_to", False
+            if not any(_WIKI.fullmatch(v.strip()) for v in _field_values(value)):
+                continue
+        for raw in _field_values(value):
+            parts = split_ref(raw)
+            if parts is None:
+                continue
+            if rel == "related_to" and norm_key not in FIELD_RELATIONS and not _WIKI.fullmatch(
+                raw.strip()
+            ):
+                continue
+            target, heading, alias = parts
+            edges.append(Edge(rel=rel, ref=target, kind="frontmatter", reverse=reverse,
+                              field=str(key), line=lines.get(str(key)), heading=heading,
+                              alias=alias))
+    return edges
+
+
+PRONOUNS = frozenset("i we he she they it who which that this our their its".split())
+
+
+def infer_relation(sentence: str, target: str, self_names: frozenset[str] = frozenset()) -> str:
+    """The relation a sentence gives a link to ``target``, or ``mentions``.
+
+    A cue ("founded", "invested in", "works at" …) just before the link types the edge only when
+    the page itself is the sentence's subject: nothing, a pronoun, the page's own name, or a
+    lower-case description ("Seed fund that invested in [[X]]") stands before the cue. "Tom, who
+    advises [[X]]" written on a meeting page says something about Tom, not about the meeting.
+    """
+    position = _link_position(sentence, target)
+    if position <= 0:
+        return "mentions"
+    before = sentence[:position]
+    # Only the words since the previous link count: "[[A]] founded [[B]] and met [[C]]".
+    previous = max(before.rfind("]]"), before.rfind(")"))
+    if previous >= 0:
+        before = before[previous + 2 :]
+    for rel, cue in _CUES:
+        match = cue.search(before[-120:])
+        if match:
+            subject = before[: len(before) - len(before[-120:]) + match.start()]
+            return rel if _page_is_subject(subject, previous >= 0, self_names) else "mentions"
+    return "mentions"
+
+
+_WORD = re.compile(r"[\w'’-]+")
+
+
+def _page_is_subject(subject: str, after_link: bool, self_names: frozenset[str]) -> bool:
+    if after_link:
+        # "[[A]] founded [[B]]": the subject is another page, not this one.
+        return False
+    if "," in subject or ";" in subject:
+        return False
+    words = _WORD.findall(subject)
+    for index, word in enumerate(words):
+        low = word.casefold()
+        if low in PRONOUNS or low in self_names:
+            continue
+        if word[:1].isupper():
+            if index == 0 and len(words) > 1:
+                continue  # a capitalised first word of a longer description
+            return False
+    return True
+
+
+def self_names(title: str, aliases: tuple[str, ...] = ()) -> frozenset[str]:
+    """Lower-case words by which a page may refer to itself."""
+    return frozenset(w.casefold() for name in (title, *aliases) for w in _WORD.findall(name))
+
+
+def _link_position(sentence: str, target: str) -> int:
+    for needle in (f"[[{target}", f"({target}", target):
+        found = sentence.find(needle)
+        if found >= 0:
+            return found
+    return -1
+
+
+def date_floor(value: str | None) -> str | None:
+    """``2024`` → ``2024-01-01``, ``2024-05`` → ``2024-05-01``; full dates unchanged."""
+    if not value:
+        return None
+    value = str(value)[:10]
+    if len(value) == 4:
+        return f"{value}-01-01"
+    if len(value) == 7:
+        return f"{value}-01"
+    return value
+
+
+def date_ceiling(value: str | None) -> str | None:
+    """``2024`` → ``2024-12-31``, ``2024-02`` → ``2024-02-29``; full dates unchanged."""
+    if not value:
+        return None
+    value = str(value)[:10]
+    if len(value) == 4:
+        return f"{value}-12-31"
+    if len(value) == 7:
+        try:
+            year, month = int(value[:4]), int(value[5:7])
+            return f"{value}-{calendar.monthrange(year, month)[1]:02d}"
+        except ValueError:
+            return f"{value}-31"
+    return value
+
+
+def fold_relation(value: str) -> str | None:
+    """Canonical relation or None when outside the vocabulary."""
+    try:
+        return vocabulary.relation(value)
+    except VocabularyError:
+        return None

@@ -1,0 +1,515 @@
+"""The incremental index: from the files on disk to rows in ``.kenning/index.db``.
+
+A file is re-parsed only when its size or mtime changed *and* its content hash differs, so a
+touched but unchanged file costs one read. Each file's rows are replaced in one transaction
+together with its ``files`` row, so a run killed at any moment leaves a consistent index that the
+next run completes. Links are resolved at the end, only where a name they use changed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import posixpath
+import sqlite3
+import time
+import unicodedata
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote
+
+from kenning.index import db as dbm
+from kenning.index.chunking import chunk_lines
+from kenning.index.cjk import cjk_column
+from kenning.index.edges import (
+    Edge,
+    date_ceiling,
+    date_floor,
+    frontmatter_edges,
+    infer_relation,
+    self_names,
+)
+from kenning.vault.fsio import UnreadableFile, decode_markdown
+from kenning.vault.layout import Config, FoundFile, daily_log_date, iter_markdown_files
+from kenning.vault.page import Page, parse_page
+
+BATCH_FILES = 400
+BATCH_SECONDS = 2.0
+MANUAL_LINKS = "manual-links.jsonl"
+
+Progress = Callable[[int, int, str], None]
+
+
+@dataclass
+class IndexReport:
+    """What one ``kenning index`` run did."""
+
+    scanned: int = 0
+    added: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    touched: int = 0  # mtime changed, content did not: no re-parse
+    deleted: int = 0
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    problems: int = 0
+    links: dict[str, int] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    @property
+    def changed(self) -> int:
+        """Files whose rows were (re)written or removed."""
+        return self.added + self.updated + self.deleted
+
+
+def norm_name(name: str) -> str:
+    """How names compare when resolving links: NFC, case-folded, spaces collapsed, no ``.md``."""
+    text = unicodedata.normalize("NFC", name).strip().replace("\\", "/")
+    lower = text.casefold()
+    for suffix in (".md", ".markdown"):
+        if lower.endswith(suffix):
+            lower = lower[: -len(suffix)]
+            break
+    return " ".join(lower.split())
+
+
+def page_names(page: Page) -> list[tuple[str, str, str, int]]:
+    """(norm, name, kind, priority) for every name a link may use for ``page``."""
+    path_no_ext = page.path.rsplit(".", 1)[0]
+    stem = posixpath.basename(path_no_ext)
+    names = [(path_no_ext, "path", 1), (stem, "stem", 2), (page.title, "title", 3)]
+    names += [(alias, "alias", 4) for alias in page.aliases]
+    out: dict[tuple[str, int], tuple[str, str, str, int]] = {}
+    for name, kind, priority in names:
+        if not name or not name.strip():
+            continue
+        key = (norm_name(name), priority)
+        out.setdefault(key, (key[0], name, kind, priority))
+    return list(out.values())
+
+
+def page_date(page: Page) -> str | None:
+    """The page's "when": its ``date``, a daily log's day, else ``updated`` or ``created``."""
+    fm = page.frontmatter
+    for value in (fm.get("date"), daily_log_date(page.path), fm.get("updated"),
+                  fm.get("created")):
+        if value:
+            text = str(value)[:10]
+            if len(text) >= 4 and text[:4].isdigit():
+                return date_floor(text)
+    return None
+
+
+def _md_target(origin: str, target: str) -> str | None:
+    """A Markdown link target as a vault-relative path, or None when it leaves the vault."""
+    target = unquote(target.strip().strip("<>"))
+    if target.startswith("/"):
+        joined = target.lstrip("/")
+    else:
+        joined = posixpath.join(posixpath.dirname(origin), target)
+    normal = posixpath.normpath(joined)
+    if normal.startswith("..") or normal in (".", ""):
+        return None
+    return normal
+
+
+def extract_edges(page: Page, fm_lines: dict[str, int]) -> list[Edge]:
+    """Every edge the page produces: frontmatter fields, typed facts, links in its text."""
+    edges = frontmatter_edges(page.frontmatter, fm_lines)
+    fact_lines: set[int] = set()
+    names = self_names(page.title, page.aliases)
+    for fact in page.facts:
+        if fact.relation and fact.target:
+            fact_lines.add(fact.line)
+            edges.append(Edge(rel=fact.relation, ref=fact.target, kind="fact", line=fact.line,
+                              valid_from=date_floor(fact.valid_from),
+                              valid_to=date_ceiling(fact.valid_to), status=fact.status))
+    for link in page.links:
+        if link.kind == "wikilink" and not link.target:
+            continue  # [[#Heading]] points into the page itself
+        if link.line in fact_lines and link.kind == "wikilink":
+            # The fact's own target is already a typed edge; other links on the line are mentions.
+            fact = next(f for f in page.facts if f.line == link.line)
+            if link.target == fact.target:
+                continue
+        ref = link.target
+        if link.kind == "markdown":
+            resolved = _md_target(page.path, link.target)
+            if resolved is None:
+                ref = link.target
+            else:
+                ref = resolved
+        rel = infer_relation(link.sentence, link.target, names)
+        edges.append(Edge(rel=rel, ref=ref, kind=link.kind, line=link.line, heading=link.heading,
+                          alias=link.alias, embed=link.embed))
+    return edges
+
+
+def frontmatter_key_lines(page: Page) -> dict[str, int]:
+    """Line of each top-level frontmatter key (cheap scan of the raw frontmatter lines)."""
+    out: dict[str, int] = {}
+    if page.body_start <= 1:
+        return out
+    for number, line in enumerate(page.text.splitlines()[1 : page.body_start - 1], start=2):
+        if line and not line[0].isspace() and not line.startswith(("#", "-")) and ":" in line:
+            key = line.split(":", 1)[0].strip().strip("'\"")
+            out.setdefault(key, number)
+    return out
+
+
+class Indexer:
+    """Brings the index of one vault up to date with its files."""
+
+    def __init__(self, root: Path, db: sqlite3.Connection, config: Config) -> None:
+        self.root = root
+        self.db = db
+        self.config = config
+
+    # -- the run ---------------------------------------------------------------------------
+
+    def run(self, progress: Progress | None = None, paths: Iterable[str] | None = None
+            ) -> IndexReport:
+        """Index what changed on disk (``paths`` limits the scan); caller holds the writer lock."""
+        started = time.perf_counter()
+        report = IndexReport()
+        db = self.db
+        with dbm.transaction(db):
+            dbm.set_meta(db, "run_state", "running")
+            dbm.set_meta(db, "run_started", _now())
+        on_disk = {f.path: f for f in iter_markdown_files(self.root, self.config.exclude)}
+        if paths is not None:
+            wanted = set(paths)
+            on_disk = {p: f for p, f in on_disk.items() if p in wanted}
+        report.scanned = len(on_disk)
+        known = {
+            row[1]: row
+            for row in db.execute("SELECT id, path, size, mtime_ns, hash, status FROM files")
+        }
+        if paths is not None:
+            known = {p: r for p, r in known.items() if p in wanted}
+
+        todo = [f for p, f in on_disk.items()
+                if p not in known or (known[p][2], known[p][3]) != (f.size, f.mtime_ns)]
+        report.unchanged = len(on_disk) - len(todo)
+        gone = [known[p] for p in known if p not in on_disk]
+
+        total = len(todo) + len(gone)
+        done = 0
+        batch_started = time.monotonic()
+        in_batch = 0
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            for row in gone:
+                self._delete_file(row[0])
+                report.deleted += 1
+                done += 1
+                if progress:
+                    progress(done, total, row[1])
+            for found in todo:
+                self._index_file(found, known.get(found.path), report)
+                done += 1
+                in_batch += 1
+                if progress:
+                    progress(done, total, found.path)
+                if in_batch >= BATCH_FILES or time.monotonic() - batch_started > BATCH_SECONDS:
+                    db.execute("COMMIT")
+                    db.execute("BEGIN IMMEDIATE")
+                    in_batch, batch_started = 0, time.monotonic()
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        with dbm.transaction(db):
+            self.sync_manual_links()
+            self.resolve_links()
+            report.links = dict(db.execute(
+                "SELECT resolution, count(*) FROM links GROUP BY resolution").fetchall())
+            report.problems = db.execute("SELECT count(*) FROM problems").fetchone()[0]
+            report.skipped = [tuple(r) for r in db.execute(  # type: ignore[misc]
+                "SELECT path, reason FROM files WHERE status = 'skipped' ORDER BY path")]
+            dbm.set_meta(db, "run_state", "complete")
+            dbm.set_meta(db, "run_finished", _now())
+        report.seconds = time.perf_counter() - started
+        return report
+
+    # -- one file --------------------------------------------------------------------------
+
+    def _index_file(self, found: FoundFile, known: tuple[Any, ...] | None,
+                    report: IndexReport) -> None:
+        db = self.db
+        if found.skip:
+            self._upsert_file(known, found, "", "skipped", found.skip)
+            self._drop_page(known[0] if known else None)
+            return
+        path = self.root / found.path
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            self._upsert_file(known, found, "", "skipped", f"cannot read: {exc.strerror}")
+            return
+        digest = hashlib.blake2b(data, digest_size=16).hexdigest()
+        if known is not None and known[4] == digest and known[5] == "ok":
+            # Touched, not changed: remember the new mtime, skip the parse.
+            db.execute("UPDATE files SET size = ?, mtime_ns = ? WHERE id = ?",
+                       (found.size, found.mtime_ns, known[0]))
+            report.touched += 1
+            return
+        try:
+            text = decode_markdown(data)
+        except UnreadableFile as exc:
+            file_id = self._upsert_file(known, found, digest, "skipped", exc.reason)
+            self._drop_page(file_id)
+            return
+        page = parse_page(text, found.path)
+        file_id = self._upsert_file(known, found, digest, "ok", None)
+        self._write_page(file_id, page)
+        if known is None or known[5] != "ok":
+            report.added += 1
+        else:
+            report.updated += 1
+
+    def _upsert_file(self, known: tuple[Any, ...] | None, found: FoundFile, digest: str,
+                     status: str, reason: str | None) -> int:
+        if known is None:
+            cur = self.db.execute(
+                "INSERT INTO files(path, size, mtime_ns, hash, status, reason)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                (found.path, found.size, found.mtime_ns, digest, status, reason))
+            return int(cur.lastrowid or 0)
+        self.db.execute(
+            "UPDATE files SET size = ?, mtime_ns = ?, hash = ?, status = ?, reason = ?"
+            " WHERE id = ?", (found.size, found.mtime_ns, digest, status, reason, known[0]))
+        return int(known[0])
+
+    def _delete_file(self, file_id: int) -> None:
+        self._drop_page(file_id)
+        self.db.execute("DELETE FROM files WHERE id = ?", (file_id,))
+
+    def _drop_page(self, page_id: int | None) -> None:
+        if page_id is None:
+            return
+        db = self.db
+        db.execute("INSERT OR IGNORE INTO dirty_names(norm) SELECT norm FROM names"
+                   " WHERE page_id = ?", (page_id,))
+        db.execute("DELETE FROM chunks_fts WHERE rowid IN"
+                   " (SELECT id FROM chunks WHERE page_id = ?)", (page_id,))
+        db.execute("DELETE FROM problems WHERE file_id = ?", (page_id,))
+        # Edges that pointed at this page are re-resolved through dirty_names.
+        db.execute("DELETE FROM pages WHERE id = ?", (page_id,))
+
+    def _write_page(self, page_id: int, page: Page) -> None:
+        db = self.db
+        fm = page.frontmatter
+        lines = page.text.splitlines()
+        folder = page.path.split("/", 1)[0] if "/" in page.path else ""
+        row = (
+            page.path, page.title, page.type, page.domain, folder,
+            _str_or_none(fm.get("status")), page.summary, page.title_line,
+            page.summary_lines[1] if page.summary_lines else None, page_date(page),
+            _date_or_none(fm.get("created")), _date_or_none(fm.get("updated")),
+            json.dumps(fm, ensure_ascii=False, default=str), len(lines),
+        )
+        exists = db.execute("SELECT 1 FROM pages WHERE id = ?", (page_id,)).fetchone()
+        if exists:
+            db.execute(
+                "UPDATE pages SET path=?, title=?, type=?, domain=?, folder=?, status=?,"
+                " summary=?, title_line=?, summary_end=?, date=?, created=?, updated=?, frontmatter=?, lines=? WHERE id=?",
+                (*row, page_id))
+            old = {r[0] for r in db.execute("SELECT norm FROM names WHERE page_id = ?",
+                                            (page_id,))}
+            db.execute("DELETE FROM chunks_fts WHERE rowid IN"
+                       " (SELECT id FROM chunks WHERE page_id = ?)", (page_id,))
+            for table in ("names", "chunks", "facts", "timeline", "retained"):
+                db.execute(f"DELETE FROM {table} WHERE page_id = ?", (page_id,))
+            db.execute("DELETE FROM links WHERE origin_id = ? AND kind != 'manual'", (page_id,))
+            db.execute("DELETE FROM problems WHERE file_id = ?", (page_id,))
+        else:
+            db.execute(
+                "INSERT INTO pages(path, title, type, domain, folder, status, summary, title_line,"
+                " summary_end, date, created, updated, frontmatter, lines, id)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", (*row, page_id))
+            old = set()
+
+        names = page_names(page)
+        db.executemany("INSERT INTO names(page_id, norm, name, kind, priority) VALUES (?,?,?,?,?)",
+                       [(page_id, *n) for n in names])
+        new = {n[0] for n in names}
+        if new != old:
+            db.executemany("INSERT OR IGNORE INTO dirty_names(norm) VALUES (?)",
+                           [(n,) for n in new ^ old])
+
+        title_text = " ".join((page.title, *page.aliases))
+        cjk_title = cjk_column(title_text)
+        headings = [(h.line, h.level, h.text) for h in page.headings]
+        for chunk in chunk_lines(lines, headings, page.code_ranges):
+            cur = db.execute(
+                "INSERT INTO chunks(page_id, ord, heading, start_line, end_line, words)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                (page_id, chunk.ord, chunk.heading, chunk.start_line, chunk.end_line,
+                 chunk.words))
+            cjk = "\n".join(filter(None, (cjk_title, cjk_column(chunk.text))))
+            db.execute("INSERT INTO chunks_fts(rowid, title, heading, body, cjk)"
+                       " VALUES (?, ?, ?, ?, ?)",
+                       (cur.lastrowid, title_text, chunk.heading, chunk.text, cjk))
+
+        db.executemany(
+            "INSERT INTO facts(page_id, line, relation, target, text, valid_from, valid_to,"
+            " status, successor, epistemic, confidence, source)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            [(page_id, f.line, f.relation, f.target, f.text, date_floor(f.valid_from),
+              date_ceiling(f.valid_to), f.status, f.successor, f.epistemic, f.confidence,
+              f.source) for f in page.facts])
+        db.executemany(
+            "INSERT INTO timeline(page_id, line, date, text, source) VALUES (?,?,?,?,?)",
+            [(page_id, t.line, t.date, t.text, t.source) for t in page.timeline])
+        day = page_date(page)
+        db.executemany(
+            "INSERT INTO retained(page_id, line, kind, entities, confidence, text, date)"
+            " VALUES (?,?,?,?,?,?,?)",
+            [(page_id, r.line, r.kind, json.dumps(list(r.entities), ensure_ascii=False),
+              r.confidence, r.text, day) for r in page.retain])
+        db.executemany(
+            "INSERT INTO problems(file_id, line, code, field, message) VALUES (?,?,?,?,?)",
+            [(page_id, p.line, p.code, p.field, p.message) for p in page.problems])
+
+        edges = extract_edges(page, frontmatter_key_lines(page))
+        db.executemany(
+            "INSERT INTO links(origin_id, kind, field, line, rel, src_ref, src_norm, src_id,"
+            " dst_ref, dst_norm, dst_id, heading, alias, embed, valid_from, valid_to, status)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            [_edge_row(page_id, e) for e in edges])
+
+    # -- links -----------------------------------------------------------------------------
+
+    def sync_manual_links(self) -> None:
+        """Make the manual edges in the index match ``.kenning/manual-links.jsonl``."""
+        current = read_manual_links(self.root)
+        db = self.db
+        have = {r[0] for r in db.execute("SELECT manual_key FROM links WHERE kind = 'manual'")}
+        for key in have - current.keys():
+            db.execute("DELETE FROM links WHERE manual_key = ?", (key,))
+        for key in current.keys() - have:
+            entry = current[key]
+            db.execute(
+                "INSERT INTO links(kind, rel, src_ref, src_norm, dst_ref, dst_norm, valid_from,"
+                " valid_to, manual_key) VALUES ('manual', ?, ?, ?, ?, ?, ?, ?, ?)",
+                (entry["rel"], entry["src"], norm_name(entry["src"]), entry["dst"],
+                 norm_name(entry["dst"]), entry.get("valid_from"), entry.get("valid_to"), key))
+
+    def resolve_links(self) -> None:
+        """Resolve pending link ends and every end whose name changed owner."""
+        db = self.db
+        dirty = [r[0] for r in db.execute("SELECT norm FROM dirty_names")]
+        norms: set[str] = set()
+        rows: dict[int, tuple[Any, ...]] = {}
+        for row in db.execute(
+                "SELECT id, origin_id, src_norm, dst_norm, kind FROM links"
+                " WHERE resolution IS NULL"):
+            rows[row[0]] = row
+        for start in range(0, len(dirty), 500):
+            part = dirty[start : start + 500]
+            marks = ",".join("?" * len(part))
+            for row in db.execute(
+                    "SELECT id, origin_id, src_norm, dst_norm, kind FROM links"
+                    f" WHERE src_norm IN ({marks}) OR dst_norm IN ({marks})", part + part):
+                rows[row[0]] = row
+        for row in rows.values():
+            norms.update(n for n in row[2:4] if n)
+        table = self._lookup(norms)
+        updates = []
+        for link_id, origin_id, src_norm, dst_norm, kind in rows.values():
+            src_id, src_state = (origin_id, "resolved") if src_norm is None else table.get(
+                src_norm, (None, "unresolved"))
+            dst_id, dst_state = (origin_id, "resolved") if dst_norm is None else table.get(
+                dst_norm, (None, "unresolved"))
+            states = {src_state, dst_state}
+            state = ("ambiguous" if "ambiguous" in states else
+                     "unresolved" if "unresolved" in states else "resolved")
+            if state == "unresolved" and kind == "markdown" and dst_norm is not None:
+                # A Markdown link to an attachment (image, PDF) that exists is not dangling.
+                if self._attachment_exists(dst_norm):
+                    state = "file"
+            updates.append((src_id, dst_id, state, link_id))
+        db.executemany("UPDATE links SET src_id = ?, dst_id = ?, resolution = ? WHERE id = ?",
+                       updates)
+        db.execute("DELETE FROM dirty_names")
+
+    def _lookup(self, norms: Iterable[str]) -> dict[str, tuple[int | None, str]]:
+        found: dict[str, list[tuple[int, int]]] = {}
+        items = list(norms)
+        for start in range(0, len(items), 900):
+            part = items[start : start + 900]
+            marks = ",".join("?" * len(part))
+            for norm, page_id, priority in self.db.execute(
+                    f"SELECT norm, page_id, priority FROM names WHERE norm IN ({marks})", part):
+                found.setdefault(norm, []).append((priority, page_id))
+        table: dict[str, tuple[int | None, str]] = {}
+        for norm, candidates in found.items():
+            best = min(p for p, _ in candidates)
+            pages = {pid for p, pid in candidates if p == best}
+            table[norm] = (pages.pop(), "resolved") if len(pages) == 1 else (None, "ambiguous")
+        return table
+
+    def _attachment_exists(self, norm: str) -> bool:
+        if "." not in posixpath.basename(norm):
+            return False
+        # norm is case-folded; look for the real file case-insensitively in its folder.
+        folder, name = posixpath.split(norm)
+        base = self.root / folder
+        try:
+            return any(entry.casefold() == name for entry in os.listdir(base))
+        except OSError:
+            return False
+
+
+def _edge_row(page_id: int, e: Edge) -> tuple[Any, ...]:
+    ref_norm = norm_name(e.ref)
+    if e.reverse:
+        src = (e.ref, ref_norm, None)
+        dst = (None, None, page_id)
+    else:
+        src = (None, None, page_id)
+        dst = (e.ref, ref_norm, None)
+    return (page_id, e.kind, e.field, e.line, e.rel, *src, *dst, e.heading, e.alias,
+            int(e.embed), e.valid_from, e.valid_to, e.status)
+
+
+def read_manual_links(root: Path) -> dict[str, dict[str, Any]]:
+    """Replay ``.kenning/manual-links.jsonl`` (add/remove records) into the current set."""
+    path = root / dbm.STATE_DIR / MANUAL_LINKS
+    current: dict[str, dict[str, Any]] = {}
+    if not path.exists():
+        return current
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+            key = manual_key(entry["src"], entry["rel"], entry["dst"])
+        except (ValueError, KeyError, TypeError):
+            # A half-written last line after a crash: ignore it, keep the rest.
+            continue
+        if entry.get("op", "add") == "remove":
+            current.pop(key, None)
+        else:
+            current[key] = entry
+    return current
+
+
+def manual_key(src: str, rel: str, dst: str) -> str:
+    """The identity of a manual edge."""
+    return f"{norm_name(src)}|{rel}|{norm_name(dst)}"
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S%z")
+
+
+def _str_or_none(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def _date_or_none(value: Any) -> str | None:
+    return None if value in (None, "") else str(value)[:10]

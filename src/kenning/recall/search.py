@@ -1,0 +1,358 @@
+"""Lexical recall: BM25 over chunks, grouped by page, with citations to the exact lines.
+
+The query becomes an FTS5 expression (terms OR'ed, quoted phrases kept, CJK runs rewritten as
+bigram phrases, see index/cjk.py). Chunk scores are grouped by page, then multiplied by mild
+signals: how many query terms the page covers, a backlink boost ×(1 + 0.05·ln(1 + n)) and
+per-folder weights. A page whose title or alias *is* the query ranks first.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from kenning.index.cjk import HAS_CJK, run_to_fts, split_query
+from kenning.index.indexer import norm_name
+
+# Column weights for bm25(): title (with aliases), heading, body, cjk bigrams.
+BM25_WEIGHTS = (5.0, 2.0, 1.0, 1.0)
+CANDIDATE_CHUNKS = 200
+EXACT_TITLE_BOOST = 1000.0
+BACKLINK_WEIGHT = 0.05
+SNIPPET_CHARS = 240
+OPEN, CLOSE = "\x01", "\x02"
+
+STOPWORDS = frozenset(
+    """a an and are as at be but by did do does for from had has have how i if in into is it its
+    me my of on or our so that the their them then there these they this to was we were what when
+    where which who whom why will with you your about tell show find""".split()
+)
+_TOKEN = re.compile(r"[\w]+(?:[.'’][\w]+)*", re.UNICODE)
+_PHRASE = re.compile(r'"([^"]+)"')
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One chunk that matched, cited by the lines that hold the evidence."""
+
+    chunk_id: int
+    start_line: int
+    end_line: int
+    heading: str
+    score: float
+    snippet: str
+
+
+@dataclass
+class Result:
+    """A page that matched, with its best chunks."""
+
+    path: str
+    title: str
+    type: str | None
+    score: float
+    hits: list[Hit] = field(default_factory=list)
+    exact: bool = False
+    backlinks: int = 0
+    matched: list[str] = field(default_factory=list)
+
+    @property
+    def citation(self) -> str:
+        """``path#Lstart-Lend`` of the best evidence."""
+        hit = self.hits[0] if self.hits else None
+        return cite(self.path, hit.start_line, hit.end_line) if hit else self.path
+
+    @property
+    def snippet(self) -> str:
+        """The best evidence as one short line of text."""
+        return self.hits[0].snippet if self.hits else ""
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON-ready form."""
+        return {
+            "path": self.path, "title": self.title, "type": self.type,
+            "score": round(self.score, 4), "citation": self.citation, "snippet": self.snippet,
+            "exact": self.exact, "backlinks": self.backlinks, "matched": self.matched,
+            "hits": [{"citation": cite(self.path, h.start_line, h.end_line),
+                      "heading": h.heading, "score": round(h.score, 4), "snippet": h.snippet}
+                     for h in self.hits],
+        }
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Restrictions on which pages may match."""
+
+    types: Sequence[str] = ()
+    domains: Sequence[str] = ()
+    folders: Sequence[str] = ()
+    since: str | None = None
+    until: str | None = None
+
+
+def cite(path: str, start: int, end: int) -> str:
+    """A citation a person can open: ``people/sarah.md#L4-L9``."""
+    return f"{path}#L{start}-L{end}"
+
+
+@dataclass(frozen=True)
+class Query:
+    """A parsed query: plain terms, phrases and CJK runs."""
+
+    terms: tuple[str, ...]
+    phrases: tuple[str, ...]
+    cjk: tuple[str, ...]
+
+    @property
+    def empty(self) -> bool:
+        """True when nothing searchable is left."""
+        return not (self.terms or self.phrases or self.cjk)
+
+    def fts(self) -> str:
+        """The FTS5 MATCH expression."""
+        parts = [f'"{t}"' for t in self.terms] + [f'"{p}"' for p in self.phrases]
+        clauses = []
+        if parts:
+            clauses.append("{title heading body} : (" + " OR ".join(parts) + ")")
+        if self.cjk:
+            clauses.append("{title cjk} : (" + " OR ".join(run_to_fts(r) for r in self.cjk) + ")")
+        return " OR ".join(clauses)
+
+    @property
+    def size(self) -> int:
+        """How many separate things the query asks for."""
+        return len(self.terms) + len(self.phrases) + len(self.cjk)
+
+
+def parse_query(text: str) -> Query:
+    """Split user text into terms (stopwords dropped unless nothing else is left)."""
+    phrases = tuple(p.strip() for p in _PHRASE.findall(text) if p.strip() and '"' not in p)
+    rest = _PHRASE.sub(" ", text)
+    runs, rest = split_query(rest)
+    tokens = [t.casefold() for t in _TOKEN.findall(rest)]
+    terms = [t for t in tokens if t not in STOPWORDS] or tokens
+    seen: dict[str, None] = dict.fromkeys(terms)
+    clean_phrases = tuple(" ".join(_TOKEN.findall(p)) for p in phrases)
+    return Query(tuple(seen), tuple(p for p in clean_phrases if p), tuple(dict.fromkeys(runs)))
+
+
+def search(db: sqlite3.Connection, text: str, *, filters: Filters = Filters(), limit: int = 10,
+           chunks_per_page: int = 2, folder_weights: dict[str, float] | None = None
+           ) -> list[Result]:
+    """Lexical search; results grouped by page, best first."""
+    query = parse_query(text)
+    if query.empty:
+        return []
+    where, params = _filter_sql(filters)
+    rows = db.execute(
+        f"""
+        SELECT c.id, c.page_id, c.start_line, c.heading, -bm25(chunks_fts, ?, ?, ?, ?) AS score,
+               highlight(chunks_fts, 2, '{OPEN}', '{CLOSE}'), p.path, p.title, p.type, p.folder,
+               highlight(chunks_fts, 0, '{OPEN}', '{CLOSE}')
+        FROM chunks_fts
+        JOIN chunks c ON c.id = chunks_fts.rowid
+        JOIN pages p ON p.id = c.page_id
+        WHERE chunks_fts MATCH ? {where}
+        ORDER BY bm25(chunks_fts, ?, ?, ?, ?)
+        LIMIT {CANDIDATE_CHUNKS}
+        """,
+        (*BM25_WEIGHTS, query.fts(), *params, *BM25_WEIGHTS),
+    ).fetchall()
+
+    pages: dict[int, Result] = {}
+    page_chunks: dict[int, list[Hit]] = {}
+    covered: dict[int, set[str]] = {}
+    title_only: set[int] = set()
+    wanted = _wanted_terms(query)
+    for chunk_id, page_id, start, heading, score, marked, path, title, ptype, _folder, tmark \
+            in rows:
+        first, last, snippet, found = _evidence(marked, start, query)
+        if not found:
+            title_only.add(chunk_id)
+        found |= _marked_terms(tmark)
+        result = pages.get(page_id)
+        if result is None:
+            result = pages[page_id] = Result(path=path, title=title, type=ptype, score=0.0)
+            page_chunks[page_id] = []
+            covered[page_id] = set()
+        covered[page_id] |= found
+        page_chunks[page_id].append(Hit(chunk_id, first, last, heading, score, snippet))
+
+    for page_id, exact_title in _exact_matches(db, text, where, params):
+        if page_id not in pages:
+            pages[page_id] = Result(path=exact_title[0], title=exact_title[1],
+                                    type=exact_title[2], score=0.0)
+            page_chunks[page_id] = _title_hit(db, page_id)
+            covered[page_id] = set(wanted)
+        pages[page_id].exact = True
+
+    backlinks = _backlink_counts(db, list(pages))
+    weights = folder_weights or {}
+    for page_id, result in pages.items():
+        hits = sorted(page_chunks[page_id], key=lambda h: -h.score)
+        # A chunk matched through the page title alone is no evidence when others are.
+        with_evidence = [h for h in hits if h.score >= 0 and h.chunk_id not in title_only]
+        hits = _drop_overlapping(with_evidence or hits)
+        best = hits[0].score if hits else 0.0
+        extra = sum(h.score for h in hits[1:3]) * 0.1
+        coverage = len(covered[page_id] & wanted) / len(wanted) if wanted else 1.0
+        n = backlinks.get(page_id, 0)
+        folder = result.path.split("/", 1)[0] if "/" in result.path else ""
+        result.backlinks = n
+        result.matched = sorted(covered[page_id] & wanted)
+        result.hits = hits[:chunks_per_page]
+        result.score = ((best + extra) * (0.5 + 0.5 * coverage)
+                        * (1.0 + BACKLINK_WEIGHT * math.log1p(n)) * weights.get(folder, 1.0))
+        if result.exact:
+            result.score += EXACT_TITLE_BOOST
+    ranked = sorted(pages.values(), key=lambda r: (-r.score, r.path))
+    return ranked[:limit]
+
+
+def _filter_sql(filters: Filters) -> tuple[str, list[object]]:
+    clauses: list[str] = []
+    params: list[object] = []
+    if filters.types:
+        clauses.append(f"p.type IN ({','.join('?' * len(filters.types))})")
+        params += list(filters.types)
+    if filters.domains:
+        clauses.append(f"p.domain IN ({','.join('?' * len(filters.domains))})")
+        params += list(filters.domains)
+    if filters.folders:
+        ors = []
+        for folder in filters.folders:
+            folder = folder.strip("/")
+            ors.append("(p.path = ? OR substr(p.path, 1, ?) = ?)")
+            params += [folder, len(folder) + 1, folder + "/"]
+        clauses.append("(" + " OR ".join(ors) + ")")
+    if filters.since:
+        clauses.append("p.date >= ?")
+        params.append(filters.since)
+    if filters.until:
+        clauses.append("p.date <= ?")
+        params.append(filters.until)
+    return "".join(f" AND {c}" for c in clauses), params
+
+
+def _wanted_terms(query: Query) -> set[str]:
+    return set(query.terms) | {p.casefold() for p in query.phrases} | set(query.cjk)
+
+
+def _marked_terms(marked: str) -> set[str]:
+    out = set()
+    start = marked.find(OPEN)
+    while start >= 0:
+        end = marked.find(CLOSE, start)
+        if end < 0:
+            break
+        out.add(marked[start + 1 : end].casefold())
+        start = marked.find(OPEN, end)
+    return out
+
+
+def _evidence(marked: str, start_line: int, query: Query) -> tuple[int, int, str, set[str]]:
+    """Narrow a chunk to the lines holding matches: (first, last, snippet, terms found)."""
+    lines = marked.split("\n")
+    per_line: list[set[str]] = []
+    for line in lines:
+        found = _marked_terms(line) if OPEN in line else set()
+        if query.cjk and HAS_CJK.search(line):
+            found |= {run for run in query.cjk if run in line}
+        per_line.append(_normalize_found(found, query))
+    scored = [i for i, f in enumerate(per_line) if f]
+    if not scored:
+        # Matched through the title column only: cite the chunk's first non-empty lines.
+        first = next((i for i, line in enumerate(lines) if line.strip()), 0)
+        return (start_line + first, start_line + first, _clip(lines[first]), set())
+    best = max(scored, key=lambda i: (len(per_line[i]), -i))
+    lo = hi = best
+    have = set(per_line[best])
+    # Widen to neighbouring lines (within 3) that add terms the best line lacks.
+    for i in scored:
+        if abs(i - best) <= 3 and not per_line[i] <= have:
+            lo, hi = min(lo, i), max(hi, i)
+            have |= per_line[i]
+    text = " ".join(line.strip() for line in lines[lo : hi + 1] if line.strip())
+    all_found = set().union(*per_line)
+    return start_line + lo, start_line + hi, _clip(text), all_found
+
+
+def _normalize_found(found: set[str], query: Query) -> set[str]:
+    """Map highlighted tokens back to the query terms they matched (porter stems differ)."""
+    if not found:
+        return found
+    out = set()
+    wanted = _wanted_terms(query)
+    for token in found:
+        if token in wanted:
+            out.add(token)
+            continue
+        for term in wanted:
+            if _same_stem(token, term):
+                out.add(term)
+                break
+        else:
+            out.add(token)
+    return out
+
+
+def _same_stem(a: str, b: str) -> bool:
+    n = min(len(a), len(b))
+    k = max(3, n - 3)
+    return n >= 3 and a[:k] == b[:k]
+
+
+def _clip(text: str) -> str:
+    text = " ".join(text.split())
+    at = text.find(OPEN)
+    if len(text) > SNIPPET_CHARS:
+        begin = max(0, at - SNIPPET_CHARS // 3) if at > 0 else 0
+        text = ("…" if begin else "") + text[begin : begin + SNIPPET_CHARS].rstrip() + "…"
+    return text.replace(OPEN, "").replace(CLOSE, "")
+
+
+def _drop_overlapping(hits: list[Hit]) -> list[Hit]:
+    """Keep the better of two hits whose cited lines overlap (chunks overlap by design)."""
+    kept: list[Hit] = []
+    for hit in hits:
+        if all(hit.end_line < k.start_line or hit.start_line > k.end_line for k in kept):
+            kept.append(hit)
+    return kept
+
+
+def _exact_matches(db: sqlite3.Connection, text: str, where: str, params: list[object]
+                   ) -> list[tuple[int, tuple[str, str, str | None]]]:
+    norm = norm_name(text)
+    if not norm:
+        return []
+    rows = db.execute(
+        f"""SELECT DISTINCT p.id, p.path, p.title, p.type FROM names n JOIN pages p
+            ON p.id = n.page_id WHERE n.norm = ? AND n.kind IN ('title', 'alias', 'path')
+            {where}""",
+        (norm, *params)).fetchall()
+    return [(r[0], (r[1], r[2], r[3])) for r in rows]
+
+
+def _title_hit(db: sqlite3.Connection, page_id: int) -> list[Hit]:
+    """Cite the title and summary of a page found by its name alone."""
+    row = db.execute("SELECT title_line, summary_end, summary FROM pages WHERE id = ?",
+                     (page_id,)).fetchone()
+    chunk = db.execute("SELECT id, heading FROM chunks WHERE page_id = ? ORDER BY ord LIMIT 1",
+                       (page_id,)).fetchone()
+    start = row[0] or 1
+    end = max(start, row[1] or start)
+    return [Hit(chunk[0] if chunk else 0, start, end, chunk[1] if chunk else "", 0.0,
+                _clip(row[2] or ""))]
+
+
+def _backlink_counts(db: sqlite3.Connection, page_ids: list[int]) -> dict[int, int]:
+    if not page_ids:
+        return {}
+    marks = ",".join("?" * len(page_ids))
+    return dict(db.execute(
+        f"""SELECT dst_id, COUNT(DISTINCT src_id) FROM links
+            WHERE dst_id IN ({marks}) AND resolution = 'resolved' AND src_id != dst_id
+            GROUP BY dst_id""", page_ids).fetchall())

@@ -1,0 +1,87 @@
+"""File input/output for the vault: atomic writes and careful reads.
+
+Every write goes to a temporary file in the same folder, is fsynced, then renamed over the target,
+so a crash leaves either the old or the new file, never half of one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from pathlib import Path
+
+from kenning.errors import UnsafePath
+
+MAX_FILE_BYTES = 10 * 1024 * 1024
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically (temp file, fsync, rename, fsync the folder)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if path.exists():
+            with contextlib.suppress(OSError):
+                os.chmod(tmp, path.stat().st_mode & 0o777)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    _fsync_dir(path.parent)
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write UTF-8 ``text`` atomically; newlines are written exactly as given."""
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+class UnreadableFile(Exception):
+    """A file the index skips, with the reason shown in the summary."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(reason)
+
+
+def decode_markdown(data: bytes) -> str:
+    """Decode file bytes as UTF-8 text, or raise UnreadableFile naming why (binary, bad UTF-8)."""
+    if len(data) > MAX_FILE_BYTES:
+        raise UnreadableFile(f"too large ({len(data) / 1_048_576:.1f} MB > 10 MB)")
+    if b"\x00" in data[:8192]:
+        raise UnreadableFile("binary file (NUL bytes)")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise UnreadableFile(f"invalid UTF-8 at line {line} (byte {exc.start})") from None
+    return text.removeprefix("\ufeff")
+
+
+def resolve_inside(root: Path, relative: str) -> Path:
+    """Resolve a vault-relative path, refusing absolute paths, ``..`` and symlinks out of ``root``."""
+    if not relative or os.path.isabs(relative) or relative.startswith(("~", "\\")):
+        raise UnsafePath(f"path must be relative to the vault: {relative!r}")
+    root_real = root.resolve()
+    candidate = (root / relative).resolve()
+    if candidate != root_real and root_real not in candidate.parents:
+        raise UnsafePath(f"path leads outside the vault: {relative!r}")
+    return candidate

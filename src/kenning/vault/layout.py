@@ -1,0 +1,204 @@
+"""The shape of a vault on disk: its folders, its config, and which files are its pages."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from kenning.errors import NotAVault
+from kenning.vault.fsio import atomic_write_text
+
+STATE_DIR = ".kenning"
+CONFIG_NAME = "config.yaml"
+ENTITY_FOLDERS = (
+    "people", "organizations", "projects", "topics", "meetings",
+    "decisions", "concepts", "findings", "rules", "questions",
+)
+FOLDERS = (*ENTITY_FOLDERS, "memory", "sources", "sessions")
+MARKDOWN_SUFFIXES = (".md", ".markdown")
+# Folders never indexed: tool state, trash, version control.
+ALWAYS_EXCLUDED = {".kenning", ".obsidian", ".trash", ".git", ".hg", ".svn", "node_modules"}
+
+DEFAULT_CONFIG = """\
+# Kenning vault configuration. Comments and order are kept when Kenning edits this file.
+version: 1
+# Glob patterns (vault-relative) that are never indexed, in addition to dot-folders.
+exclude:
+  - "templates/**"
+# Recall settings.
+search:
+  # Multiply the score of results from these folders (e.g. prefer decisions over raw sources).
+  folder_weights:
+    decisions: 1.2
+    sources: 0.8
+"""
+
+CORE_MEMORY = """\
+---
+type: note
+---
+# Core memory
+
+Short, durable facts and preferences that every session should load. Keep it brief.
+"""
+
+
+@dataclass(frozen=True)
+class Config:
+    """The parts of ``.kenning/config.yaml`` the core reads."""
+
+    exclude: tuple[str, ...] = ("templates/**",)
+    folder_weights: dict[str, float] | None = None
+    raw: dict[str, Any] | None = None
+
+
+def find_root(start: Path) -> Path:
+    """The vault containing ``start``: the nearest folder with ``.kenning`` or ``.obsidian``."""
+    start = start.expanduser().resolve()
+    for folder in (start, *start.parents):
+        if (folder / STATE_DIR).is_dir() or (folder / ".obsidian").is_dir():
+            return folder
+    raise NotAVault(f"{start} is not inside a vault; run `kenning init {start}` first")
+
+
+def is_adoptable(path: Path) -> bool:
+    """True for an existing folder of notes (an Obsidian vault or any Markdown)."""
+    if (path / ".obsidian").is_dir():
+        return True
+    return any(True for _ in iter_markdown_files(path, limit=1))
+
+
+def init_vault(path: Path) -> tuple[Path, bool]:
+    """Create a vault at ``path``, or adopt an existing one; returns (root, adopted).
+
+    Adopting writes only ``.kenning/``: no existing file is modified and no folder is added.
+    """
+    path = path.expanduser().resolve()
+    adopted = path.exists() and is_adoptable(path)
+    state = path / STATE_DIR
+    state.mkdir(parents=True, exist_ok=True)
+    config = state / CONFIG_NAME
+    if not config.exists():
+        atomic_write_text(config, DEFAULT_CONFIG)
+    if not adopted:
+        for folder in FOLDERS:
+            (path / folder).mkdir(exist_ok=True)
+        if not (path / "memory.md").exists():
+            atomic_write_text(path / "memory.md", CORE_MEMORY)
+    return path, adopted
+
+
+def load_config(root: Path) -> Config:
+    """Read ``.kenning/config.yaml``; a missing file gives the defaults."""
+    path = root / STATE_DIR / CONFIG_NAME
+    if not path.exists():
+        return Config()
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
+
+    try:
+        data = YAML(typ="safe").load(path.read_text(encoding="utf-8")) or {}
+    except YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f":{mark.line + 1}" if mark is not None else ""
+        raise NotAVault(f"{path}{line}: invalid YAML in the vault config: {exc}") from None
+    if not isinstance(data, dict):
+        raise NotAVault(f"{path}: the vault config must be a mapping")
+    search = data.get("search") or {}
+    weights = search.get("folder_weights") if isinstance(search, dict) else None
+    exclude = data.get("exclude") or []
+    if not isinstance(exclude, list):
+        raise NotAVault(f"{path}: field 'exclude' must be a list of glob patterns")
+    return Config(
+        exclude=tuple(str(e) for e in exclude),
+        folder_weights={str(k): float(v) for k, v in weights.items()} if isinstance(weights, dict)
+        else None,
+        raw=data,
+    )
+
+
+@dataclass(frozen=True)
+class FoundFile:
+    """A Markdown file on disk (``skip`` says why it cannot be indexed, if so)."""
+
+    path: str
+    size: int
+    mtime_ns: int
+    skip: str | None = None
+
+
+def iter_markdown_files(root: Path, exclude: tuple[str, ...] = (),
+                        limit: int | None = None) -> Iterator[FoundFile]:
+    """Every Markdown file under ``root``: symlinks out of the vault and loops are not followed."""
+    root_real = os.path.realpath(root)
+    seen_dirs = {root_real}
+    stack = [("", str(root))]
+    count = 0
+    while stack:
+        rel_dir, abs_dir = stack.pop()
+        try:
+            entries = sorted(os.scandir(abs_dir), key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            name = entry.name
+            rel = f"{rel_dir}/{name}" if rel_dir else name
+            if name.startswith(".") or name in ALWAYS_EXCLUDED or _excluded(rel, exclude):
+                continue
+            try:
+                is_link = entry.is_symlink()
+                is_dir = entry.is_dir(follow_symlinks=True)
+            except OSError:
+                continue
+            if is_dir:
+                real = os.path.realpath(entry.path)
+                if is_link and not _inside(real, root_real):
+                    continue
+                if real in seen_dirs:
+                    continue  # a symlink loop or a second way to the same folder
+                seen_dirs.add(real)
+                stack.append((rel, entry.path))
+                continue
+            if not name.lower().endswith(MARKDOWN_SUFFIXES):
+                continue
+            if is_link and not _inside(os.path.realpath(entry.path), root_real):
+                yield FoundFile(rel, 0, 0, skip="symlink to a file outside the vault")
+                continue
+            try:
+                st = entry.stat(follow_symlinks=True)
+            except OSError as exc:
+                yield FoundFile(rel, 0, 0, skip=f"cannot stat: {exc.strerror}")
+                continue
+            yield FoundFile(rel, st.st_size, st.st_mtime_ns)
+            count += 1
+            if limit is not None and count >= limit:
+                return
+
+
+def _inside(real: str, root_real: str) -> bool:
+    return real == root_real or real.startswith(root_real + os.sep)
+
+
+def _excluded(rel: str, patterns: tuple[str, ...]) -> bool:
+    for pattern in patterns:
+        if fnmatch.fnmatch(rel, pattern):
+            return True
+        if pattern.endswith("/**") and (rel == pattern[:-3] or rel.startswith(pattern[:-2])):
+            return True
+    return False
+
+
+def daily_log_date(path: str) -> str | None:
+    """The day of a daily log ``memory/YYYY-MM-DD.md``, else None."""
+    if not path.startswith("memory/"):
+        return None
+    stem = path[len("memory/"):].rsplit(".", 1)[0]
+    try:
+        return date.fromisoformat(stem).isoformat()
+    except ValueError:
+        return None
