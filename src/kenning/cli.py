@@ -50,7 +50,8 @@ class KenningGroup(click.Group):
             return super().invoke(ctx)
         except KenningError as exc:
             click.secho(f"error: {exc}", fg="red", err=True)
-            sys.exit(1)
+            # A value outside the vocabulary is a usage error, like a bad option.
+            sys.exit(2 if isinstance(exc, ValueError) else 1)
         except ValueError as exc:
             click.secho(f"error: {exc}", fg="red", err=True)
             sys.exit(2)

@@ -221,8 +221,8 @@ def backlinks(db: sqlite3.Connection, page_id: int, *, rels: Sequence[str] = (),
 
 
 def orphans(db: sqlite3.Connection, *, types: Sequence[str] = ()) -> list[Node]:
-    """Pages with no resolved edge in or out (daily logs, sources and sessions excluded)."""
-    where = "p.folder NOT IN ('memory', 'sources', 'sessions')"
+    """Pages with no resolved edge in or out (core memory, daily logs, sources, sessions excluded)."""
+    where = "p.folder NOT IN ('memory', 'sources', 'sessions') AND p.path != 'memory.md'"
     params: list[object] = []
     if types:
         where += f" AND p.type IN ({','.join('?' * len(types))})"

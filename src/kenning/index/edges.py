@@ -185,14 +185,24 @@ def infer_relation(sentence: str, target: str, self_names: frozenset[str] = froz
         match = cue.search(before[-120:])
         if match:
             subject = before[: len(before) - len(before[-120:]) + match.start()]
-            return rel if _page_is_subject(subject, previous >= 0, self_names) else "mentions"
+            role_cue = match.group(0).split()[0].casefold() in ROLE_WORDS
+            if _page_is_subject(subject, previous >= 0, self_names, role_cue):
+                return rel
+            return "mentions"
     return "mentions"
 
 
 _WORD = re.compile(r"[\w'’-]+")
 
 
-def _page_is_subject(subject: str, after_link: bool, self_names: frozenset[str]) -> bool:
+AUX = frozenset("is was are were has had have will would also then and who now later recently"
+                " previously still became becomes".split())
+ROLE_WORDS = frozenset("ceo cto coo cfo vp head lead engineer manager partner director designer"
+                       " analyst scientist recruiter intern principal associate founder".split())
+
+
+def _page_is_subject(subject: str, after_link: bool, self_names: frozenset[str],
+                     role_cue: bool) -> bool:
     if after_link:
         # "[[A]] founded [[B]]": the subject is another page, not this one.
         return False
@@ -201,12 +211,14 @@ def _page_is_subject(subject: str, after_link: bool, self_names: frozenset[str])
     words = _WORD.findall(subject)
     for index, word in enumerate(words):
         low = word.casefold()
-        if low in PRONOUNS or low in self_names:
+        if low in PRONOUNS or low in self_names or not word[:1].isupper():
             continue
-        if word[:1].isupper():
-            if index == 0 and len(words) > 1:
-                continue  # a capitalised first word of a longer description
-            return False
+        following = words[index + 1] if index + 1 < len(words) else None
+        if index == 0 and following is not None and following.casefold() not in AUX:
+            continue  # the capitalised first word of a description: "Seed fund that invested"
+        if role_cue and (following is None or following[:1].isupper()):
+            continue  # part of a title-case role: "Staff Engineer at"
+        return False  # a name as the subject: "Tom advises", "Tom is a partner at"
     return True
 
 

@@ -134,12 +134,27 @@ class FoundFile:
 
 def iter_markdown_files(root: Path, exclude: tuple[str, ...] = (),
                         limit: int | None = None) -> Iterator[FoundFile]:
-    """Every Markdown file under ``root``: symlinks out of the vault and loops are not followed."""
+    """Every Markdown file under ``root``: symlinks out of the vault and loops are not followed.
+
+    Real folders are walked first and symlinked folders afterwards, so a note reachable both ways
+    is always found at its real path (whatever the names sort like), and a symlinked folder is
+    followed only when it leads somewhere inside the vault the walk did not reach. A symlinked
+    file that points at another note of the vault is that note, found at its real path.
+    """
     root_real = os.path.realpath(root)
     seen_dirs = {root_real}
     stack = [("", str(root))]
+    linked: list[tuple[str, str]] = []  # symlinked folders, followed after every real one
     count = 0
-    while stack:
+    while stack or linked:
+        if not stack:
+            rel_dir, abs_dir = linked.pop(0)
+            real = os.path.realpath(abs_dir)
+            if real in seen_dirs or not _inside(real, root_real) \
+                    or _hidden(_relative(real, root_real), exclude):
+                continue  # a loop, a second way to a folder, or a way out of the vault
+            seen_dirs.add(real)
+            stack.append((rel_dir, abs_dir))
         rel_dir, abs_dir = stack.pop()
         try:
             entries = sorted(os.scandir(abs_dir), key=lambda e: e.name)
@@ -156,19 +171,26 @@ def iter_markdown_files(root: Path, exclude: tuple[str, ...] = (),
             except OSError:
                 continue
             if is_dir:
-                real = os.path.realpath(entry.path)
-                if is_link and not _inside(real, root_real):
+                if is_link:
+                    linked.append((rel, entry.path))
                     continue
+                real = os.path.realpath(entry.path)
                 if real in seen_dirs:
-                    continue  # a symlink loop or a second way to the same folder
+                    continue  # a second way to the same folder
                 seen_dirs.add(real)
                 stack.append((rel, entry.path))
                 continue
             if not name.lower().endswith(MARKDOWN_SUFFIXES):
                 continue
-            if is_link and not _inside(os.path.realpath(entry.path), root_real):
-                yield FoundFile(rel, 0, 0, skip="symlink to a file outside the vault")
-                continue
+            if is_link:
+                real = os.path.realpath(entry.path)
+                if not _inside(real, root_real):
+                    yield FoundFile(rel, 0, 0, skip="symlink to a file outside the vault")
+                    continue
+                target = _relative(real, root_real)
+                if target.lower().endswith(MARKDOWN_SUFFIXES) and not _hidden(target, exclude) \
+                        and os.path.isfile(real):
+                    continue  # another note of the vault: indexed at its own path
             try:
                 st = entry.stat(follow_symlinks=True)
             except OSError as exc:
@@ -178,6 +200,17 @@ def iter_markdown_files(root: Path, exclude: tuple[str, ...] = (),
             count += 1
             if limit is not None and count >= limit:
                 return
+
+
+def _relative(real: str, root_real: str) -> str:
+    """The vault-relative, ``/``-separated form of a real path inside the vault."""
+    return os.path.relpath(real, root_real).replace(os.sep, "/")
+
+
+def _hidden(rel: str, exclude: tuple[str, ...]) -> bool:
+    """True when the walk never enters ``rel``: a dot or tool folder on its way, or excluded."""
+    return any(part.startswith(".") or part in ALWAYS_EXCLUDED for part in rel.split("/")) \
+        or _excluded(rel, exclude)
 
 
 def _inside(real: str, root_real: str) -> bool:

@@ -1,0 +1,102 @@
+"""The graph: neighbours, traversal (clamped, cycle-safe, typed, directed, as-of), paths."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kenning import Vault
+from kenning.graph.queries import MAX_DEPTH
+
+
+def put(vault: Vault, rel: str, text: str) -> None:
+    path = vault.root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+@pytest.fixture
+def chain(tmp_path: Path) -> Vault:
+    """n0 → n1 → … → n14 → n0 (a cycle), plus typed facts on n0."""
+    vault, _ = Vault.init(tmp_path / "v")
+    n = 15
+    for i in range(n):
+        put(vault, f"topics/n{i}.md", f"# N{i}\n\nNext is [[N{(i + 1) % n}]].\n")
+    put(vault, "people/ann.md",
+        "---\ntype: person\norganization: \"[[Acme]]\"\n---\n# Ann\n\n## Facts\n"
+        "- works_at:: [[Old Co]] [from:: 2020-01] [to:: 2023-12] [status:: superseded]\n"
+        "- advises:: [[Acme]] [from:: 2024-06]\n"
+        "- invested_in:: [[Shady]] [status:: invalidated]\n")
+    put(vault, "organizations/acme.md", "---\ntype: organization\n---\n# Acme\n")
+    put(vault, "organizations/old.md", "---\ntype: organization\n---\n# Old Co\n")
+    put(vault, "organizations/shady.md", "---\ntype: organization\n---\n# Shady\n")
+    put(vault, "topics/lonely.md", "---\ntype: topic\n---\n# Lonely\n\nNo links at all.\n")
+    vault.index()
+    return vault
+
+
+def test_traverse_is_cycle_safe_and_depth_is_clamped(chain: Vault) -> None:
+    result = chain.traverse("N0", depth=3)
+    assert [(n.title, n.depth) for n in result.nodes] == [("N1", 1), ("N2", 2), ("N3", 3)]
+    deep = chain.traverse("N0", depth=1000)
+    assert deep.depth == MAX_DEPTH
+    assert max(n.depth for n in deep.nodes) == MAX_DEPTH
+    assert len(deep.nodes) == MAX_DEPTH  # N1..N10, the cycle back to N0 is not re-entered
+    assert all(n.title != "N0" for n in deep.nodes)
+
+
+def test_traverse_direction_in_and_both(chain: Vault) -> None:
+    assert [n.title for n in chain.traverse("N0", depth=1, direction="in").nodes] == ["N14"]
+    assert {n.title for n in chain.traverse("N0", depth=1, direction="both").nodes} == {
+        "N1", "N14"}
+
+
+def test_traverse_reports_the_edges_that_reached_each_node(chain: Vault) -> None:
+    result = chain.traverse("N0", depth=2)
+    titles = {n.id: n.title for n in [result.start, *result.nodes]}
+    assert sorted((titles[a], r, titles[b]) for a, r, b in result.edges) == [
+        ("N0", "mentions", "N1"), ("N1", "mentions", "N2")]
+
+
+def test_neighbors_typed_with_provenance_and_current_by_default(chain: Vault) -> None:
+    edges = chain.neighbors("Ann", direction="out")
+    seen = {(e.rel, e.other.title, e.kind) for e in edges}
+    assert seen == {("works_at", "Acme", "frontmatter"), ("advises", "Acme", "fact")}
+    fact = next(e for e in edges if e.kind == "fact")
+    assert fact.origin == "people/ann.md" and fact.line == 9
+    assert fact.valid_from == "2024-06-01"
+
+
+def test_as_of_shows_what_held_then_and_never_invalidated_facts(chain: Vault) -> None:
+    then = {(e.rel, e.other.title) for e in chain.neighbors("Ann", direction="out",
+                                                              as_of="2022-05-01")}
+    assert ("works_at", "Old Co") in then
+    assert ("advises", "Acme") not in then
+    assert all(title != "Shady" for _, title in then)
+    later = {(e.rel, e.other.title) for e in chain.neighbors("Ann", direction="out",
+                                                               as_of="2025-01-01")}
+    assert ("advises", "Acme") in later and ("works_at", "Old Co") not in later
+
+
+def test_rel_filter_and_synonyms(chain: Vault) -> None:
+    only = chain.neighbors("Ann", rels=["employed_by"], direction="out")
+    assert {(e.rel, e.other.title) for e in only} == {("works_at", "Acme")}
+    with pytest.raises(ValueError, match="allowed"):
+        chain.neighbors("Ann", rels=["likes"])
+
+
+def test_path_and_no_path(chain: Vault) -> None:
+    route = chain.path("N0", "N3", direction="out")
+    assert [(n.title, rel) for n, rel in route] == [
+        ("N0", None), ("N1", "mentions"), ("N2", "mentions"), ("N3", "mentions")]
+    assert chain.path("N0", "Lonely") == []
+    shortest = chain.path("N0", "N13", direction="both")
+    assert len(shortest) == 3  # N0 ← N14 ← N13 the other way round the cycle
+
+
+def test_backlinks_and_orphans(chain: Vault) -> None:
+    back = chain.backlinks("Acme")
+    assert {(e.rel, e.other.title, e.direction) for e in back} == {
+        ("works_at", "Ann", "in"), ("advises", "Ann", "in")}
+    assert [n.path for n in chain.orphans()] == ["topics/lonely.md"]

@@ -1,0 +1,210 @@
+"""Typed links with provenance: resolution, frontmatter mapping, inference, reconciliation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kenning import Vault
+from kenning.index.edges import infer_relation, self_names
+
+
+def put(vault: Vault, rel: str, text: str) -> Path:
+    path = vault.root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def edges(vault: Vault, origin: str) -> list[tuple[str, str | None, str | None, str, str]]:
+    """(rel, src path, dst path, kind, resolution) for edges a page produced."""
+    return sorted(vault.db.execute(
+        """SELECT l.rel, s.path, d.path, l.kind, l.resolution FROM links l
+           JOIN pages o ON o.id = l.origin_id
+           LEFT JOIN pages s ON s.id = l.src_id LEFT JOIN pages d ON d.id = l.dst_id
+           WHERE o.path = ?""", (origin,)).fetchall(), key=str)
+
+
+@pytest.fixture
+def v(tmp_path: Path) -> Vault:
+    vault, _ = Vault.init(tmp_path / "v")
+    put(vault, "people/sarah-chen.md",
+        "---\ntype: person\naliases: [Sarah, S. Chen]\norganization: \"[[Horizon Ventures]]\"\n"
+        "---\n# Sarah Chen\n\nPartner at a fund.\n")
+    put(vault, "organizations/horizon.md",
+        "---\ntype: organization\ntitle: Horizon Ventures\naliases: [Horizon VC]\n"
+        "key_people: [\"[[Sarah Chen]]\", \"[[Maya]]\"]\ninvestors: []\n---\n"
+        "# Horizon Ventures\n\nA fund that invested in [[Kestrel Labs]].\n")
+    put(vault, "organizations/kestrel.md",
+        "---\ntype: organization\n---\n# Kestrel Labs\n\nMaya founded it.\n")
+    put(vault, "people/maya.md",
+        "---\ntype: person\n---\n# Maya Okafor\n\nMaya founded [[Kestrel Labs]] in 2024. "
+        "She met [[Sarah]] and [[S. Chen]] and [[sarah-chen]] and [[people/sarah-chen|her]].\n\n"
+        "```\n[[Not A Link]]\n```\n\nInline `[[Also Not]]` code.\n\n"
+        "See [the fund](../organizations/horizon.md) and [web](https://example.com/x.md).\n\n"
+        "## Facts\n- advises:: [[Horizon Ventures]] on hiring [from:: 2025-01] [to:: 2025-06]"
+        " [status:: superseded]\n- employed_by:: [[Kestrel Labs]] CEO\n")
+    put(vault, "meetings/seed.md",
+        "---\ntype: meeting\ndate: 2026-01-12\nattendees: [\"[[Maya Okafor]]\", \"[[Sarah]]\"]\n"
+        "related: \"[[Kestrel Labs]]\"\n---\n# Seed close\n\nTom, who advises [[Kestrel Labs]],"
+        " joined late. Talked to [[Nobody Known]].\n")
+    vault.index()
+    return vault
+
+
+def test_wikilinks_resolve_by_title_alias_stem_and_path(v: Vault) -> None:
+    rows = edges(v, "people/maya.md")
+    targets = [r[2] for r in rows if r[3] == "wikilink"]
+    assert targets.count("people/sarah-chen.md") == 4  # alias, alias, file stem, path|alias
+    assert all(r[4] == "resolved" for r in rows if r[3] == "wikilink")
+
+
+def test_links_in_code_are_ignored(v: Vault) -> None:
+    refs = [r[0] for r in v.db.execute("SELECT dst_ref FROM links")]
+    assert "Not A Link" not in refs and "Also Not" not in refs
+
+
+def test_markdown_links_to_vault_files_resolve_relative_to_the_page(v: Vault) -> None:
+    rows = [r for r in edges(v, "people/maya.md") if r[3] == "markdown"]
+    assert rows == [("mentions", "people/maya.md", "organizations/horizon.md", "markdown",
+                     "resolved")]
+
+
+def test_frontmatter_fields_become_typed_directed_edges(v: Vault) -> None:
+    sarah = edges(v, "people/sarah-chen.md")
+    assert ("works_at", "people/sarah-chen.md", "organizations/horizon.md", "frontmatter",
+            "resolved") in sarah
+    horizon = edges(v, "organizations/horizon.md")
+    # key_people point *from* the person *to* the organization.
+    assert ("works_at", "people/sarah-chen.md", "organizations/horizon.md", "frontmatter",
+            "resolved") in horizon
+    meeting = edges(v, "meetings/seed.md")
+    assert ("attended", "people/maya.md", "meetings/seed.md", "frontmatter", "resolved") in meeting
+    assert ("attended", "people/sarah-chen.md", "meetings/seed.md", "frontmatter",
+            "resolved") in meeting
+    assert ("related_to", "meetings/seed.md", "organizations/kestrel.md", "frontmatter",
+            "resolved") in meeting
+
+
+def test_fact_lines_are_typed_with_folded_synonyms_and_validity(v: Vault) -> None:
+    rows = v.db.execute(
+        "SELECT rel, valid_from, valid_to, status FROM links WHERE kind = 'fact' ORDER BY rel"
+    ).fetchall()
+    assert rows == [("advises", "2025-01-01", "2025-06-30", "superseded"),
+                    ("works_at", None, None, "active")]
+
+
+def test_prose_links_typed_from_their_sentence_only_when_the_page_is_the_subject(v: Vault
+                                                                                   ) -> None:
+    maya = edges(v, "people/maya.md")
+    assert ("founded", "people/maya.md", "organizations/kestrel.md", "wikilink",
+            "resolved") in maya
+    horizon = edges(v, "organizations/horizon.md")
+    assert ("invested_in", "organizations/horizon.md", "organizations/kestrel.md", "wikilink",
+            "resolved") in horizon
+    # "Tom, who advises [[Kestrel Labs]]" on a meeting page is about Tom: only a mention.
+    seed = [r for r in edges(v, "meetings/seed.md") if r[3] == "wikilink"]
+    assert ("mentions", "meetings/seed.md", "organizations/kestrel.md", "wikilink",
+            "resolved") in seed
+    assert not [r for r in seed if r[0] == "advises"]
+
+
+@pytest.mark.parametrize(("sentence", "target", "names", "rel"), [
+    ("Maya founded [[Kestrel]] in 2024.", "Kestrel", {"maya"}, "founded"),
+    ("She co-founded [[Kestrel]].", "Kestrel", set(), "founded"),
+    ("Fund that invested in [[Kestrel]].", "Kestrel", set(), "invested_in"),
+    ("He works at [[Acme]] as a lead.", "Acme", set(), "works_at"),
+    ("Staff Engineer at [[Acme]].", "Acme", set(), "works_at"),
+    ("We depend on [[Postgres]].", "Postgres", set(), "depends_on"),
+    ("Tom advises [[Acme]].", "Acme", set(), "mentions"),
+    ("[[Bob]] founded [[Acme]].", "Acme", set(), "mentions"),
+    ("Design partner of [[Acme]].", "Acme", set(), "mentions"),
+    ("Met with [[Acme]] today.", "Acme", set(), "mentions"),
+])
+def test_infer_relation(sentence: str, target: str, names: set[str], rel: str) -> None:
+    assert infer_relation(sentence, target, frozenset(names)) == rel
+
+
+def test_self_names_are_lowercase_words_of_title_and_aliases() -> None:
+    assert self_names("Maya Okafor", ("M.O.",)) >= {"maya", "okafor"}
+
+
+def test_unresolved_and_ambiguous_links_are_reported_not_dropped(v: Vault) -> None:
+    put(v, "people/sam-a.md", "---\ntype: person\naliases: [Sam]\n---\n# Sam A\n")
+    put(v, "people/sam-b.md", "---\ntype: person\naliases: [Sam]\n---\n# Sam B\n")
+    put(v, "memory/2026-02-01.md", "# 2026-02-01\n\nLunch with [[Sam]].\n")
+    v.index()
+    states = dict(v.db.execute(
+        "SELECT dst_ref, resolution FROM links WHERE dst_ref IN ('Sam', 'Nobody Known')"))
+    assert states == {"Sam": "ambiguous", "Nobody Known": "unresolved"}
+    health = v.doctor()
+    checks = {f.check: f for f in health.findings}
+    assert any("Nobody Known" in item for item in checks["dangling-links"].items)
+    assert any("[[Sam]]" in item for item in checks["ambiguous-links"].items)
+    assert checks["aliases"].level == "error"  # one alias claimed by two pages
+
+
+def test_new_page_resolves_links_that_were_dangling(v: Vault) -> None:
+    put(v, "people/nobody.md", "---\ntype: person\naliases: [Nobody Known]\n---\n# Nobody\n")
+    report = v.index()
+    assert report.added == 1
+    row = v.db.execute("SELECT resolution FROM links WHERE dst_ref = 'Nobody Known'").fetchone()
+    assert row == ("resolved",)
+    (v.root / "people/nobody.md").unlink()
+    v.index()
+    row = v.db.execute("SELECT resolution, dst_id FROM links WHERE dst_ref = 'Nobody Known'"
+                       ).fetchone()
+    assert row == ("unresolved", None)
+
+
+def test_editing_a_page_reconciles_only_its_own_edges(v: Vault) -> None:
+    before_other = edges(v, "organizations/horizon.md")
+    text = (v.root / "people/maya.md").read_text()
+    put(v, "people/maya.md", text.replace("Maya founded [[Kestrel Labs]] in 2024. ", ""))
+    v.index()
+    assert edges(v, "organizations/horizon.md") == before_other
+    maya = edges(v, "people/maya.md")
+    assert not [r for r in maya if r[0] == "founded"]
+
+
+def test_manual_edges_survive_extraction_and_rebuild(v: Vault) -> None:
+    v.link("Maya Okafor", "advises", "Horizon Ventures")
+    def manual() -> list[tuple[str, ...]]:
+        return v.db.execute(
+            """SELECT l.rel, s.path, d.path FROM links l JOIN pages s ON s.id = l.src_id
+               JOIN pages d ON d.id = l.dst_id WHERE l.kind = 'manual'""").fetchall()
+    expected = [("advises", "people/maya.md", "organizations/horizon.md")]
+    assert manual() == expected
+    put(v, "people/maya.md", "---\ntype: person\n---\n# Maya Okafor\n\nRewritten entirely.\n")
+    v.index()
+    assert manual() == expected
+    v.rebuild()
+    assert manual() == expected
+    v.link("Maya Okafor", "advises", "Horizon Ventures", remove=True)
+    assert manual() == []
+    v.rebuild()
+    assert manual() == []
+
+
+def test_manual_link_rejects_unknown_relation_listing_allowed(v: Vault) -> None:
+    with pytest.raises(ValueError, match="allowed: .*works_at"):
+        v.link("Maya Okafor", "likes", "Horizon Ventures")
+
+
+def test_provenance_records_origin_field_and_line(v: Vault) -> None:
+    rows = v.db.execute(
+        """SELECT l.kind, l.field, l.line FROM links l JOIN pages o ON o.id = l.origin_id
+           WHERE o.path = 'meetings/seed.md' ORDER BY l.line""").fetchall()
+    assert ("frontmatter", "attendees", 4) in rows
+    assert ("frontmatter", "related", 5) in rows
+    assert ("wikilink", None, 9) in rows
+
+
+@pytest.mark.parametrize("sentence", [
+    "Tom is a Staff Engineer at [[Acme]].",
+    "Tom also advises [[Acme]].",
+    "Tom, who advises [[Acme]], joined late.",
+])
+def test_someone_else_as_subject_gives_a_mention(sentence: str) -> None:
+    assert infer_relation(sentence, "Acme", frozenset({"maya"})) == "mentions"

@@ -1,0 +1,143 @@
+"""Lexical recall: ranking, citations to the exact lines, filters, CJK, rebuild equivalence."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from kenning import Vault
+from kenning.recall.search import parse_query
+
+
+def put(vault: Vault, rel: str, text: str) -> None:
+    path = vault.root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+FILLER = " ".join(f"word{i}" for i in range(60))
+
+
+@pytest.fixture
+def v(tmp_path: Path) -> Vault:
+    vault, _ = Vault.init(tmp_path / "v")
+    put(vault, "decisions/cache.md",
+        "---\ntype: decision\ndomain: engineering\ndate: 2026-03-04\n---\n# Cache layer\n\n"
+        "We chose a read-through layer.\n\n## Context\n\n" + "\n".join([FILLER] * 8)
+        + "\n\nThe latency budget forced an in-process cache in front of the read model.\n\n"
+        + "\n".join([FILLER] * 8) + "\n")
+    put(vault, "people/pat.md",
+        "---\ntype: person\ndomain: sales\naliases: [Patty]\nupdated: 2026-01-05\n---\n"
+        "# Pat Lee\n\nSells to logistics customers.\n\nShe dislikes latency in demos.\n")
+    put(vault, "projects/latency.md",
+        "---\ntype: project\ndomain: engineering\ncreated: 2025-11-01\n---\n# Latency\n\n"
+        "Project to cut p95 latency. Owner: [[Pat Lee]].\n")
+    put(vault, "notes/ja.md",
+        "# 定例\n\n第3回定例会議を会議室Bで開いた。ミナト社は出資した。\n\n別の行です。\n")
+    put(vault, "notes/other.md", "# Other\n\nNothing about that here. [[Pat Lee]] [[Latency]]\n")
+    vault.index()
+    return vault
+
+
+def lines_of(vault: Vault, citation: str) -> list[str]:
+    match = re.fullmatch(r"(.+)#L(\d+)-L(\d+)", citation)
+    assert match, citation
+    path, start, end = match.group(1), int(match.group(2)), int(match.group(3))
+    text = (vault.root / path).read_text(encoding="utf-8").splitlines()
+    assert 1 <= start <= end <= len(text)
+    return text[start - 1 : end]
+
+
+def test_citation_covers_exactly_the_lines_with_the_matched_terms(v: Vault) -> None:
+    results = v.search("in-process read model")
+    assert results[0].path == "decisions/cache.md"
+    cited = lines_of(v, results[0].citation)
+    assert len(cited) == 1
+    assert "in-process" in cited[0] and "read model" in cited[0]
+
+
+@pytest.mark.parametrize("query", ["latency", "read-through", "customers logistics", "p95"])
+def test_every_hit_cites_lines_containing_a_query_term(v: Vault, query: str) -> None:
+    results = v.search(query)
+    assert results
+    terms = parse_query(query).terms
+    for result in results:
+        for hit in result.to_dict()["hits"]:
+            text = " ".join(lines_of(v, hit["citation"])).casefold()  # type: ignore[index]
+            assert any(t in text for t in terms), (hit, terms)
+
+
+def test_exact_title_or_alias_match_ranks_first(v: Vault) -> None:
+    results = v.search("Latency")
+    assert results[0].path == "projects/latency.md" and results[0].exact
+    patty = v.search("patty")
+    assert patty[0].path == "people/pat.md" and patty[0].exact
+
+
+def test_backlinks_are_a_mild_boost(v: Vault) -> None:
+    # Two pages with the same text; only one is linked to.
+    put(v, "topics/a.md", "# Alpha\n\nzebra crossing notes\n")
+    put(v, "topics/b.md", "# Beta\n\nzebra crossing notes\n")
+    put(v, "topics/c.md", "# Gamma\n\n[[Beta]] and [[Beta]] again, see [[Beta]].\n")
+    v.index()
+    results = v.search("zebra crossing")
+    assert [r.path for r in results[:2]] == ["topics/b.md", "topics/a.md"]
+    assert results[0].backlinks == 1 and results[1].backlinks == 0
+    assert results[0].score / results[1].score == pytest.approx(1 + 0.05 * __import__(
+        "math").log(2), rel=1e-6)
+
+
+def test_filters_type_domain_folder_dates_limit(v: Vault) -> None:
+    assert {r.path for r in v.search("latency", types=["person"])} == {"people/pat.md"}
+    assert {r.path for r in v.search("latency", domains=["engineering"])} == {
+        "decisions/cache.md", "projects/latency.md"}
+    assert {r.path for r in v.search("latency", folders=["projects"])} == {"projects/latency.md"}
+    assert {r.path for r in v.search("latency", since="2026-01-01")} == {
+        "decisions/cache.md", "people/pat.md"}
+    assert {r.path for r in v.search("latency", until="2025-12-31")} == {"projects/latency.md"}
+    assert len(v.search("latency", limit=1)) == 1
+
+
+def test_type_filter_folds_synonyms_and_rejects_unknown(v: Vault) -> None:
+    assert {r.path for r in v.search("latency", types=["people"])} == {"people/pat.md"}
+    with pytest.raises(ValueError, match="allowed"):
+        v.search("latency", types=["robot"])
+
+
+@pytest.mark.parametrize(("query", "expected_line"), [
+    ("会議", "第3回定例会議を会議室Bで開いた。ミナト社は出資した。"),
+    ("会議室", "第3回定例会議を会議室Bで開いた。ミナト社は出資した。"),
+    ("定例会議", "第3回定例会議を会議室Bで開いた。ミナト社は出資した。"),
+    ("出資", "第3回定例会議を会議室Bで開いた。ミナト社は出資した。"),
+])
+def test_cjk_two_character_words_are_found_and_cited(v: Vault, query: str,
+                                                     expected_line: str) -> None:
+    results = v.search(query)
+    assert results and results[0].path == "notes/ja.md"
+    assert lines_of(v, results[0].citation) == [expected_line]
+
+
+def test_cjk_query_does_not_match_unrelated_text(v: Vault) -> None:
+    assert v.search("資金") == []
+
+
+def test_stopword_only_query_still_searches(v: Vault) -> None:
+    put(v, "notes/the.md", "# The Who\n\nwho what\n")
+    v.index()
+    assert any(r.path == "notes/the.md" for r in v.search("the who"))
+
+
+def test_rebuild_gives_identical_results(v: Vault) -> None:
+    queries = ["latency", "read model", "会議", "Pat", "customers"]
+    before = [[r.to_dict() for r in v.search(q)] for q in queries]
+    v.rebuild()
+    after = [[r.to_dict() for r in v.search(q)] for q in queries]
+    assert after == before
+
+
+def test_results_are_grouped_one_entry_per_page(v: Vault) -> None:
+    results = v.search("word1 word2 latency")
+    paths = [r.path for r in results]
+    assert len(paths) == len(set(paths))
