@@ -188,7 +188,7 @@ def test_manual_edges_survive_extraction_and_rebuild(v: Vault) -> None:
 
 
 def test_manual_link_rejects_unknown_relation_listing_allowed(v: Vault) -> None:
-    with pytest.raises(ValueError, match="allowed: .*works_at"):
+    with pytest.raises(ValueError, match=r"allowed: .*works_at"):
         v.link("Maya Okafor", "likes", "Horizon Ventures")
 
 

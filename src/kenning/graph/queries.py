@@ -109,10 +109,12 @@ def neighbors(db: sqlite3.Connection, page_id: int, *, rels: Sequence[str] = (),
     columns = "l.rel, l.kind, l.origin_id, l.line, l.field, l.valid_from, l.valid_to, l.status"
     parts, args = [], []
     if direction in ("out", "both"):
-        parts.append(f"SELECT 'out' AS dir, l.dst_id AS other, {columns} FROM links l WHERE l.src_id = ? AND {cond}")
+        parts.append(f"SELECT 'out' AS dir, l.dst_id AS other, {columns} FROM links l"
+                     f" WHERE l.src_id = ? AND {cond}")
         args += [page_id, *params]
     if direction in ("in", "both"):
-        parts.append(f"SELECT 'in' AS dir, l.src_id AS other, {columns} FROM links l WHERE l.dst_id = ? AND {cond}")
+        parts.append(f"SELECT 'in' AS dir, l.src_id AS other, {columns} FROM links l"
+                     f" WHERE l.dst_id = ? AND {cond}")
         args += [page_id, *params]
     rows = db.execute(
         f"""SELECT e.*, p.path, p.title, p.type, o.path FROM ({' UNION ALL '.join(parts)}) e
@@ -133,10 +135,10 @@ def neighbors(db: sqlite3.Connection, page_id: int, *, rels: Sequence[str] = (),
     return out
 
 
-def _step_sql(direction: str, cond: str) -> str:
-    out = f"SELECT l.src_id AS a, l.rel AS rel, l.dst_id AS b FROM links l WHERE {cond}"
-    inn = f"SELECT l.dst_id AS a, l.rel AS rel, l.src_id AS b FROM links l WHERE {cond}"
-    return {"out": out, "in": inn, "both": f"{out} UNION ALL {inn}"}[direction]
+def _hops(direction: str) -> list[tuple[str, str]]:
+    """(column to join on, column reached) per direction: out follows src→dst."""
+    return {"out": [("src_id", "dst_id")], "in": [("dst_id", "src_id")],
+            "both": [("src_id", "dst_id"), ("dst_id", "src_id")]}[direction]
 
 
 def traverse(db: sqlite3.Connection, page_id: int, *, depth: int = 2, rels: Sequence[str] = (),
@@ -145,33 +147,45 @@ def traverse(db: sqlite3.Connection, page_id: int, *, depth: int = 2, rels: Sequ
     _check_direction(direction)
     depth = clamp_depth(depth)
     cond, params = _edge_filter(rels, as_of)
-    step = _step_sql(direction, cond)
-    step_params = params * (2 if direction == "both" else 1)
+    # One recursive SELECT per direction, each joining links through its index.
+    steps = " UNION ".join(
+        f"SELECT l.{to}, w.depth + 1 FROM walk w JOIN links l ON l.{on} = w.id"
+        f" WHERE w.depth < ? AND {cond}" for on, to in _hops(direction))
+    step_params: list[object] = []
+    for _ in _hops(direction):
+        step_params += [depth, *params]
     rows = db.execute(
         f"""
-        WITH RECURSIVE step(a, rel, b) AS ({step}),
-        walk(id, depth) AS (
-            SELECT ?, 0
-            UNION
-            SELECT s.b, w.depth + 1 FROM walk w JOIN step s ON s.a = w.id WHERE w.depth < ?
-        )
+        WITH RECURSIVE walk(id, depth) AS (SELECT ?, 0 UNION {steps})
         SELECT w.id, MIN(w.depth), p.path, p.title, p.type FROM walk w
         JOIN pages p ON p.id = w.id GROUP BY w.id ORDER BY MIN(w.depth), p.title
         """,
-        (*step_params, page_id, depth),
+        (page_id, *step_params),
     ).fetchall()
     nodes = [Node(r[0], r[2], r[3], r[4], r[1]) for r in rows]
-    start = next(n for n in nodes if n.id == page_id) if nodes else node(db, page_id)
+    start = next((n for n in nodes if n.id == page_id), None) or node(db, page_id)
     result = Traversal(start=start, depth=depth, nodes=[n for n in nodes if n.id != page_id])
     level = {n.id: n.depth for n in nodes}
-    if len(level) > 1:
-        ids = list(level)
-        marks = ",".join("?" * len(ids))
-        edge_rows = db.execute(
-            f"SELECT DISTINCT s.a, s.rel, s.b FROM ({step}) s WHERE s.a IN ({marks})"
-            f" AND s.b IN ({marks})", (*step_params, *ids, *ids)).fetchall()
-        result.edges = [(a, rel, b) for a, rel, b in edge_rows if level[b] == level[a] + 1]
+    for a, rel, b in _expand(db, [n.id for n in nodes if n.depth < depth], direction, cond,
+                             params):
+        if b in level and level[b] == level[a] + 1:
+            result.edges.append((a, rel, b))
+    result.edges = sorted(set(result.edges))
     return result
+
+
+def _expand(db: sqlite3.Connection, ids: list[int], direction: str, cond: str,
+            params: list[object]) -> list[tuple[int, str, int]]:
+    """Every (from, rel, to) step out of ``ids`` in ``direction``."""
+    out: list[tuple[int, str, int]] = []
+    for begin in range(0, len(ids), 500):
+        part = ids[begin : begin + 500]
+        marks = ",".join("?" * len(part))
+        for on, to in _hops(direction):
+            out += db.execute(
+                f"SELECT l.{on}, l.rel, l.{to} FROM links l WHERE l.{on} IN ({marks})"
+                f" AND {cond} ORDER BY l.{on}, l.rel, l.{to}", (*part, *params)).fetchall()
+    return out
 
 
 def path(db: sqlite3.Connection, start_id: int, end_id: int, *, max_depth: int = 6,
@@ -183,19 +197,14 @@ def path(db: sqlite3.Connection, start_id: int, end_id: int, *, max_depth: int =
     if start_id == end_id:
         return [(node(db, start_id), None)]
     cond, params = _edge_filter(rels, as_of)
-    step = _step_sql(direction, cond)
-    step_params = params * (2 if direction == "both" else 1)
     parent: dict[int, tuple[int, str]] = {}
     frontier = [start_id]
     seen = {start_id}
     for _ in range(max_depth):
         if not frontier:
             break
-        marks = ",".join("?" * len(frontier))
-        rows = db.execute(f"SELECT s.a, s.rel, s.b FROM ({step}) s WHERE s.a IN ({marks})"
-                          " ORDER BY s.a, s.rel, s.b", (*step_params, *frontier)).fetchall()
         nxt = []
-        for a, rel, b in rows:
+        for a, rel, b in sorted(_expand(db, frontier, direction, cond, params)):
             if b in seen:
                 continue
             seen.add(b)
@@ -221,7 +230,7 @@ def backlinks(db: sqlite3.Connection, page_id: int, *, rels: Sequence[str] = (),
 
 
 def orphans(db: sqlite3.Connection, *, types: Sequence[str] = ()) -> list[Node]:
-    """Pages with no resolved edge in or out (core memory, daily logs, sources, sessions excluded)."""
+    """Pages with no resolved edge in or out (core memory, daily logs, sources, sessions aside)."""
     where = "p.folder NOT IN ('memory', 'sources', 'sessions') AND p.path != 'memory.md'"
     params: list[object] = []
     if types:

@@ -52,7 +52,7 @@ def _v1(db: sqlite3.Connection) -> None:
             summary TEXT NOT NULL,
             title_line INTEGER,
             summary_end INTEGER,
-            date TEXT,                     -- the page's "when": date, daily-log day, updated, created
+            date TEXT,                     -- the page's "when" (date, daily-log day, updated)
             created TEXT,
             updated TEXT,
             frontmatter TEXT NOT NULL,     -- JSON

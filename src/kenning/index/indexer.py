@@ -136,11 +136,7 @@ def extract_edges(page: Page, fm_lines: dict[str, int]) -> list[Edge]:
                 continue
         ref = link.target
         if link.kind == "markdown":
-            resolved = _md_target(page.path, link.target)
-            if resolved is None:
-                ref = link.target
-            else:
-                ref = resolved
+            ref = _md_target(page.path, link.target) or link.target
         rel = infer_relation(link.sentence, link.target, names)
         edges.append(Edge(rel=rel, ref=ref, kind=link.kind, line=link.line, heading=link.heading,
                           alias=link.alias, embed=link.embed))
@@ -315,7 +311,8 @@ class Indexer:
         if exists:
             db.execute(
                 "UPDATE pages SET path=?, title=?, type=?, domain=?, folder=?, status=?,"
-                " summary=?, title_line=?, summary_end=?, date=?, created=?, updated=?, frontmatter=?, lines=? WHERE id=?",
+                " summary=?, title_line=?, summary_end=?, date=?, created=?, updated=?,"
+                " frontmatter=?, lines=? WHERE id=?",
                 (*row, page_id))
             old = {r[0] for r in db.execute("SELECT norm FROM names WHERE page_id = ?",
                                             (page_id,))}
@@ -427,10 +424,10 @@ class Indexer:
             states = {src_state, dst_state}
             state = ("ambiguous" if "ambiguous" in states else
                      "unresolved" if "unresolved" in states else "resolved")
-            if state == "unresolved" and kind == "markdown" and dst_norm is not None:
-                # A Markdown link to an attachment (image, PDF) that exists is not dangling.
-                if self._attachment_exists(dst_norm):
-                    state = "file"
+            # A Markdown link to an attachment (image, PDF) that exists is not dangling.
+            if (state == "unresolved" and kind == "markdown" and dst_norm is not None
+                    and self._attachment_exists(dst_norm)):
+                state = "file"
             updates.append((src_id, dst_id, state, link_id))
         db.executemany("UPDATE links SET src_id = ?, dst_id = ?, resolution = ? WHERE id = ?",
                        updates)

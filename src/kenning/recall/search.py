@@ -111,15 +111,12 @@ class Query:
         """True when nothing searchable is left."""
         return not (self.terms or self.phrases or self.cjk)
 
-    def fts(self) -> str:
-        """The FTS5 MATCH expression."""
-        parts = [f'"{t}"' for t in self.terms] + [f'"{p}"' for p in self.phrases]
-        clauses = []
-        if parts:
-            clauses.append("{title heading body} : (" + " OR ".join(parts) + ")")
-        if self.cjk:
-            clauses.append("{title cjk} : (" + " OR ".join(run_to_fts(r) for r in self.cjk) + ")")
-        return " OR ".join(clauses)
+    def fts(self, *, all_terms: bool = False) -> str:
+        """The FTS5 MATCH expression: any term (default) or every term."""
+        join = " AND " if all_terms else " OR "
+        clauses = [f'{{title heading body}} : "{t}"' for t in (*self.terms, *self.phrases)]
+        clauses += [f"{{title cjk}} : {run_to_fts(r)}" for r in self.cjk]
+        return join.join(clauses)
 
     @property
     def size(self) -> int:
@@ -147,39 +144,37 @@ def search(db: sqlite3.Connection, text: str, *, filters: Filters = Filters(), l
     if query.empty:
         return []
     where, params = _filter_sql(filters)
-    rows = db.execute(
-        f"""
-        SELECT c.id, c.page_id, c.start_line, c.heading, -bm25(chunks_fts, ?, ?, ?, ?) AS score,
-               highlight(chunks_fts, 2, '{OPEN}', '{CLOSE}'), p.path, p.title, p.type, p.folder,
-               highlight(chunks_fts, 0, '{OPEN}', '{CLOSE}')
-        FROM chunks_fts
-        JOIN chunks c ON c.id = chunks_fts.rowid
-        JOIN pages p ON p.id = c.page_id
-        WHERE chunks_fts MATCH ? {where}
-        ORDER BY bm25(chunks_fts, ?, ?, ?, ?)
-        LIMIT {CANDIDATE_CHUNKS}
-        """,
-        (*BM25_WEIGHTS, query.fts(), *params, *BM25_WEIGHTS),
-    ).fetchall()
+    fts = query.fts()
+    # Phase 1: rank chunks by BM25 alone (cheap); AND first, OR only when AND finds too little.
+    rows = _rank_chunks(db, query.fts(all_terms=True), where, params) if query.size > 1 else []
+    if len({r[1] for r in rows}) < limit:
+        rows = _rank_chunks(db, fts, where, params)
+    best: dict[int, list[tuple[int, int, str, float]]] = {}
+    for chunk_id, page_id, start, heading, score in rows:
+        best.setdefault(page_id, []).append((chunk_id, start, heading, score))
+    shortlist = sorted(best, key=lambda pid: -sum(c[3] for c in best[pid][:2]))[: limit * 3]
 
+    # Phase 2: mark the matches only in the chunks that can still make the answer.
+    chunk_ids = [c[0] for pid in shortlist for c in best[pid][:3]]
+    marked = _highlights(db, fts, chunk_ids)
+    meta = _page_meta(db, shortlist)
     pages: dict[int, Result] = {}
     page_chunks: dict[int, list[Hit]] = {}
     covered: dict[int, set[str]] = {}
     title_only: set[int] = set()
     wanted = _wanted_terms(query)
-    for chunk_id, page_id, start, heading, score, marked, path, title, ptype, _folder, tmark \
-            in rows:
-        first, last, snippet, found = _evidence(marked, start, query)
-        if not found:
-            title_only.add(chunk_id)
-        found |= _marked_terms(tmark)
-        result = pages.get(page_id)
-        if result is None:
-            result = pages[page_id] = Result(path=path, title=title, type=ptype, score=0.0)
-            page_chunks[page_id] = []
-            covered[page_id] = set()
-        covered[page_id] |= found
-        page_chunks[page_id].append(Hit(chunk_id, first, last, heading, score, snippet))
+    for page_id in shortlist:
+        path, title, ptype = meta[page_id]
+        pages[page_id] = Result(path=path, title=title, type=ptype, score=0.0)
+        page_chunks[page_id] = []
+        covered[page_id] = set()
+        for chunk_id, start, heading, score in best[page_id][:3]:
+            body, title_marks = marked.get(chunk_id, ("", ""))
+            first, last, snippet, found = _evidence(body, start, query)
+            if not found:
+                title_only.add(chunk_id)
+            covered[page_id] |= found | _marked_terms(title_marks)
+            page_chunks[page_id].append(Hit(chunk_id, first, last, heading, score, snippet))
 
     for page_id, exact_title in _exact_matches(db, text, where, params):
         if page_id not in pages:
@@ -210,6 +205,43 @@ def search(db: sqlite3.Connection, text: str, *, filters: Filters = Filters(), l
             result.score += EXACT_TITLE_BOOST
     ranked = sorted(pages.values(), key=lambda r: (-r.score, r.path))
     return ranked[:limit]
+
+
+def _rank_chunks(db: sqlite3.Connection, fts: str, where: str, params: list[object]
+                 ) -> list[tuple[int, int, int, str, float]]:
+    return db.execute(
+        f"""
+        SELECT c.id, c.page_id, c.start_line, c.heading, -bm25(chunks_fts, ?, ?, ?, ?)
+        FROM chunks_fts
+        JOIN chunks c ON c.id = chunks_fts.rowid
+        JOIN pages p ON p.id = c.page_id
+        WHERE chunks_fts MATCH ? {where}
+        ORDER BY bm25(chunks_fts, ?, ?, ?, ?)
+        LIMIT {CANDIDATE_CHUNKS}
+        """,
+        (*BM25_WEIGHTS, fts, *params, *BM25_WEIGHTS),
+    ).fetchall()
+
+
+def _highlights(db: sqlite3.Connection, fts: str, chunk_ids: list[int]
+                ) -> dict[int, tuple[str, str]]:
+    if not chunk_ids:
+        return {}
+    marks = ",".join("?" * len(chunk_ids))
+    rows = db.execute(
+        f"""SELECT rowid, highlight(chunks_fts, 2, '{OPEN}', '{CLOSE}'),
+                   highlight(chunks_fts, 0, '{OPEN}', '{CLOSE}')
+            FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid IN ({marks})""",
+        (fts, *chunk_ids)).fetchall()
+    return {r[0]: (r[1], r[2]) for r in rows}
+
+
+def _page_meta(db: sqlite3.Connection, page_ids: list[int]) -> dict[int, tuple[str, str, str]]:
+    if not page_ids:
+        return {}
+    marks = ",".join("?" * len(page_ids))
+    return {r[0]: (r[1], r[2], r[3]) for r in db.execute(
+        f"SELECT id, path, title, type FROM pages WHERE id IN ({marks})", page_ids)}
 
 
 def _filter_sql(filters: Filters) -> tuple[str, list[object]]:

@@ -77,7 +77,7 @@ def decode_markdown(data: bytes) -> str:
 
 
 def resolve_inside(root: Path, relative: str) -> Path:
-    """Resolve a vault-relative path, refusing absolute paths, ``..`` and symlinks out of ``root``."""
+    """Resolve a vault-relative path; refuse absolute paths, ``..`` and symlinks out of ``root``."""
     if not relative or os.path.isabs(relative) or relative.startswith(("~", "\\")):
         raise UnsafePath(f"path must be relative to the vault: {relative!r}")
     root_real = root.resolve()
