@@ -208,3 +208,18 @@ def test_provenance_records_origin_field_and_line(v: Vault) -> None:
 ])
 def test_someone_else_as_subject_gives_a_mention(sentence: str) -> None:
     assert infer_relation(sentence, "Acme", frozenset({"maya"})) == "mentions"
+
+
+def test_retain_mentions_resolve_to_entity_pages(v: Vault) -> None:
+    put(v, "memory/2026-03-02.md", "# 2026-03-02\n\n## Retain\n"
+        "- W @Maya_Okafor: moved to Berlin\n- O(c=0.8) @Horizon_VC: will lead the A round\n"
+        "- B @Unknown_Person: met someone\n")
+    v.index()
+    rows = edges(v, "memory/2026-03-02.md")
+    assert ("mentions", "memory/2026-03-02.md", "people/maya.md", "fact", "resolved") in rows
+    assert ("mentions", "memory/2026-03-02.md", "organizations/horizon.md", "fact",
+            "resolved") in rows
+    assert ("mentions", "memory/2026-03-02.md", None, "fact", "unresolved") in rows
+    retained = v.db.execute("SELECT kind, confidence, date FROM retained ORDER BY line").fetchall()
+    assert retained == [("W", None, "2026-03-02"), ("O", 0.8, "2026-03-02"),
+                        ("B", None, "2026-03-02")]

@@ -126,6 +126,10 @@ def extract_edges(page: Page, fm_lines: dict[str, int]) -> list[Edge]:
             edges.append(Edge(rel=fact.relation, ref=fact.target, kind="fact", line=fact.line,
                               valid_from=date_floor(fact.valid_from),
                               valid_to=date_ceiling(fact.valid_to), status=fact.status))
+    for item in page.retain:
+        # "- W @Peter: …" in a daily log mentions Peter's page.
+        for entity in item.entities:
+            edges.append(Edge(rel="mentions", ref=entity, kind="fact", line=item.line))
     for link in page.links:
         if link.kind == "wikilink" and not link.target:
             continue  # [[#Heading]] points into the page itself
