@@ -275,7 +275,9 @@ def writer_lock(root: Path, *, wait: float = 0.0) -> Iterator[None]:
     path = state_dir(root) / LOCK_NAME
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    deadline = time.monotonic() + wait
+    # Even with wait=0, retry briefly: `kenning doctor` probes the lock by taking it for an
+    # instant, and that must not make a concurrent `kenning index` fail.
+    deadline = time.monotonic() + max(wait, 0.5)
     try:
         while True:
             try:

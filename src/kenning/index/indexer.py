@@ -19,7 +19,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote
 
 from kenning.index import db as dbm
 from kenning.index.chunking import chunk_lines
@@ -32,8 +31,11 @@ from kenning.index.edges import (
     infer_relation,
     self_names,
 )
-from kenning.vault.fsio import UnreadableFile, decode_markdown
+from kenning.vault import frontmatter
+from kenning.vault.frontmatter import key_line
+from kenning.vault.fsio import UnreadableFile, decode_markdown, too_large
 from kenning.vault.layout import Config, FoundFile, daily_log_date, iter_markdown_files
+from kenning.vault.markdown import resolve_relative
 from kenning.vault.page import Page, parse_page
 
 BATCH_FILES = 400
@@ -102,19 +104,6 @@ def page_date(page: Page) -> str | None:
     return None
 
 
-def _md_target(origin: str, target: str) -> str | None:
-    """A Markdown link target as a vault-relative path, or None when it leaves the vault."""
-    target = unquote(target.strip().strip("<>"))
-    if target.startswith("/"):
-        joined = target.lstrip("/")
-    else:
-        joined = posixpath.join(posixpath.dirname(origin), target)
-    normal = posixpath.normpath(joined)
-    if normal.startswith("..") or normal in (".", ""):
-        return None
-    return normal
-
-
 def extract_edges(page: Page, fm_lines: dict[str, int]) -> list[Edge]:
     """Every edge the page produces: frontmatter fields, typed facts, links in its text."""
     edges = frontmatter_edges(page.frontmatter, fm_lines)
@@ -140,7 +129,7 @@ def extract_edges(page: Page, fm_lines: dict[str, int]) -> list[Edge]:
                 continue
         ref = link.target
         if link.kind == "markdown":
-            ref = _md_target(page.path, link.target) or link.target
+            ref = resolve_relative(page.path, link.target)
         rel = infer_relation(link.sentence, link.target, names)
         edges.append(Edge(rel=rel, ref=ref, kind=link.kind, line=link.line, heading=link.heading,
                           alias=link.alias, embed=link.embed))
@@ -148,15 +137,10 @@ def extract_edges(page: Page, fm_lines: dict[str, int]) -> list[Edge]:
 
 
 def frontmatter_key_lines(page: Page) -> dict[str, int]:
-    """Line of each top-level frontmatter key (cheap scan of the raw frontmatter lines)."""
-    out: dict[str, int] = {}
-    if page.body_start <= 1:
-        return out
-    for number, line in enumerate(page.text.splitlines()[1 : page.body_start - 1], start=2):
-        if line and not line[0].isspace() and not line.startswith(("#", "-")) and ":" in line:
-            key = line.split(":", 1)[0].strip().strip("'\"")
-            out.setdefault(key, number)
-    return out
+    """Line of each top-level frontmatter key, for edge provenance."""
+    block = frontmatter.locate(page.text)
+    lines = {key: key_line(block, key) for key in page.frontmatter}
+    return {key: line for key, line in lines.items() if line is not None}
 
 
 class Indexer:
@@ -243,11 +227,18 @@ class Indexer:
             self._upsert_file(known, found, "", "skipped", found.skip)
             self._drop_page(known[0] if known else None)
             return
+        reason = too_large(found.size)
+        if reason:
+            # Decide from the size alone: never load a huge file to refuse it.
+            self._drop_page(self._upsert_file(known, found, "", "skipped", reason))
+            return
         path = self.root / found.path
         try:
             data = path.read_bytes()
         except OSError as exc:
-            self._upsert_file(known, found, "", "skipped", f"cannot read: {exc.strerror}")
+            file_id = self._upsert_file(known, found, "", "skipped",
+                                        f"cannot read: {exc.strerror}")
+            self._drop_page(file_id)
             return
         digest = hashlib.blake2b(data, digest_size=16).hexdigest()
         if known is not None and known[4] == digest and known[5] == "ok":

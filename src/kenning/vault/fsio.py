@@ -62,10 +62,18 @@ class UnreadableFile(Exception):
         super().__init__(reason)
 
 
+def too_large(size: int) -> str | None:
+    """Why a file of ``size`` bytes is not indexed, or None when it is small enough."""
+    if size > MAX_FILE_BYTES:
+        return f"too large ({size / 1_048_576:.1f} MB > 10 MB)"
+    return None
+
+
 def decode_markdown(data: bytes) -> str:
     """Decode file bytes as UTF-8 text, or raise UnreadableFile naming why (binary, bad UTF-8)."""
-    if len(data) > MAX_FILE_BYTES:
-        raise UnreadableFile(f"too large ({len(data) / 1_048_576:.1f} MB > 10 MB)")
+    reason = too_large(len(data))
+    if reason:
+        raise UnreadableFile(reason)
     if b"\x00" in data[:8192]:
         raise UnreadableFile("binary file (NUL bytes)")
     try:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date
@@ -195,6 +196,10 @@ def iter_markdown_files(root: Path, exclude: tuple[str, ...] = (),
                 st = entry.stat(follow_symlinks=True)
             except OSError as exc:
                 yield FoundFile(rel, 0, 0, skip=f"cannot stat: {exc.strerror}")
+                continue
+            if not stat.S_ISREG(st.st_mode):
+                # Reading a FIFO would block forever; a device may never end.
+                yield FoundFile(rel, 0, 0, skip="not a regular file (a pipe, socket or device)")
                 continue
             yield FoundFile(rel, st.st_size, st.st_mtime_ns)
             count += 1

@@ -1,0 +1,297 @@
+"""YAML frontmatter: locate it, read it into plain JSON-able values, edit single keys in place.
+
+Reading uses a safe loader and never raises on bad content: the caller gets a problem with the file
+line instead. Editing splices only the lines of the keys it changes, so a person's comments,
+quoting, key order and blank lines survive byte for byte (see docs/vault-format.md).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import io
+import math
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap
+from ruamel.yaml.scalarstring import FoldedScalarString, LiteralScalarString
+
+from kenning.errors import KenningError
+
+# The safe loader is stateless between loads, so one instance serves every parse.
+_SAFE = YAML(typ="safe", pure=True)
+_ROUND_TRIP: YAML | None = None
+
+_OPEN = re.compile(r"---[ \t]*\r?")
+_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*\r?$", re.MULTILINE)
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+class FrontmatterError(KenningError, ValueError):
+    """Frontmatter that cannot be edited safely (malformed YAML, unterminated block)."""
+
+
+@dataclass(frozen=True)
+class FrontmatterBlock:
+    """Where the frontmatter sits in a file; line numbers are 1-based file lines."""
+
+    yaml_text: str           # the text between the delimiters, line endings as in the file
+    yaml_start: int          # file line of the first YAML line (always 2)
+    close_line: int | None   # file line of the closing delimiter; None when unterminated
+    body_start: int          # first body line (1 when unterminated)
+    yaml_offset: int         # character offset of yaml_text in the file
+    body_offset: int         # character offset of the body in the file
+
+
+@dataclass(frozen=True)
+class FrontmatterResult:
+    """The outcome of reading a file's frontmatter."""
+
+    data: dict[str, Any]
+    body_start: int
+    body_offset: int
+    block: FrontmatterBlock | None
+    error: tuple[int, str] | None  # (file line, message) when the frontmatter is unusable
+
+
+def locate(text: str) -> FrontmatterBlock | None:
+    """Find the frontmatter block (``---`` on line 1 up to ``---``/``...``), or None if absent."""
+    if not text.startswith("---"):
+        return None
+    first_end = text.find("\n")
+    first = text[: first_end if first_end >= 0 else len(text)]
+    if not _OPEN.fullmatch(first):
+        return None
+    if first_end < 0:
+        return FrontmatterBlock("", 2, None, 1, len(text), 0)
+    start = first_end + 1
+    match = _CLOSE.search(text, start)
+    if match is None:
+        return FrontmatterBlock(text[start:], 2, None, 1, start, 0)
+    close_line = text.count("\n", 0, match.start()) + 1
+    nl = text.find("\n", match.end())
+    body_offset = len(text) if nl < 0 else nl + 1
+    return FrontmatterBlock(text[start : match.start()], 2, close_line, close_line + 1, start,
+                            body_offset)
+
+
+def read(text: str) -> FrontmatterResult:
+    """Read a file's frontmatter into plain values; problems are returned, never raised."""
+    block = locate(text)
+    if block is None:
+        return FrontmatterResult({}, 1, 0, None, None)
+    if block.close_line is None:
+        return FrontmatterResult(
+            {}, 1, 0, block,
+            (1, "frontmatter starts with '---' but has no closing '---'; read as body"))
+    if not block.yaml_text.strip():
+        return FrontmatterResult({}, block.body_start, block.body_offset, block, None)
+    try:
+        loaded = _SAFE.load(block.yaml_text)
+    except Exception as exc:  # any YAML failure is the file's problem, not the caller's
+        return FrontmatterResult({}, block.body_start, block.body_offset, block,
+                                 (_error_line(exc, block), _error_message(exc)))
+    if loaded is None:
+        return FrontmatterResult({}, block.body_start, block.body_offset, block, None)
+    if not isinstance(loaded, dict):
+        return FrontmatterResult(
+            {}, block.body_start, block.body_offset, block,
+            (block.yaml_start, f"frontmatter must be a mapping of keys, not a "
+                               f"{type(loaded).__name__}"))
+    return FrontmatterResult(to_plain(loaded), block.body_start, block.body_offset, block, None)
+
+
+def _error_line(exc: Exception, block: FrontmatterBlock) -> int:
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    line = getattr(mark, "line", None)
+    if isinstance(line, int):
+        # A mark past the last YAML line (e.g. "end of stream") is reported on the last one.
+        last = block.yaml_start + max(block.yaml_text.count("\n") - 1, 0)
+        return min(block.yaml_start + line, last)
+    return block.yaml_start
+
+
+def _error_message(exc: Exception) -> str:
+    problem = getattr(exc, "problem", None)
+    context = getattr(exc, "context", None)
+    parts = [p for p in (context, problem) if p]
+    if parts:
+        text = "; ".join(parts)
+    else:
+        text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return f"invalid YAML in frontmatter: {text}"
+
+
+def to_plain(value: Any) -> Any:
+    """Convert loaded YAML to JSON-able Python (dates → ISO strings, keys → str)."""
+    if isinstance(value, dict):
+        return {_plain_key(k): to_plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [to_plain(v) for v in value]
+    if isinstance(value, bool | str | int) or value is None:
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    if isinstance(value, _dt.datetime | _dt.date):
+        return value.isoformat()
+    if isinstance(value, set | frozenset):
+        return sorted((to_plain(v) for v in value), key=str)
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return str(value)
+
+
+def _plain_key(key: Any) -> str:
+    if isinstance(key, str):
+        return key
+    plain = to_plain(key)
+    return plain if isinstance(plain, str) else str(plain)
+
+
+_KEY_LINE = re.compile(r"""(?:"((?:[^"\\]|\\.)*)"|'((?:[^']|'')*)'|([^\s#'"?\-][^:\r\n]*?|-[^\s:]"""
+                       r"""[^:\r\n]*?))[ \t]*:(?:[ \t]|\r?$)""")
+
+
+def key_line(block: FrontmatterBlock | None, key: str) -> int | None:
+    """File line of a top-level ``key`` in the frontmatter (cheap textual scan), or None."""
+    if block is None:
+        return None
+    for i, line in enumerate(block.yaml_text.split("\n")):
+        m = _KEY_LINE.match(line)
+        if m is None:
+            continue
+        found = m.group(1) if m.group(1) is not None else (
+            m.group(2).replace("''", "'") if m.group(2) is not None else m.group(3))
+        if found == key:
+            return block.yaml_start + i
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Editing
+
+
+def _rt() -> YAML:
+    global _ROUND_TRIP
+    if _ROUND_TRIP is None:
+        y = YAML()
+        y.preserve_quotes = True
+        # Obsidian's own style: block lists indented under their key.
+        y.indent(mapping=2, sequence=4, offset=2)
+        y.width = 4096
+        y.allow_unicode = True
+        _ROUND_TRIP = y
+    return _ROUND_TRIP
+
+
+def _yamlish(value: Any) -> Any:
+    # ISO date strings are written as YAML dates so Obsidian shows them as date properties;
+    # they read back as the same ISO string.
+    if isinstance(value, str) and _ISO_DATE.fullmatch(value):
+        try:
+            return _dt.date.fromisoformat(value)
+        except ValueError:
+            return value
+    if isinstance(value, dict):
+        return {str(k): _yamlish(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_yamlish(v) for v in value]
+    return value
+
+
+def render(data: dict[str, Any]) -> str:
+    """Render a mapping as block-style YAML lines (``\\n`` endings, no delimiters)."""
+    if not data:
+        return ""
+    out = io.StringIO()
+    _rt().dump({str(k): _yamlish(v) for k, v in data.items()}, out)
+    return out.getvalue()
+
+
+def _load_rt(yaml_text: str) -> Any:
+    try:
+        return _rt().load(yaml_text)
+    except Exception as exc:
+        raise FrontmatterError(f"cannot edit frontmatter: {_error_message(exc)}") from None
+
+
+def set_frontmatter(text: str, updates: dict[str, Any], remove: Iterable[str] = ()) -> str:
+    """Set/add top-level keys and remove others; every other byte of ``text`` is kept."""
+    removals = [k for k in remove if k not in updates]
+    bom = "\ufeff" if text.startswith("\ufeff") else ""
+    text = text[len(bom):]
+    nl = "\r\n" if "\r\n" in text else "\n"
+    block = locate(text)
+    if block is None:
+        if not updates:
+            return bom + text
+        return bom + "---" + nl + _with_nl(render(updates), nl) + "---" + nl + text
+    if block.close_line is None:
+        raise FrontmatterError("frontmatter has no closing '---'; fix it before editing", line=1)
+    loaded = _load_rt(block.yaml_text) if block.yaml_text.strip() else None
+    if loaded is None:
+        loaded = CommentedMap()
+    if not isinstance(loaded, CommentedMap):
+        raise FrontmatterError("frontmatter is not a mapping of keys", line=2)
+    lines = block.yaml_text.split("\n")
+    tail = lines.pop()  # text after the last newline (normally "")
+    keys = list(loaded.keys())
+    starts = [loaded.lc.key(k)[0] for k in keys]
+    flow = loaded.fa.flow_style() or len(set(starts)) != len(starts)
+    if flow or tail.strip():
+        # A one-line {a: 1} mapping has no per-key lines to splice; rewrite the mapping instead.
+        merged = {k: v for k, v in loaded.items() if k not in removals}
+        merged.update({k: _yamlish(v) for k, v in updates.items()})
+        yaml_text = _with_nl(_dump_rt(merged), nl)
+        return bom + text[: block.yaml_offset] + yaml_text + text[block.yaml_offset
+                                                                   + len(block.yaml_text):]
+    spans: dict[Any, tuple[int, int]] = {}
+    for i, k in enumerate(keys):
+        end = starts[i + 1] if i + 1 < len(keys) else len(lines)
+        # Blank lines and comment lines before the next key belong to that key, not this one
+        # (inside a block scalar a '#' line is content, so only blank lines are trimmed there).
+        block_scalar = isinstance(loaded[k], LiteralScalarString | FoldedScalarString)
+        while end - 1 > starts[i] and (not lines[end - 1].strip() or (
+                not block_scalar and lines[end - 1].lstrip().startswith("#"))):
+            end -= 1
+        spans[k] = (starts[i], end)
+    replace: dict[int, tuple[int, str]] = {}
+    for k in removals:
+        if k in spans:
+            s, e = spans[k]
+            replace[s] = (e, "")
+    appended: dict[str, Any] = {}
+    for k, v in updates.items():
+        if k in spans:
+            s, e = spans[k]
+            replace[s] = (e, _with_nl(render({k: v}), nl))
+        else:
+            appended[k] = v
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        if i in replace:
+            e, rendered = replace[i]
+            out.append(rendered)
+            i = e
+            continue
+        out.append(lines[i] + "\n")
+        i += 1
+    if appended:
+        out.append(_with_nl(render(appended), nl))
+    yaml_text = "".join(out)
+    return bom + text[: block.yaml_offset] + yaml_text + text[block.yaml_offset
+                                                               + len(block.yaml_text):]
+
+
+def _dump_rt(data: Any) -> str:
+    out = io.StringIO()
+    _rt().dump(data, out)
+    return out.getvalue()
+
+
+def _with_nl(rendered: str, nl: str) -> str:
+    return rendered.replace("\n", nl) if nl != "\n" else rendered

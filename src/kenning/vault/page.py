@@ -1,0 +1,656 @@
+"""The page model: parse a vault Markdown file, render its owned parts, edit them in place.
+
+This module is the one place that reads and writes Kenning's Markdown syntax; the syntax itself is
+the contract in docs/vault-format.md. Parsing never raises on bad content — it reports Problems
+with file lines. Editing functions are pure (text in, text out) and touch only the lines they own;
+callers write the result atomically with kenning.vault.fsio.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import Any
+
+from kenning import vocabulary
+from kenning.errors import VocabularyError
+from kenning.vault import frontmatter as _fm
+from kenning.vault.frontmatter import FrontmatterError, set_frontmatter
+from kenning.vault.markdown import WIKILINK, Heading, Link, extract_links, scan, split_wikilink
+
+__all__ = [
+    "OWNED_KEYS",
+    "Fact",
+    "FrontmatterError",
+    "Heading",
+    "Link",
+    "Page",
+    "Problem",
+    "RetainItem",
+    "TimelineEntry",
+    "add_fact",
+    "append_retain",
+    "append_timeline",
+    "new_page",
+    "parse_page",
+    "render_fact",
+    "render_retain",
+    "render_timeline",
+    "replace_fact",
+    "set_frontmatter",
+    "set_summary",
+]
+
+OWNED_KEYS: tuple[str, ...] = (
+    "type", "aliases", "domain", "status", "created", "updated", "emails", "organization", "role",
+    "domains", "date", "attendees", "key_people", "related", "see_also", "supersedes", "decided",
+    "because", "rejected", "title",
+)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Something in a page that Kenning could not use as written; the rest still parses."""
+
+    line: int
+    code: str      # frontmatter | vocabulary | fact | timeline | retain
+    message: str
+    field: str | None = None
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One line under ``## Facts``: a typed relation or a plain statement, with its fields."""
+
+    line: int
+    relation: str | None
+    target: str | None
+    text: str
+    valid_from: str | None = None
+    valid_to: str | None = None
+    status: str = "active"
+    successor: str | None = None
+    epistemic: str = "unknown"
+    confidence: float | None = None
+    source: str | None = None
+    block_id: str | None = None
+
+
+@dataclass(frozen=True)
+class TimelineEntry:
+    """One dated line under ``## Timeline``."""
+
+    line: int
+    date: str
+    text: str
+    source: str | None = None
+
+
+@dataclass(frozen=True)
+class RetainItem:
+    """One typed bullet under ``## Retain`` (W world, B experience, O opinion, S summary)."""
+
+    line: int
+    kind: str
+    entities: tuple[str, ...]
+    confidence: float | None
+    text: str
+
+
+@dataclass(frozen=True)
+class Page:
+    """A parsed vault page; line numbers are 1-based file lines."""
+
+    path: str
+    text: str
+    frontmatter: dict[str, Any]
+    body_start: int
+    title: str
+    title_line: int | None
+    aliases: tuple[str, ...]
+    type: str | None
+    domain: str | None
+    summary: str
+    summary_lines: tuple[int, int] | None
+    facts: tuple[Fact, ...]
+    timeline: tuple[TimelineEntry, ...]
+    retain: tuple[RetainItem, ...]
+    links: tuple[Link, ...]
+    headings: tuple[Heading, ...]
+    code_ranges: tuple[tuple[int, int], ...]
+    problems: tuple[Problem, ...]
+
+
+@dataclass(frozen=True)
+class _Section:
+    name: str       # facts | timeline | retain
+    heading: int    # file line of the heading
+    level: int
+    end: int        # last file line of the section (inclusive)
+
+
+@dataclass(frozen=True)
+class _Parsed:
+    page: Page
+    sections: tuple[_Section, ...]
+    items: tuple[tuple[int, int], ...] = ()
+    last_line: int = 0
+
+
+# ---------------------------------------------------------------------------------------------
+# Line syntax
+
+_SECTION_NAMES = {"facts": "facts", "timeline": "timeline", "retain": "retain"}
+_BULLET = re.compile(r"[ \t]*[-*+][ \t]+(.*?)[ \t]*$")
+_BLOCK_ID = re.compile(r"(?:^|[ \t])\^([A-Za-z0-9-]+)[ \t]*$")
+_FIELD = re.compile(r"[ \t]*\[([A-Za-z][\w-]*)::[ \t]*((?:\[\[[^\[\]\n]*\]\]|[^\[\]\n])*?)[ \t]*\]")
+_REL_PREFIX = re.compile(r"([A-Za-z][\w-]*)::(?=\s|$)[ \t]*")
+_LEADING_LINK = re.compile(r"\[\[([^\[\]|#\n]+)\]\](?:[ \t]+|$)")
+_DATE = re.compile(r"(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?")
+_TIMELINE = re.compile(
+    r"(?P<date>\d{4}(?:-\d{2}(?:-\d{2})?)?(?: \d{2}:\d{2})?)"
+    r"(?:[ \t]*[—–:][ \t]*|[ \t]*-(?:[ \t]+|$))(?P<text>.*)")
+_MENTION = r"@(?:\[\[[^\[\]\n]+\]\]|[\w][\w.\-]*)"
+_RETAIN = re.compile(
+    rf"(?P<kind>[A-Za-z]+)(?:\([ \t]*c[ \t]*=[ \t]*(?P<c>[^)]*?)[ \t]*\))?"
+    rf"(?P<mentions>(?:[ \t]+{_MENTION})*)[ \t]*:(?:[ \t]+|$)(?P<text>.*)")
+_MENTION_RE = re.compile(rf"(?<![\w@]){_MENTION}")
+_BARE_NAME = re.compile(r"[\w][\w.\-]*")
+_LONE_CR = re.compile(r"\r(?!\n)")
+_ATX = re.compile(r" {0,3}#{1,6}(?:[ \t]|$)")
+
+_FACT_FIELDS = ("from", "to", "status", "by", "epistemic", "confidence", "source")
+
+
+def _valid_date(value: str, *, time: bool = False) -> bool:
+    day, _, clock = value.partition(" ")
+    m = _DATE.fullmatch(day)
+    if m is None or (clock and not time):
+        return False
+    year, month, dom = m.groups()
+    try:
+        _dt.date(int(year), int(month or 1), int(dom or 1))
+    except ValueError:
+        return False
+    if clock:
+        hh, _, mm = clock.partition(":")
+        return len(hh) == 2 and len(mm) == 2 and hh.isdigit() and mm.isdigit() \
+            and int(hh) < 24 and int(mm) < 60
+    return True
+
+
+def _confidence(raw: str) -> float | None:
+    try:
+        value = float(raw)
+    except ValueError:
+        return None
+    return value if 0.0 <= value <= 1.0 else None
+
+
+def _parse_fact(line: int, content: str, problems: list[Problem]) -> Fact:
+    block_id = None
+    m = _BLOCK_ID.search(content)
+    if m:
+        block_id = m.group(1)
+        content = content[: m.start()]
+    values: dict[str, Any] = {}
+    kept: list[str] = []
+    pos = 0
+    for m in _FIELD.finditer(content):
+        key, raw = m.group(1).lower(), m.group(2).strip()
+        ok = True
+        if key not in _FACT_FIELDS:
+            ok = False  # not ours: stays in the text untouched
+        elif key in ("from", "to"):
+            if _valid_date(raw):
+                values[key] = raw
+            else:
+                ok = False
+                problems.append(Problem(line, "fact", f"[{key}:: {raw}] is not a date "
+                                        "(YYYY, YYYY-MM or YYYY-MM-DD); kept in the text", key))
+        elif key == "status":
+            try:
+                values[key] = vocabulary.fact_status(raw)
+            except VocabularyError as exc:
+                ok = False
+                problems.append(Problem(line, "vocabulary", exc.message, key))
+        elif key == "epistemic":
+            try:
+                values[key] = vocabulary.epistemic(raw)
+            except VocabularyError as exc:
+                ok = False
+                problems.append(Problem(line, "vocabulary", exc.message, key))
+        elif key == "confidence":
+            conf = _confidence(raw)
+            if conf is None:
+                ok = False
+                problems.append(Problem(line, "fact", f"confidence {raw!r} must be a number "
+                                        "from 0 to 1; kept in the text", key))
+            else:
+                values[key] = conf
+        else:  # by, source
+            values[key] = raw
+        if ok:
+            kept.append(content[pos : m.start()])
+            pos = m.end()
+    kept.append(content[pos:])
+    text = "".join(kept).strip()
+    relation = target = None
+    m = _REL_PREFIX.match(text)
+    if m:
+        try:
+            relation = vocabulary.relation(m.group(1))
+        except VocabularyError as exc:
+            problems.append(Problem(line, "vocabulary", exc.message + "; read as a statement",
+                                    "relation"))
+        else:
+            text = text[m.end():]
+            lead = _LEADING_LINK.match(text)
+            if lead:
+                target = lead.group(1).strip()
+                text = text[lead.end():]
+            else:
+                first = WIKILINK.search(text)
+                if first:
+                    target = split_wikilink(first.group(2))[0] or None
+            text = text.strip()
+    return Fact(line, relation, target, text, values.get("from"), values.get("to"),
+                values.get("status", "active"), values.get("by"),
+                values.get("epistemic", vocabulary.EPISTEMIC_DEFAULT), values.get("confidence"),
+                values.get("source"), block_id)
+
+
+def _parse_timeline(line: int, content: str, problems: list[Problem]) -> TimelineEntry | None:
+    m = _TIMELINE.fullmatch(content)
+    if m is None or not _valid_date(m.group("date"), time=True):
+        problems.append(Problem(line, "timeline", "timeline bullets start with a date "
+                                "(YYYY, YYYY-MM or YYYY-MM-DD, optional HH:MM) and '—'"))
+        return None
+    text, source = m.group("text"), None
+    for f in _FIELD.finditer(text):
+        if f.group(1).lower() == "source":
+            source = f.group(2).strip()
+            text = text[: f.start()] + text[f.end():]
+            break
+    return TimelineEntry(line, m.group("date"), text.strip(), source)
+
+
+def _mention_name(raw: str) -> str:
+    if raw.startswith("@[["):
+        return split_wikilink(raw[3:-2])[0]
+    return raw[1:].rstrip(".-").replace("_", " ")
+
+
+def _parse_retain(line: int, content: str, problems: list[Problem]) -> RetainItem | None:
+    m = _RETAIN.fullmatch(content)
+    if m is None:
+        problems.append(Problem(line, "retain", "retain bullets look like '- W @Name: text' "
+                                "(kinds W, B, O, S)"))
+        return None
+    kind = m.group("kind").upper()
+    if kind not in vocabulary.RETAIN_KINDS:
+        problems.append(Problem(line, "retain", f"unknown retain kind {m.group('kind')!r}; "
+                                f"allowed: {', '.join(vocabulary.RETAIN_KINDS)}", "kind"))
+        return None
+    conf = None
+    if m.group("c") is not None:
+        conf = _confidence(m.group("c"))
+        if conf is None:
+            problems.append(Problem(line, "retain", f"confidence {m.group('c')!r} must be a "
+                                    "number from 0 to 1", "confidence"))
+    text = m.group("text").strip()
+    entities: list[str] = []
+    for raw in (*_MENTION_RE.findall(m.group("mentions")), *_MENTION_RE.findall(text)):
+        name = _mention_name(raw)
+        if name and name not in entities:
+            entities.append(name)
+    return RetainItem(line, kind, tuple(entities), conf, text)
+
+
+# ---------------------------------------------------------------------------------------------
+# Parsing
+
+_Report = Callable[[str, str, str], None]
+
+
+def parse_page(text: str, path: str) -> Page:
+    """Parse a page's text; never raises on bad content (see ``Page.problems``)."""
+    return _analyse(text, path).page
+
+
+def _analyse(text: str, path: str) -> _Parsed:
+    src = text[1:] if text.startswith("\ufeff") else text
+    problems: list[Problem] = []
+    fm = _fm.read(src)
+    if fm.error:
+        problems.append(Problem(fm.error[0], "frontmatter", fm.error[1]))
+    body = src[fm.body_offset:]
+    if "\r" in body:
+        body = _LONE_CR.sub(" ", body.replace("\r\n", "\n"))
+    first = fm.body_start
+    lines = body.split("\n")
+    last_line = first + len(lines) - 1
+    struct = scan(body, first)
+    data = fm.data
+
+    def key_problem(key: str, code: str, message: str) -> None:
+        line = _fm.key_line(fm.block, key) or (fm.block.yaml_start if fm.block else 1)
+        problems.append(Problem(line, code, message, key))
+
+    page_type = _vocab_key(data, "type", vocabulary.entity_type, key_problem)
+    page_domain = _vocab_key(data, "domain", vocabulary.domain, key_problem)
+    aliases = _aliases(data.get("aliases"), key_problem)
+
+    headings = struct.headings
+    if struct.title is not None:
+        title, title_line = struct.title.text, struct.title.line
+    elif isinstance(data.get("title"), str) and data["title"].strip():
+        title, title_line = data["title"].strip(), None
+    else:
+        title, title_line = PurePosixPath(path).stem, None
+
+    summary, summary_lines = "", None
+    if title_line is not None:
+        stop = next((h.line for h in headings if h.line > title_line), last_line + 1)
+        span = [n for n in range(title_line + 1, stop) if lines[n - first].strip()]
+        if span:
+            summary_lines = (span[0], span[-1])
+            summary = "\n".join(lines[span[0] - first : span[-1] - first + 1]).strip()
+
+    sections: list[_Section] = []
+    for i, h in enumerate(headings):
+        name = _SECTION_NAMES.get(h.text.casefold()) if h.level >= 2 else None
+        if name is None:
+            continue
+        end = next((n.line - 1 for n in headings[i + 1:] if n.level <= h.level), last_line)
+        sections.append(_Section(name, h.line, h.level, end))
+
+    facts: list[Fact] = []
+    timeline: list[TimelineEntry] = []
+    retain: list[RetainItem] = []
+    if sections:
+        for start, _end in struct.items:
+            owner = None
+            for sec in sections:  # the innermost (latest-starting) section wins
+                if sec.heading < start <= sec.end:
+                    owner = sec
+            if owner is None:
+                continue
+            m = _BULLET.fullmatch(lines[start - first])
+            if m is None or not m.group(1):
+                continue
+            content = m.group(1)
+            if owner.name == "facts":
+                facts.append(_parse_fact(start, content, problems))
+            elif owner.name == "timeline":
+                entry = _parse_timeline(start, content, problems)
+                if entry:
+                    timeline.append(entry)
+            else:
+                item = _parse_retain(start, content, problems)
+                if item:
+                    retain.append(item)
+
+    links = extract_links(lines, struct.text_ranges, first)
+    page = Page(
+        path=path, text=text, frontmatter=data, body_start=first, title=title,
+        title_line=title_line, aliases=aliases, type=page_type, domain=page_domain,
+        summary=summary, summary_lines=summary_lines, facts=tuple(facts),
+        timeline=tuple(timeline), retain=tuple(retain), links=links, headings=headings,
+        code_ranges=struct.code_ranges, problems=tuple(sorted(problems, key=lambda p: p.line)),
+    )
+    return _Parsed(page, tuple(sections), struct.items, last_line)
+
+
+def _vocab_key(data: dict[str, Any], key: str, fold: Callable[[str], str],
+               report: _Report) -> str | None:
+    if key not in data or data[key] is None:
+        return None
+    value = data[key]
+    if not isinstance(value, str):
+        report(key, "vocabulary", f"{key} must be a single word, not {type(value).__name__}")
+        return None
+    try:
+        return str(fold(value))
+    except VocabularyError as exc:
+        report(key, "vocabulary", exc.message)
+        return None
+
+
+def _aliases(value: Any, report: _Report) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        raw: list[Any] = [value]
+    elif isinstance(value, list):
+        raw = value
+    elif isinstance(value, int | float):
+        raw = [str(value)]
+    else:
+        report("aliases", "frontmatter", "aliases must be a name or a list of names")
+        return ()
+    out: list[str] = []
+    for item in raw:
+        if isinstance(item, dict | list) or item is None:
+            continue
+        name = str(item).strip()
+        if name and name not in out:
+            out.append(name)
+    return tuple(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# Rendering
+
+
+def _one_line(value: str) -> str:
+    return value.replace("\r\n", " ").replace("\n", " ").replace("\r", " ").strip()
+
+
+def _num(value: float) -> str:
+    return repr(float(value))
+
+
+def render_fact(fact: Fact) -> str:
+    """One ``- …`` line for a fact (no newline); default status/epistemic are left out."""
+    text = _one_line(fact.text)
+    if fact.relation:
+        if fact.target:
+            first = WIKILINK.search(text)
+            if first is None or split_wikilink(first.group(2))[0] != fact.target:
+                text = f"[[{fact.target}]] {text}".rstrip()
+        out = f"- {fact.relation}:: {text}".rstrip()
+    else:
+        out = f"- {text}".rstrip()
+    fields = [("from", fact.valid_from), ("to", fact.valid_to),
+              ("status", None if fact.status == "active" else fact.status),
+              ("by", fact.successor),
+              ("epistemic", None if fact.epistemic == vocabulary.EPISTEMIC_DEFAULT
+               else fact.epistemic),
+              ("confidence", None if fact.confidence is None else _num(fact.confidence)),
+              ("source", fact.source)]
+    for key, value in fields:
+        if value is not None:
+            out += f" [{key}:: {_one_line(value)}]"
+    if fact.block_id:
+        out += f" ^{fact.block_id}"
+    return out
+
+
+def render_timeline(entry: TimelineEntry) -> str:
+    """One ``- DATE — text [source:: …]`` line (no newline)."""
+    out = f"- {entry.date} — {_one_line(entry.text)}".rstrip()
+    if entry.source:
+        out += f" [source:: {_one_line(entry.source)}]"
+    return out
+
+
+def _render_mention(name: str) -> str:
+    bare = name.replace(" ", "_")
+    if "_" not in name and _BARE_NAME.fullmatch(bare) and not bare.endswith((".", "-")):
+        return "@" + bare
+    return f"@[[{name}]]"
+
+
+def render_retain(item: RetainItem) -> str:
+    """One ``- K(c=…) @Name: text`` line (no newline)."""
+    out = f"- {item.kind}"
+    if item.confidence is not None:
+        out += f"(c={_num(item.confidence)})"
+    for name in item.entities:
+        out += " " + _render_mention(name)
+    text = _one_line(item.text)
+    return out + (f": {text}" if text else ":")
+
+
+def new_page(*, title: str, frontmatter: dict[str, Any], summary: str = "",
+             facts: Iterable[Fact] = (), timeline: Iterable[TimelineEntry] = (),
+             body: str = "") -> str:
+    """Text of a new page: frontmatter (given key order), H1, summary, Facts, Timeline, body."""
+    title = _one_line(title)
+    if not title:
+        raise ValueError("a page needs a non-empty title")
+    blocks: list[str] = []
+    if frontmatter:
+        blocks.append("---\n" + _fm.render(frontmatter) + "---\n# " + title)
+    else:
+        blocks.append("# " + title)
+    summary_text = _summary_text(summary)
+    if summary_text:
+        blocks.append(summary_text)
+    fact_lines = [render_fact(f) for f in facts]
+    if fact_lines:
+        blocks.append("## Facts\n\n" + "\n".join(fact_lines))
+    entry_lines = [render_timeline(e) for e in timeline]
+    if entry_lines:
+        blocks.append("## Timeline\n\n" + "\n".join(entry_lines))
+    text = "\n\n".join(blocks) + "\n"
+    if body:
+        text += "\n" + body
+    return text
+
+
+def _summary_text(summary: str) -> str:
+    text = summary.replace("\r\n", "\n").replace("\r", "\n").strip()
+    for line in text.split("\n"):
+        if _ATX.match(line):
+            raise ValueError(f"a summary cannot contain a heading line: {line!r}")
+    return text
+
+
+# ---------------------------------------------------------------------------------------------
+# Editing (line splicing; untouched lines keep every byte, including their line endings)
+
+
+def _newline(text: str) -> str:
+    return "\r\n" if "\r\n" in text else "\n"
+
+
+def _split(text: str) -> list[str]:
+    parts = text.split("\n")
+    out = [p + "\n" for p in parts[:-1]]
+    if parts[-1]:
+        out.append(parts[-1])
+    return out
+
+
+def _splice(text: str, start: int, stop: int, new: list[str]) -> str:
+    """Replace file lines ``start``..``stop-1`` (1-based, half-open) with ``new`` lines."""
+    nl = _newline(text)
+    lines = _split(text)
+    start = min(start, len(lines) + 1)
+    stop = min(max(stop, start), len(lines) + 1)
+    unterminated_end = bool(lines) and not lines[-1].endswith("\n")
+    if unterminated_end and start > len(lines):
+        lines[-1] += nl
+    rendered = [n + nl for n in new]
+    if unterminated_end and stop > len(lines) and rendered and start <= len(lines):
+        # Replacing the last line of a file without a final newline keeps it without one.
+        rendered[-1] = rendered[-1][: -len(nl)]
+    return "".join(lines[: start - 1] + rendered + lines[stop - 1:])
+
+
+def _is_blank(lines: list[str], line: int) -> bool:
+    return 1 <= line <= len(lines) and not lines[line - 1].strip()
+
+
+def _append_to_section(text: str, parsed: _Parsed, name: str, rendered: str,
+                       create_before: int | None) -> str:
+    lines = _split(text)
+    section = next((s for s in parsed.sections if s.name == name), None)
+    if section is not None:
+        last = min(section.end, len(lines))
+        while last > section.heading and not lines[last - 1].strip():
+            last -= 1
+        in_item = any(s <= last <= e for s, e in parsed.items if s > section.heading)
+        new = [rendered] if in_item else ["", rendered]
+        return _splice(text, last + 1, last + 1, new)
+    title = "## " + name.capitalize()
+    if create_before is not None:
+        new = [title, "", rendered, ""]
+        if not _is_blank(lines, create_before - 1) and create_before > 1:
+            new.insert(0, "")
+        return _splice(text, create_before, create_before, new)
+    end = len(lines)
+    while end > 0 and not lines[end - 1].strip():
+        end -= 1
+    new = [title, "", rendered] if end == 0 else ["", title, "", rendered]
+    return _splice(text, end + 1, end + 1, new)
+
+
+def add_fact(text: str, fact: Fact) -> str:
+    """Append a fact to ``## Facts`` (created after the summary, before ``## Timeline``)."""
+    parsed = _analyse(text, "page.md")
+    before: int | None = None
+    timeline = next((s for s in parsed.sections if s.name == "timeline"), None)
+    if timeline is not None:
+        before = timeline.heading
+    elif parsed.page.title_line is not None:
+        # Before the next level-1/2 heading: a ### heading right after the summary would
+        # otherwise end up inside the new section.
+        before = next((h.line for h in parsed.page.headings
+                       if h.line > parsed.page.title_line and h.level <= 2), None)
+    return _append_to_section(text, parsed, "facts", render_fact(fact), before)
+
+
+def replace_fact(text: str, line: int, fact: Fact) -> str:
+    """Rewrite the fact on file line ``line`` (its indentation and bullet marker are kept)."""
+    parsed = _analyse(text, "page.md")
+    if not any(f.line == line for f in parsed.page.facts):
+        raise ValueError(f"line {line} is not a fact line")
+    raw = _split(text)[line - 1].rstrip("\r\n")
+    marker = re.match(r"\ufeff?[ \t]*[-*+][ \t]+", raw)
+    prefix = marker.group(0) if marker else "- "
+    return _splice(text, line, line + 1, [prefix + render_fact(fact)[2:]])
+
+
+def append_timeline(text: str, entry: TimelineEntry) -> str:
+    """Append an entry to ``## Timeline`` (created at the end of the page if missing)."""
+    return _append_to_section(text, _analyse(text, "page.md"), "timeline",
+                              render_timeline(entry), None)
+
+
+def append_retain(text: str, item: RetainItem) -> str:
+    """Append a bullet to ``## Retain`` (created at the end of the page if missing)."""
+    return _append_to_section(text, _analyse(text, "page.md"), "retain", render_retain(item),
+                              None)
+
+
+def set_summary(text: str, summary: str) -> str:
+    """Replace the text between the H1 and the next heading; raises ValueError without an H1."""
+    parsed = _analyse(text, "page.md")
+    page = parsed.page
+    if page.title_line is None:
+        raise ValueError("the page has no '# Title' line to put a summary under")
+    body = _summary_text(summary)
+    summary_lines = body.split("\n") if body else []
+    nxt = next((h.line for h in page.headings if h.line > page.title_line), None)
+    if nxt is None:
+        lines = _split(text)
+        new = ["", *summary_lines] if summary_lines else []
+        return _splice(text, page.title_line + 1, len(lines) + 1, new)
+    new = ["", *summary_lines, ""] if summary_lines else [""]
+    return _splice(text, page.title_line + 1, nxt, new)
