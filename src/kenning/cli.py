@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -512,11 +513,18 @@ def demo(ctx: click.Context, path: Path | None) -> None:
         click.echo(f"\n$ kenning search {query!r}")
         ctx.invoke(search, query=(query,), limit=3, types=(), domains=(), folders=(),
                    since=None, until=None, as_json=False)
-    click.echo("\n$ kenning graph neighbors 'Kestrel Labs' --direction in")
-    ctx.invoke(graph_neighbors, page="Kestrel Labs", direction="in", rels=(), as_of=None,
-               as_json=False)
-    click.echo(f"\nTry more: kenning -C {target} show 'Maya Okafor' · "
-               f"kenning -C {target} doctor · kenning -C {target} graph traverse 'Kestrel Labs'")
+    click.echo("\n$ kenning graph neighbors 'Kestrel Labs' --direction in --rel invested_in"
+               " --rel founded")
+    ctx.invoke(graph_neighbors, page="Kestrel Labs", direction="in",
+               rels=("invested_in", "founded"), as_of=None, as_json=False)
+    # Show the command as the user can type it: bare when on PATH, else the path they used.
+    on_path = shutil.which("kenning")
+    here = os.path.abspath(sys.argv[0])
+    exe = "kenning" if on_path and os.path.abspath(on_path) == here else os.path.relpath(here)
+    click.echo(f"\nTry more:\n  {exe} -C {target} show 'Maya Okafor'\n"
+               f"  {exe} -C {target} search 'pricing' --type decision\n"
+               f"  {exe} -C {target} graph traverse 'Kestrel Labs' --depth 2\n"
+               f"  {exe} -C {target} doctor")
 
 
 if __name__ == "__main__":
