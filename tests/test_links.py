@@ -223,3 +223,13 @@ def test_retain_mentions_resolve_to_entity_pages(v: Vault) -> None:
     retained = v.db.execute("SELECT kind, confidence, date FROM retained ORDER BY line").fetchall()
     assert retained == [("W", None, "2026-03-02"), ("O", 0.8, "2026-03-02"),
                         ("B", None, "2026-03-02")]
+
+
+def test_other_frontmatter_fields_link_only_through_wikilinks(v: Vault) -> None:
+    put(v, "decisions/d.md",
+        "---\ntype: decision\ndecided: 2026-06-02\nadvises: \"[[Kestrel Labs]]\"\n"
+        "reviewer: \"[[Maya Okafor]]\"\nnote: Horizon Ventures\n---\n# D\n")
+    v.index()
+    rows = [(r[0], r[2]) for r in edges(v, "decisions/d.md")]
+    assert sorted(rows) == [("advises", "organizations/kestrel.md"),
+                            ("related_to", "people/maya.md")]

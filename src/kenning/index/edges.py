@@ -140,20 +140,17 @@ def frontmatter_edges(frontmatter: dict[str, Any], lines: dict[str, int]) -> lis
         norm_key = str(key).strip().lower()
         if norm_key in FIELD_RELATIONS:
             rel, reverse = FIELD_RELATIONS[norm_key]
-        elif vocabulary.is_relation(norm_key) and norm_key not in ("related",):
-            rel, reverse = vocabulary.relation(norm_key), False
+            plain_ok = True
         else:
-            # Any other field still links when its value is written as a wikilink.
-            rel, reverse = "related_to", False
-            if not any(_WIKI.fullmatch(v.strip()) for v in _field_values(value)):
-                continue
+            # Any other field links only where its value is written as a wikilink; a field named
+            # after a relation ("advises: [[X]]") gets that type.
+            rel = fold_relation(norm_key) or "related_to"
+            reverse, plain_ok = False, False
         for raw in _field_values(value):
+            if not plain_ok and not _WIKI.fullmatch(raw.strip()):
+                continue
             parts = split_ref(raw)
             if parts is None:
-                continue
-            if rel == "related_to" and norm_key not in FIELD_RELATIONS and not _WIKI.fullmatch(
-                raw.strip()
-            ):
                 continue
             target, heading, alias = parts
             edges.append(Edge(rel=rel, ref=target, kind="frontmatter", reverse=reverse,
