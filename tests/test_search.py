@@ -141,3 +141,11 @@ def test_results_are_grouped_one_entry_per_page(v: Vault) -> None:
     results = v.search("word1 word2 latency")
     paths = [r.path for r in results]
     assert len(paths) == len(set(paths))
+
+
+def test_citations_count_lines_like_the_parser_with_odd_separators(v: Vault) -> None:
+    # U+2028 and form feed are not line breaks in a Markdown file; CRLF is one break.
+    put(v, "notes/odd.md", "# Odd\r\n\r\nfirst\u2028still first\x0c line\r\nsecond quokka\r\n")
+    v.index()
+    result = v.search("quokka")[0]
+    assert result.citation == "notes/odd.md#L4-L4"

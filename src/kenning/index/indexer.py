@@ -36,7 +36,7 @@ from kenning.vault.frontmatter import key_line
 from kenning.vault.fsio import UnreadableFile, decode_markdown, too_large
 from kenning.vault.layout import Config, FoundFile, daily_log_date, iter_markdown_files
 from kenning.vault.markdown import resolve_relative
-from kenning.vault.page import Page, parse_page
+from kenning.vault.page import Page, parse_page, text_lines
 
 BATCH_FILES = 400
 BATCH_SECONDS = 2.0
@@ -59,11 +59,6 @@ class IndexReport:
     problems: int = 0
     links: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
-
-    @property
-    def changed(self) -> int:
-        """Files whose rows were (re)written or removed."""
-        return self.added + self.updated + self.deleted
 
 
 def norm_name(name: str) -> str:
@@ -107,11 +102,11 @@ def page_date(page: Page) -> str | None:
 def extract_edges(page: Page, fm_lines: dict[str, int]) -> list[Edge]:
     """Every edge the page produces: frontmatter fields, typed facts, links in its text."""
     edges = frontmatter_edges(page.frontmatter, fm_lines)
-    fact_lines: set[int] = set()
     names = self_names(page.title, page.aliases)
+    fact_targets: dict[int, str] = {}
     for fact in page.facts:
         if fact.relation and fact.target:
-            fact_lines.add(fact.line)
+            fact_targets[fact.line] = fact.target
             edges.append(Edge(rel=fact.relation, ref=fact.target, kind="fact", line=fact.line,
                               valid_from=date_floor(fact.valid_from),
                               valid_to=date_ceiling(fact.valid_to), status=fact.status))
@@ -122,11 +117,8 @@ def extract_edges(page: Page, fm_lines: dict[str, int]) -> list[Edge]:
     for link in page.links:
         if link.kind == "wikilink" and not link.target:
             continue  # [[#Heading]] points into the page itself
-        if link.line in fact_lines and link.kind == "wikilink":
-            # The fact's own target is already a typed edge; other links on the line are mentions.
-            fact = next(f for f in page.facts if f.line == link.line)
-            if link.target == fact.target:
-                continue
+        if link.kind == "wikilink" and fact_targets.get(link.line) == link.target:
+            continue  # the fact's own target is already a typed edge
         ref = link.target
         if link.kind == "markdown":
             ref = resolve_relative(page.path, link.target)
@@ -153,9 +145,8 @@ class Indexer:
 
     # -- the run ---------------------------------------------------------------------------
 
-    def run(self, progress: Progress | None = None, paths: Iterable[str] | None = None
-            ) -> IndexReport:
-        """Index what changed on disk (``paths`` limits the scan); caller holds the writer lock."""
+    def run(self, progress: Progress | None = None) -> IndexReport:
+        """Index what changed on disk; the caller holds the writer lock."""
         started = time.perf_counter()
         report = IndexReport()
         db = self.db
@@ -163,16 +154,11 @@ class Indexer:
             dbm.set_meta(db, "run_state", "running")
             dbm.set_meta(db, "run_started", _now())
         on_disk = {f.path: f for f in iter_markdown_files(self.root, self.config.exclude)}
-        if paths is not None:
-            wanted = set(paths)
-            on_disk = {p: f for p, f in on_disk.items() if p in wanted}
         report.scanned = len(on_disk)
         known = {
             row[1]: row
             for row in db.execute("SELECT id, path, size, mtime_ns, hash, status FROM files")
         }
-        if paths is not None:
-            known = {p: r for p, r in known.items() if p in wanted}
 
         todo = [f for p, f in on_disk.items()
                 if p not in known or (known[p][2], known[p][3]) != (f.size, f.mtime_ns)]
@@ -223,22 +209,15 @@ class Indexer:
     def _index_file(self, found: FoundFile, known: tuple[Any, ...] | None,
                     report: IndexReport) -> None:
         db = self.db
-        if found.skip:
-            self._upsert_file(known, found, "", "skipped", found.skip)
-            self._drop_page(known[0] if known else None)
-            return
-        reason = too_large(found.size)
+        reason = found.skip or too_large(found.size)
         if reason:
-            # Decide from the size alone: never load a huge file to refuse it.
-            self._drop_page(self._upsert_file(known, found, "", "skipped", reason))
+            # Decided from the directory entry alone: a huge file is never loaded to refuse it.
+            self._skip(known, found, "", reason)
             return
-        path = self.root / found.path
         try:
-            data = path.read_bytes()
+            data = (self.root / found.path).read_bytes()
         except OSError as exc:
-            file_id = self._upsert_file(known, found, "", "skipped",
-                                        f"cannot read: {exc.strerror}")
-            self._drop_page(file_id)
+            self._skip(known, found, "", f"cannot read: {exc.strerror}")
             return
         digest = hashlib.blake2b(data, digest_size=16).hexdigest()
         if known is not None and known[4] == digest and known[5] == "ok":
@@ -250,8 +229,7 @@ class Indexer:
         try:
             text = decode_markdown(data)
         except UnreadableFile as exc:
-            file_id = self._upsert_file(known, found, digest, "skipped", exc.reason)
-            self._drop_page(file_id)
+            self._skip(known, found, digest, exc.reason)
             return
         page = parse_page(text, found.path)
         file_id = self._upsert_file(known, found, digest, "ok", None)
@@ -260,6 +238,11 @@ class Indexer:
             report.added += 1
         else:
             report.updated += 1
+
+    def _skip(self, known: tuple[Any, ...] | None, found: FoundFile, digest: str,
+              reason: str) -> None:
+        """Record a file that cannot be indexed, and drop any page it had before."""
+        self._drop_page(self._upsert_file(known, found, digest, "skipped", reason))
 
     def _upsert_file(self, known: tuple[Any, ...] | None, found: FoundFile, digest: str,
                      status: str, reason: str | None) -> int:
@@ -293,7 +276,7 @@ class Indexer:
     def _write_page(self, page_id: int, page: Page) -> None:
         db = self.db
         fm = page.frontmatter
-        lines = page.text.splitlines()
+        lines = text_lines(page.text)
         folder = page.path.split("/", 1)[0] if "/" in page.path else ""
         row = (
             page.path, page.title, page.type, page.domain, folder,

@@ -549,6 +549,14 @@ def _newline(text: str) -> str:
     return "\r\n" if "\r\n" in text else "\n"
 
 
+def text_lines(text: str) -> list[str]:
+    """A file's lines as Kenning numbers them: split on ``\\n`` only, line endings removed."""
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
 def _split(text: str) -> list[str]:
     parts = text.split("\n")
     out = [p + "\n" for p in parts[:-1]]
