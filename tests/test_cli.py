@@ -165,3 +165,10 @@ def test_help_does_not_import_heavy_modules() -> None:
                                capture_output=True, text=True, check=True).stdout
     for command in ("init", "index", "rebuild", "search", "show", "graph", "doctor", "demo"):
         assert command in help_text
+
+
+def test_search_before_any_index_says_what_to_do(tmp_path: Path) -> None:
+    run("init", str(tmp_path / "fresh"))
+    result = CliRunner().invoke(main, ["-C", str(tmp_path / "fresh"), "search", "anything"])
+    assert result.exit_code == 1
+    assert "has no index yet; run `kenning index` first" in result.output

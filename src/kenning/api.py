@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from kenning import vocabulary
-from kenning.errors import AmbiguousPage, PageNotFound
+from kenning.errors import AmbiguousPage, IndexMissing, PageNotFound
 from kenning.index import db as dbm
 from kenning.index.indexer import (
     MANUAL_LINKS,
@@ -46,6 +46,7 @@ class Vault:
         self.root = Path(root).expanduser().resolve()
         self._db: sqlite3.Connection | None = None
         self._config: Config | None = None
+        self._indexed = False
 
     # -- opening ---------------------------------------------------------------------------
 
@@ -73,6 +74,16 @@ class Vault:
         if self._db is None:
             self._db = dbm.connect(dbm.db_path(self.root))
         return self._db
+
+    @property
+    def reader(self) -> sqlite3.Connection:
+        """The index for queries; raises IndexMissing when the vault was never indexed."""
+        db = self.db
+        if not self._indexed:
+            if dbm.get_meta(db, "run_started") is None:
+                raise IndexMissing(f"{self.root} has no index yet; run `kenning index` first")
+            self._indexed = True
+        return db
 
     def close(self) -> None:
         """Close the index database."""
@@ -109,7 +120,7 @@ class Vault:
         """The page a title, alias, file name or vault path names; raises if none or several."""
         norm = norm_name(ref.strip().removeprefix("[[").removesuffix("]]").split("|")[0]
                          .split("#")[0])
-        rows = self.db.execute(
+        rows = self.reader.execute(
             """SELECT n.priority, p.id, p.path, p.title, p.type FROM names n
                JOIN pages p ON p.id = n.page_id WHERE n.norm = ? ORDER BY n.priority, p.path""",
             (norm,)).fetchall()
@@ -178,7 +189,7 @@ class Vault:
             types=tuple(vocabulary.entity_type(t) for t in types),
             domains=tuple(vocabulary.domain(d) for d in domains),
             folders=tuple(folders), since=since, until=until)
-        return search(self.db, query, filters=filters, limit=limit,
+        return search(self.reader, query, filters=filters, limit=limit,
                       folder_weights=self.config.folder_weights)
 
     # -- graph -----------------------------------------------------------------------------
@@ -219,7 +230,7 @@ class Vault:
         """Pages with no links in or out."""
         from kenning.graph import queries
 
-        return queries.orphans(self.db, types=[vocabulary.entity_type(t) for t in types])
+        return queries.orphans(self.reader, types=[vocabulary.entity_type(t) for t in types])
 
     def link(self, src: str, rel: str, dst: str, *, remove: bool = False,
              valid_from: str | None = None, valid_to: str | None = None) -> dict[str, Any]:

@@ -44,6 +44,10 @@ class AmbiguousPage(KenningError, LookupError):
         super().__init__(message)
 
 
+class IndexMissing(KenningError):
+    """A query on a vault that was never indexed."""
+
+
 class IndexBusy(KenningError):
     """Another process holds the index write lock."""
 
