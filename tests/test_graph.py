@@ -5,15 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import write as put
 
 from kenning import Vault
 from kenning.graph.queries import MAX_DEPTH
-
-
-def put(vault: Vault, rel: str, text: str) -> None:
-    path = vault.root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
 
 
 @pytest.fixture

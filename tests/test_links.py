@@ -5,16 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import write as put
 
 from kenning import Vault
 from kenning.index.edges import infer_relation, self_names
-
-
-def put(vault: Vault, rel: str, text: str) -> Path:
-    path = vault.root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
 
 
 def edges(vault: Vault, origin: str) -> list[tuple[str, str | None, str | None, str, str]]:

@@ -6,16 +6,10 @@ import re
 from pathlib import Path
 
 import pytest
+from conftest import write as put
 
 from kenning import Vault
 from kenning.recall.search import parse_query
-
-
-def put(vault: Vault, rel: str, text: str) -> None:
-    path = vault.root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-
 
 FILLER = " ".join(f"word{i}" for i in range(60))
 

@@ -149,35 +149,38 @@ def _report_dict(report: IndexReport) -> dict[str, Any]:
     return data
 
 
+WAIT_OPTION = click.option("--wait", type=float, default=0.0, show_default=True,
+                           help="Seconds to wait if another run holds the index.")
+
+
+def _run_index(ctx: click.Context, wait: float, as_json: bool, *, rebuild: bool) -> None:
+    vault = _open(ctx)
+    label, verb = ("Rebuilding", "Rebuilt from") if rebuild else ("Indexing", "Indexed")
+    with _progress(not as_json and sys.stderr.isatty(), label) as progress:
+        run = vault.rebuild if rebuild else vault.index
+        report = run(progress, wait=wait)
+    if as_json:
+        _emit(_report_dict(report))
+    else:
+        _print_report(report, verb)
+
+
 @main.command()
-@click.option("--wait", type=float, default=0.0, show_default=True,
-              help="Seconds to wait if another run holds the index.")
+@WAIT_OPTION
 @JSON_OPTION
 @click.pass_context
 def index(ctx: click.Context, wait: float, as_json: bool) -> None:
     """Index what changed in the vault (incremental: size, mtime, then content hash)."""
-    vault = _open(ctx)
-    with _progress(not as_json and sys.stderr.isatty(), "Indexing") as progress:
-        report = vault.index(progress, wait=wait)
-    if as_json:
-        _emit(_report_dict(report))
-    else:
-        _print_report(report, "Indexed")
+    _run_index(ctx, wait, as_json, rebuild=False)
 
 
 @main.command()
-@click.option("--wait", type=float, default=0.0, help="Seconds to wait for the index lock.")
+@WAIT_OPTION
 @JSON_OPTION
 @click.pass_context
 def rebuild(ctx: click.Context, wait: float, as_json: bool) -> None:
     """Drop the index and build it again from the vault's files."""
-    vault = _open(ctx)
-    with _progress(not as_json and sys.stderr.isatty(), "Rebuilding") as progress:
-        report = vault.rebuild(progress, wait=wait)
-    if as_json:
-        _emit(_report_dict(report))
-    else:
-        _print_report(report, "Rebuilt from")
+    _run_index(ctx, wait, as_json, rebuild=True)
 
 
 # -- recall --------------------------------------------------------------------------------
