@@ -274,12 +274,23 @@ def show(ctx: click.Context, page: str, raw: bool, as_json: bool) -> None:
         for t in data["timeline"]:
             console.print(f"  {t['date']}  {escape(t['text'])} [dim]L{t['line']}[/dim]")
     for key, label in (("links_out", "Links out"), ("links_in", "Links in")):
-        if data[key]:
-            console.print(f"\n[bold]{label}[/bold]")
-            for e in data[key]:
-                console.print(f"  {e['rel']:<12} {escape(e['other']['title'])} "
-                              f"[dim]({e['kind']}{' L' + str(e['line']) if e['line'] else ''})"
-                              "[/dim]")
+        if not data[key]:
+            continue
+        console.print(f"\n[bold]{label}[/bold]")
+        grouped: dict[tuple[str, str], list[str]] = {}
+        for e in data[key]:
+            where = _provenance(e, data["path"])
+            grouped.setdefault((e["rel"], e["other"]["title"]), []).append(where)
+        for (rel, title), wheres in grouped.items():
+            console.print(f"  {rel:<12} {escape(title)} [dim]({escape(', '.join(wheres))})[/dim]")
+
+
+def _provenance(edge: dict[str, Any], page_path: str) -> str:
+    """``wikilink L13`` for an edge this page states, ``frontmatter other.md:6`` otherwise."""
+    origin, line = edge["origin"], edge["line"]
+    if origin and origin != page_path:
+        return f"{edge['kind']} {origin}" + (f":{line}" if line else "")
+    return edge["kind"] + (f" L{line}" if line else "")
 
 
 # -- graph ---------------------------------------------------------------------------------

@@ -155,6 +155,7 @@ def search(db: sqlite3.Connection, text: str, *, filters: Filters = Filters(), l
     shortlist = sorted(best, key=lambda pid: -sum(c[3] for c in best[pid][:2]))[: limit * 3]
 
     # Phase 2: mark the matches only in the chunks that can still make the answer.
+    rarity = _rarity(db, query) if query.size > 1 else {}
     chunk_ids = [c[0] for pid in shortlist for c in best[pid][:3]]
     marked = _highlights(db, fts, chunk_ids)
     meta = _page_meta(db, shortlist)
@@ -170,7 +171,7 @@ def search(db: sqlite3.Connection, text: str, *, filters: Filters = Filters(), l
         covered[page_id] = set()
         for chunk_id, start, heading, score in best[page_id][:3]:
             body, title_marks = marked.get(chunk_id, ("", ""))
-            first, last, snippet, found = _evidence(body, start, query)
+            first, last, snippet, found = _evidence(body, start, query, rarity)
             if not found:
                 title_only.add(chunk_id)
             covered[page_id] |= found | _marked_terms(title_marks)
@@ -285,7 +286,20 @@ def _marked_terms(marked: str) -> set[str]:
     return out
 
 
-def _evidence(marked: str, start_line: int, query: Query) -> tuple[int, int, str, set[str]]:
+def _rarity(db: sqlite3.Connection, query: Query) -> dict[str, float]:
+    """How telling each query term is (inverse document frequency over chunks)."""
+    total = db.execute("SELECT count(*) FROM chunks").fetchone()[0] or 1
+    out = {}
+    for term in _wanted_terms(query):
+        expr = run_to_fts(term) if term in query.cjk else f'"{term}"'
+        found = db.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?",
+                           (expr,)).fetchone()[0]
+        out[term] = math.log(1 + total / (1 + found))
+    return out
+
+
+def _evidence(marked: str, start_line: int, query: Query, rarity: dict[str, float]
+              ) -> tuple[int, int, str, set[str]]:
     """Narrow a chunk to the lines holding matches: (first, last, snippet, terms found)."""
     lines = marked.split("\n")
     per_line: list[set[str]] = []
@@ -299,7 +313,8 @@ def _evidence(marked: str, start_line: int, query: Query) -> tuple[int, int, str
         # Matched through the title column only: cite the chunk's first non-empty lines.
         first = next((i for i, line in enumerate(lines) if line.strip()), 0)
         return (start_line + first, start_line + first, _clip(lines[first]), set())
-    best = max(scored, key=lambda i: (len(per_line[i]), -i))
+    # The line holding the most (and the rarest) query terms is the evidence.
+    best = max(scored, key=lambda i: (sum(rarity.get(t, 1.0) for t in per_line[i]), -i))
     lo = hi = best
     have = set(per_line[best])
     # Widen to neighbouring lines (within 3) that add terms the best line lacks.
