@@ -10,6 +10,13 @@ from kenning.api import Vault
 from kenning.sample import copy_sample
 
 
+@pytest.fixture(autouse=True)
+def _lexical_unless_marked(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Embedding is slow on 2 cores: only tests marked ``embeddings`` run the real model."""
+    if "embeddings" not in request.keywords:
+        monkeypatch.setenv("KENNING_EMBEDDINGS", "none")
+
+
 def write(vault: Vault, relpath: str, text: str) -> Path:
     """Write ``text`` as UTF-8 (newlines as given) to ``relpath`` in the vault; return the path."""
     path = vault.root / relpath

