@@ -166,6 +166,48 @@ class Vault:
         _, pid, path, title, ptype = next(iter(pages.values()))
         return PageRef(pid, path, title, ptype)
 
+    def resolve_entity(self, question: str) -> PageRef:
+        """The page a question names: exact names first, then a unique word or close match."""
+        import difflib
+        import re
+
+        from kenning.recall.entity import entity_name
+
+        name = entity_name(question)
+        try:
+            return self.find(name)
+        except PageNotFound:
+            pass
+        norm = norm_name(name)
+        rows = self.reader.execute(
+            "SELECT DISTINCT n.norm, p.id, p.path, p.title, p.type FROM names n"
+            " JOIN pages p ON p.id = n.page_id WHERE n.kind IN ('title', 'alias', 'stem')"
+        ).fetchall()
+        word = re.compile(rf"(?<!\w){re.escape(norm)}(?!\w)")
+        pages = {r[1]: r for r in rows if word.search(r[0])}
+        if not pages:
+            close = set(difflib.get_close_matches(norm, [r[0] for r in rows], n=3, cutoff=0.8))
+            pages = {r[1]: r for r in rows if r[0] in close}
+        if len(pages) == 1:
+            _, pid, path, title, ptype = next(iter(pages.values()))
+            return PageRef(pid, path, title, ptype)
+        if pages:
+            paths = sorted(r[2] for r in pages.values())
+            raise AmbiguousPage(f"{name!r} could be {len(paths)} pages: {', '.join(paths)}",
+                                paths)
+        raise PageNotFound(f"no page named {name!r} (tried titles, aliases, file names and "
+                           "close spellings)")
+
+    def recall(self, question: str, *, budget: int = 1500, overview: bool = False) -> Any:
+        """Entity recall: summary, active facts, latest timeline, strongest neighbours, cited."""
+        from kenning.recall import activity
+        from kenning.recall.entity import recall
+
+        page = self.resolve_entity(question)
+        answer = recall(self.reader, page.id, budget=budget, overview=overview)
+        activity.record(self.root, [page.path])
+        return answer
+
     def show(self, ref: str) -> dict[str, Any]:
         """Everything the index knows about one page: fields, facts, timeline, links."""
         from kenning.graph import queries

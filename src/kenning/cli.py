@@ -93,8 +93,27 @@ def init(ctx: click.Context, path: Path | None, as_json: bool) -> None:
     click.echo(f"Next: kenning -C {vault.root} index")
 
 
+class _Bars:
+    """Progress bars for an index run: files first, then vectors (with an ETA)."""
+
+    def __init__(self, bar: Any, label: str) -> None:
+        self.bar, self.label = bar, label
+        self.files_task: Any = None
+        self.vector_task: Any = None
+
+    def files(self, done: int, total: int, path: str) -> None:
+        if self.files_task is None:
+            self.files_task = self.bar.add_task(self.label, total=total, path="")
+        self.bar.update(self.files_task, completed=done, total=total, path=path[-50:])
+
+    def vectors(self, done: int, total: int) -> None:
+        if self.vector_task is None:
+            self.vector_task = self.bar.add_task("Embedding", total=total, path="chunks")
+        self.bar.update(self.vector_task, completed=done, total=total)
+
+
 @contextmanager
-def _progress(enabled: bool, label: str) -> Iterator[Callable[[int, int, str], None] | None]:
+def _progress(enabled: bool, label: str) -> Iterator[_Bars | None]:
     if not enabled:
         yield None
         return
@@ -107,15 +126,11 @@ def _progress(enabled: bool, label: str) -> Iterator[Callable[[int, int, str], N
         TimeRemainingColumn,
     )
 
-    with Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  TimeRemainingColumn(), TextColumn("{task.fields[path]}", style="dim"),
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), TimeRemainingColumn(),
+                  TextColumn("{task.fields[path]}", style="dim"),
                   transient=True, console=_err_console()) as bar:
-        task = bar.add_task(label, total=None, path="")
-
-        def update(done: int, total: int, path: str) -> None:
-            bar.update(task, completed=done, total=total, path=path[-50:])
-
-        yield update
+        yield _Bars(bar, label)
 
 
 def _err_console() -> Any:
@@ -139,6 +154,15 @@ def _print_report(report: IndexReport, verb: str) -> None:
         click.echo(f"Skipped {len(report.skipped)} file(s):")
         for path, reason in report.skipped[:20]:
             click.echo(f"  {path}: {reason}")
+    if report.embedding is not None:
+        e = report.embedding
+        if e.embedded:
+            click.echo(f"Embedded {e.embedded} chunk texts in {e.seconds:.1f} s "
+                       f"({e.rate:.1f}/s) with {e.model}.")
+        else:
+            click.echo(f"Vectors up to date ({e.model}).")
+    if report.embed_error:
+        click.echo(f"No vectors: {report.embed_error}. Recall stays lexical + graph.")
 
 
 def _report_dict(report: IndexReport) -> dict[str, Any]:
@@ -153,34 +177,42 @@ WAIT_OPTION = click.option("--wait", type=float, default=0.0, show_default=True,
                            help="Seconds to wait if another run holds the index.")
 
 
-def _run_index(ctx: click.Context, wait: float, as_json: bool, *, rebuild: bool) -> None:
+def _run_index(ctx: click.Context, wait: float, as_json: bool, embed: bool, *,
+               rebuild: bool) -> None:
     vault = _open(ctx)
     label, verb = ("Rebuilding", "Rebuilt from") if rebuild else ("Indexing", "Indexed")
-    with _progress(not as_json and sys.stderr.isatty(), label) as progress:
+    with _progress(not as_json and sys.stderr.isatty(), label) as bars:
         run = vault.rebuild if rebuild else vault.index
-        report = run(progress, wait=wait)
+        report = run(bars.files if bars else None, wait=wait, embed=embed,
+                     embed_progress=bars.vectors if bars else None)
     if as_json:
         _emit(_report_dict(report))
     else:
         _print_report(report, verb)
 
 
-@main.command()
-@WAIT_OPTION
-@JSON_OPTION
-@click.pass_context
-def index(ctx: click.Context, wait: float, as_json: bool) -> None:
-    """Index what changed in the vault (incremental: size, mtime, then content hash)."""
-    _run_index(ctx, wait, as_json, rebuild=False)
+NO_EMBED_OPTION = click.option("--no-embed", "no_embed", is_flag=True,
+                               help="Skip the embedding pass (lexical index only).")
 
 
 @main.command()
 @WAIT_OPTION
+@NO_EMBED_OPTION
 @JSON_OPTION
 @click.pass_context
-def rebuild(ctx: click.Context, wait: float, as_json: bool) -> None:
-    """Drop the index and build it again from the vault's files."""
-    _run_index(ctx, wait, as_json, rebuild=True)
+def index(ctx: click.Context, wait: float, no_embed: bool, as_json: bool) -> None:
+    """Index what changed (size, mtime, then content hash), then embed new chunk texts."""
+    _run_index(ctx, wait, as_json, not no_embed, rebuild=False)
+
+
+@main.command()
+@WAIT_OPTION
+@NO_EMBED_OPTION
+@JSON_OPTION
+@click.pass_context
+def rebuild(ctx: click.Context, wait: float, no_embed: bool, as_json: bool) -> None:
+    """Drop the index and build it again from the files (cached vectors are kept)."""
+    _run_index(ctx, wait, as_json, not no_embed, rebuild=True)
 
 
 # -- recall --------------------------------------------------------------------------------
@@ -188,40 +220,103 @@ def rebuild(ctx: click.Context, wait: float, as_json: bool) -> None:
 
 @main.command()
 @click.argument("query", nargs=-1, required=True)
+@click.option("-m", "--mode", type=click.Choice(["hybrid", "lexical", "dense"]),
+              default="hybrid", show_default=True, help="Which arms to use.")
 @click.option("-t", "--type", "types", multiple=True, help="Only pages of this type (repeat).")
 @click.option("-d", "--domain", "domains", multiple=True, help="Only this domain (repeat).")
 @click.option("-f", "--folder", "folders", multiple=True, help="Only under this folder.")
+@click.option("-e", "--entity", help="Only pages that link to or mention this page.")
 @click.option("--since", help="Only pages dated on or after YYYY-MM-DD.")
 @click.option("--until", help="Only pages dated on or before YYYY-MM-DD.")
+@click.option("--as-of", help="As of YYYY-MM-DD: pages that existed then, facts valid then.")
 @click.option("-n", "--limit", type=click.IntRange(1, 200), default=10, show_default=True)
+@click.option("--budget", type=click.IntRange(1, 1_000_000),
+              help="Cut the results to about this many tokens.")
+@click.option("--explain", is_flag=True, help="Show each result's score breakdown.")
 @JSON_OPTION
 @click.pass_context
-def search(ctx: click.Context, query: tuple[str, ...], types: tuple[str, ...],
-           domains: tuple[str, ...], folders: tuple[str, ...], since: str | None,
-           until: str | None, limit: int, as_json: bool) -> None:
+def search(ctx: click.Context, query: tuple[str, ...], mode: str, types: tuple[str, ...],
+           domains: tuple[str, ...], folders: tuple[str, ...], entity: str | None,
+           since: str | None, until: str | None, as_of: str | None, limit: int,
+           budget: int | None, explain: bool, as_json: bool) -> None:
     """Search the vault; results grouped by page, each with a citation path#Lstart-Lend."""
     vault = _open(ctx)
     text = " ".join(query)
-    results = vault.search(text, types=types, domains=domains, folders=folders,
-                           since=_date(since, "--since"), until=_date(until, "--until"),
-                           limit=limit)
+    if not text.strip():
+        raise click.BadParameter("the query is empty", param_hint="QUERY")
+    results = vault.search(text, mode=mode, types=types, domains=domains, folders=folders,
+                           entity=entity, since=_date(since, "--since"),
+                           until=_date(until, "--until"), as_of=_date(as_of, "--as-of"),
+                           limit=limit, budget=budget, explain=explain)
+    coverage = results.coverage
     if as_json:
-        _emit({"query": text, "results": [r.to_dict() for r in results]})
+        _emit({"query": text, "mode": results.mode, "notes": results.notes,
+               "coverage": {"embedded": coverage[0], "chunks": coverage[1]} if coverage else None,
+               "results": [r.to_dict() for r in results]})
         return
+    from rich.markup import escape
+
+    console = _console()
+    for note in results.notes:
+        console.print(f"[yellow]note:[/yellow] {escape(note)}")
     if not results:
         click.echo(f"No results for {text!r}.")
         return
-    console = _console()
-    from rich.markup import escape
-
     for rank, result in enumerate(results, 1):
         kind = f" [dim]({result.type})[/dim]" if result.type else ""
         mark = " [green]exact[/green]" if result.exact else ""
         console.print(f"[bold]{rank}. {escape(result.title)}[/bold]{kind}{mark}  "
-                      f"[dim]score {result.score:.2f}[/dim]")
+                      f"[dim]score {result.score:.3g}[/dim]")
         for hit in result.hits:
             console.print(f"   [cyan]{escape(result.path)}#L{hit.start_line}-L{hit.end_line}"
                           f"[/cyan]  {escape(hit.snippet)}")
+        if result.explain:
+            parts = ", ".join(f"{k}={v}" for k, v in result.explain.items())
+            console.print(f"   [dim]explain: {escape(parts)}[/dim]")
+
+
+@main.command()
+@click.argument("question", nargs=-1, required=True)
+@click.option("--budget", type=click.IntRange(50, 100_000), default=1500, show_default=True,
+              help="About how many tokens the answer may use.")
+@click.option("--overview", is_flag=True, help="One line per page: the entity and its "
+              "strongest neighbours.")
+@JSON_OPTION
+@click.pass_context
+def recall(ctx: click.Context, question: tuple[str, ...], budget: int, overview: bool,
+           as_json: bool) -> None:
+    """What the vault knows about one entity ("Sarah", "tell me about Horizon"), cited."""
+    answer = _open(ctx).recall(" ".join(question), budget=budget, overview=overview)
+    if as_json:
+        _emit(answer.to_dict())
+        return
+    from rich.markup import escape
+
+    console = _console()
+    if overview:
+        for line in answer.overview:
+            console.print(f"[bold]{escape(line['title'])}[/bold] [dim]({line['type'] or 'page'})"
+                          f"[/dim] {escape(line['summary'])} [cyan]{escape(line['citation'])}"
+                          "[/cyan]")
+        return
+    console.print(f"[bold]{escape(answer.title)}[/bold] [dim]({answer.type or 'page'}) "
+                  f"{escape(answer.path)}[/dim]")
+    if answer.summary:
+        console.print(f"{escape(answer.summary)} [cyan]{answer.summary_citation}[/cyan]")
+    sections = (("Facts", answer.facts, lambda f: " ".join(
+                    x for x in (f["relation"] and f"{f['relation']} → {f['target']}",
+                                f["text"]) if x)),
+                ("Latest", answer.timeline, lambda t: f"{t['date']}  {t['text']}"),
+                ("Connected", answer.neighbours, lambda n: f"{', '.join(n['relations'])} "
+                                                            f"{n['title']}"))
+    for label, items, render in sections:
+        if items:
+            console.print(f"\n[bold]{label}[/bold]")
+            for item in items:
+                console.print(f"  • {escape(render(item))} [cyan]{escape(item['citation'])}"
+                              "[/cyan]")
+    if answer.truncated:
+        console.print(f"[dim](cut at the {budget}-token budget)[/dim]")
 
 
 def _date(value: str | None, option: str) -> str | None:
@@ -525,8 +620,9 @@ def demo(ctx: click.Context, path: Path | None) -> None:
     _print_report(report, "Indexed")
     for query in ("what did we decide about caching", "who invested in Kestrel", "定例会議"):
         click.echo(f"\n$ kenning search {query!r}")
-        ctx.invoke(search, query=(query,), limit=3, types=(), domains=(), folders=(),
-                   since=None, until=None, as_json=False)
+        ctx.invoke(search, query=(query,), mode="hybrid", limit=3, types=(), domains=(),
+                   folders=(), entity=None, since=None, until=None, as_of=None, budget=None,
+                   explain=False, as_json=False)
     click.echo("\n$ kenning graph neighbors 'Kestrel Labs' --direction in --rel invested_in"
                " --rel founded")
     ctx.invoke(graph_neighbors, page="Kestrel Labs", direction="in",

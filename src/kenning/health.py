@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from kenning.errors import KenningError
 from kenning.index import db as dbm
 from kenning.vault.layout import iter_markdown_files
 
@@ -82,6 +83,7 @@ def check(vault: Vault) -> Health:
     _problems(db, health)
     _links(db, health)
     _aliases(db, health)
+    _vectors(vault, health)
     health.stats.update(dict(db.execute(
         "SELECT 'pages', count(*) FROM pages UNION ALL SELECT 'chunks', count(*) FROM chunks"
         " UNION ALL SELECT 'links', count(*) FROM links UNION ALL"
@@ -163,6 +165,43 @@ def _links(db: Any, health: Health) -> None:
     if pending:
         health.findings.append(Finding("error", "links", f"{pending} links never resolved",
                                        "kenning index"))
+
+
+def _vectors(vault: Vault, health: Health) -> None:
+    from kenning.index import vectors
+    from kenning.index.embedders import EmbedderUnavailable
+
+    add = health.findings.append
+    db = vault.db
+    try:
+        embedder = vault.embedder()
+    except EmbedderUnavailable as exc:
+        add(Finding("warn", "vectors", f"{exc.message}; recall falls back to lexical + graph",
+                    exc.fix))
+        return
+    except KenningError as exc:
+        add(Finding("error", "config", exc.message, "fix .kenning/config.yaml"))
+        return
+    if embedder is None:
+        add(Finding("ok", "vectors", "embeddings are switched off: recall is lexical + graph"))
+        return
+    broken = vectors.damaged(db)
+    if broken:
+        add(Finding("error", "vectors", f"{broken} stored vector(s) are truncated or damaged "
+                    "and are ignored by search", "kenning index (re-embeds them)"))
+    stored = dbm.get_meta(db, "embed_model")
+    done, total = vectors.coverage(db, embedder.model_id)
+    health.stats["vectors"] = done
+    if stored and stored != embedder.model_id:
+        add(Finding("warn", "vectors", f"the index holds vectors of {stored} but the config "
+                    f"asks for {embedder.model_id}; dense recall is off until re-embedded",
+                    "kenning index"))
+    elif done < total:
+        add(Finding("warn", "vectors", f"{done} of {total} chunks have vectors "
+                    f"({embedder.model_id}); search uses what is there",
+                    "kenning index (resumes embedding)"))
+    else:
+        add(Finding("ok", "vectors", f"all {total} chunks have vectors ({embedder.model_id})"))
 
 
 def _aliases(db: Any, health: Health) -> None:

@@ -64,7 +64,8 @@ def pending_texts(db: sqlite3.Connection, model: str) -> list[tuple[str, str]]:
     rows = db.execute(
         """SELECT c.text_hash, MIN(c.id) FROM chunks c
            WHERE c.text_hash IS NOT NULL AND NOT EXISTS (
-               SELECT 1 FROM embeddings e WHERE e.model = ? AND e.text_hash = c.text_hash)
+               SELECT 1 FROM embeddings e WHERE e.model = ? AND e.text_hash = c.text_hash
+               AND length(e.vector) = 4 * e.dim)
            GROUP BY c.text_hash""", (model,)).fetchall()
     out = []
     for digest, chunk_id in rows:
@@ -147,8 +148,15 @@ def coverage(db: sqlite3.Connection, model: str | None) -> tuple[int, int]:
         return 0, total
     done = db.execute(
         """SELECT count(*) FROM chunks c JOIN embeddings e
-           ON e.text_hash = c.text_hash AND e.model = ?""", (model,)).fetchone()[0]
+           ON e.text_hash = c.text_hash AND e.model = ? AND length(e.vector) = 4 * e.dim""",
+        (model,)).fetchone()[0]
     return done, total
+
+
+def damaged(db: sqlite3.Connection) -> int:
+    """Vectors whose BLOB does not hold ``dim`` float32 values (truncated or foreign)."""
+    return int(db.execute("SELECT count(*) FROM embeddings WHERE length(vector) != 4 * dim"
+                          ).fetchone()[0])
 
 
 @dataclass

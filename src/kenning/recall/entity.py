@@ -1,0 +1,152 @@
+"""Entity recall: "tell me about Sarah" answered from the page, not from a text search.
+
+The answer is what the graph already holds about one entity, in order of usefulness and cut to a
+token budget: its summary, its active facts, its latest timeline entries and its strongest
+neighbours — each with a citation a person can open. Overview mode gives one line per page.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any
+
+from kenning.recall.search import cite, estimate_tokens
+
+_ASKING = re.compile(
+    r"^\s*(?:please\s+)?(?:tell\s+me\s+(?:everything\s+)?about|what\s+do\s+(?:we|i|you)\s+know"
+    r"\s+about|who\s+(?:is|are|was)|what\s+(?:is|are|was)|remind\s+me\s+(?:about|of)|recall|"
+    r"about)\s+", re.IGNORECASE)
+
+
+def entity_name(question: str) -> str:
+    """The name in a question: "tell me about Horizon?" → "Horizon"."""
+    name = _ASKING.sub("", question).strip().rstrip("?!.。？").strip()
+    return name.strip("\"'“”‘’") or question.strip()
+
+
+@dataclass
+class Recall:
+    """What Kenning knows about one entity, with citations, within a budget."""
+
+    path: str
+    title: str
+    type: str | None
+    summary: str
+    summary_citation: str
+    facts: list[dict[str, Any]] = field(default_factory=list)
+    timeline: list[dict[str, Any]] = field(default_factory=list)
+    neighbours: list[dict[str, Any]] = field(default_factory=list)
+    overview: list[dict[str, Any]] = field(default_factory=list)
+    tokens: int = 0
+    truncated: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return dict(self.__dict__)
+
+
+def recall(db: sqlite3.Connection, page_id: int, *, budget: int = 1500,
+           overview: bool = False, today: str | None = None,
+           neighbours: int = 8, timeline: int = 5) -> Recall:
+    """Summary, active facts, latest timeline and strongest neighbours of a page, in budget."""
+    row = db.execute(
+        "SELECT path, title, type, summary, title_line, summary_end FROM pages WHERE id = ?",
+        (page_id,)).fetchone()
+    path, title, ptype, summary, title_line, summary_end = row
+    start = (title_line or 0) + 1 if title_line else 1
+    answer = Recall(path=path, title=title, type=ptype, summary=summary,
+                    summary_citation=cite(path, start, max(start, summary_end or start)))
+    spent = estimate_tokens(title) + estimate_tokens(summary)
+    strongest = _neighbours(db, page_id, neighbours)
+    if overview:
+        for item in [{"path": path, "title": title, "type": ptype, "summary": summary,
+                      "citation": answer.summary_citation}, *strongest]:
+            line = {k: item[k] for k in ("path", "title", "type")}
+            line["summary"] = _first_sentence(item.get("summary") or "")
+            line["citation"] = item.get("citation") or item["path"]
+            cost = estimate_tokens(line["title"] + line["summary"] + line["citation"])
+            if spent + cost > budget:
+                answer.truncated = True
+                break
+            spent += cost
+            answer.overview.append(line)
+        answer.tokens = spent
+        return answer
+
+    today = today or date.today().isoformat()
+    facts = [
+        {"relation": r[1], "target": r[2], "text": r[3], "valid_from": r[4], "valid_to": r[5],
+         "epistemic": r[6], "confidence": r[7], "source": r[8], "citation": cite(path, r[0], r[0])}
+        for r in db.execute(
+            """SELECT line, relation, target, text, valid_from, valid_to, epistemic, confidence,
+                      source FROM facts WHERE page_id = ? AND status = 'active'
+                      AND (valid_to IS NULL OR valid_to >= ?) ORDER BY line""",
+            (page_id, today))]
+    events = [
+        {"date": r[1], "text": r[2], "source": r[3], "citation": cite(path, r[0], r[0])}
+        for r in db.execute("""SELECT line, date, text, source FROM timeline WHERE page_id = ?
+                               ORDER BY date DESC, line DESC LIMIT ?""", (page_id, timeline))]
+    for bucket, items in ((answer.facts, facts), (answer.timeline, events),
+                          (answer.neighbours, strongest)):
+        for item in items:
+            cost = estimate_tokens(" ".join(str(v) for v in item.values() if v))
+            if spent + cost > budget:
+                answer.truncated = True
+                break
+            spent += cost
+            bucket.append(item)
+    answer.tokens = spent
+    return answer
+
+
+def _neighbours(db: sqlite3.Connection, page_id: int, limit: int) -> list[dict[str, Any]]:
+    """Pages most strongly tied to this one: typed edges count double, mentions once."""
+    rows = db.execute(
+        """SELECT other, rel, kind, line, origin FROM (
+               SELECT l.dst_id AS other, l.rel, l.kind, l.line, l.origin_id AS origin
+               FROM links l WHERE l.src_id = :p AND l.dst_id != :p
+                 AND l.resolution = 'resolved' AND l.status = 'active'
+               UNION ALL
+               SELECT l.src_id, l.rel, l.kind, l.line, l.origin_id
+               FROM links l WHERE l.dst_id = :p AND l.src_id != :p
+                 AND l.resolution = 'resolved' AND l.status = 'active')""",
+        {"p": page_id}).fetchall()
+    strength: dict[int, float] = {}
+    rels: dict[int, set[str]] = {}
+    where: dict[int, tuple[int | None, int | None]] = {}
+    for other, rel, _kind, line, origin in rows:
+        strength[other] = strength.get(other, 0.0) + (1.0 if rel == "mentions" else 2.0)
+        rels.setdefault(other, set()).add(rel)
+        if rel != "mentions" or other not in where:
+            where[other] = (origin, line)
+    top = sorted(strength, key=lambda o: -strength[o])[:limit]
+    if not top:
+        return []
+    marks = ",".join("?" * len(top))
+    info = {r[0]: r[1:] for r in db.execute(
+        f"SELECT id, path, title, type, summary FROM pages WHERE id IN ({marks})", top)}
+    paths = {r[0]: r[1] for r in db.execute(
+        f"SELECT id, path FROM pages WHERE id IN ({','.join('?' * len(where))})",
+        [o for o, _ in where.values() if o is not None] or [0])} if where else {}
+    out = []
+    for other in top:
+        npath, ntitle, ntype, nsummary = info[other]
+        origin, line = where[other]
+        origin_path = paths.get(origin) if origin is not None else None
+        typed = sorted(rels[other] - {"mentions"}) or ["mentions"]
+        out.append({
+            "path": npath, "title": ntitle, "type": ntype, "relations": typed,
+            "strength": strength[other], "summary": _first_sentence(nsummary or ""),
+            "citation": cite(origin_path, line, line) if origin_path and line else npath,
+        })
+    return out
+
+
+def _first_sentence(text: str, limit: int = 160) -> str:
+    text = " ".join(text.split())
+    match = re.search(r"(?<=[.!?。])\s", text)
+    sentence = text[: match.start()] if match else text
+    return sentence if len(sentence) <= limit else sentence[: limit - 1] + "…"
