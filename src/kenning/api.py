@@ -312,7 +312,7 @@ class Vault:
             return None, ["embeddings are switched off in the config"], None
         db = self.reader
         stored = dbm.get_meta(db, "embed_model")
-        coverage = vectors.coverage(db, embedder.model_id)
+        coverage = vectors.coverage(db, embedder.model_id, embedder.dim)
         if stored and stored != embedder.model_id:
             return None, [f"the index holds vectors of {stored}, the config asks for "
                           f"{embedder.model_id}: run `kenning index` to re-embed"], coverage

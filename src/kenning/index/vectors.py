@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from kenning.index.embedders import Embedder
 
 MAX_EMBED_CHARS = 2000  # the model reads ~512 tokens; more text only costs time
+# A stored vector is used only when it has the model's dimension and the bytes to match.
+SOUND = "e.dim = ? AND length(e.vector) = 4 * e.dim"
 EmbedProgress = Callable[[int, int], None]
 
 
@@ -59,14 +61,16 @@ class EmbedReport:
         return self.embedded / self.seconds if self.seconds else 0.0
 
 
-def pending_texts(db: sqlite3.Connection, model: str) -> list[tuple[str, str]]:
-    """(text hash, text) of every chunk whose text has no vector for ``model`` yet."""
+def pending_texts(db: sqlite3.Connection, model: str, dim: int | None = None
+                  ) -> list[tuple[str, str]]:
+    """(text hash, text) of every chunk whose text has no sound vector for ``model`` yet."""
+    dim = dim or int(dbm.get_meta(db, "embed_dim") or 0)
     rows = db.execute(
-        """SELECT c.text_hash, MIN(c.id) FROM chunks c
+        f"""SELECT c.text_hash, MIN(c.id) FROM chunks c
            WHERE c.text_hash IS NOT NULL AND NOT EXISTS (
                SELECT 1 FROM embeddings e WHERE e.model = ? AND e.text_hash = c.text_hash
-               AND length(e.vector) = 4 * e.dim)
-           GROUP BY c.text_hash""", (model,)).fetchall()
+               AND {SOUND})
+           GROUP BY c.text_hash""", (model, dim)).fetchall()
     out = []
     for digest, chunk_id in rows:
         text = chunk_embed_text(db, chunk_id)
@@ -88,13 +92,13 @@ def chunk_embed_text(db: sqlite3.Connection, chunk_id: int) -> str:
     return embed_text(title, heading, lines)
 
 
-def embed_pending(db: sqlite3.Connection, embedder: Embedder, *, batch_size: int = 16,
+def embed_pending(db: sqlite3.Connection, embedder: Embedder, *, batch_size: int = 8,
                   progress: EmbedProgress | None = None) -> EmbedReport:
     """Embed every chunk text that has no vector yet; commits per batch so a kill loses little."""
     import numpy as np
 
     report = EmbedReport(model=embedder.model_id)
-    todo = pending_texts(db, embedder.model_id)
+    todo = pending_texts(db, embedder.model_id, embedder.dim)
     # Similar lengths in a batch waste less work on padding.
     todo.sort(key=lambda item: len(item[1]))
     report.pending = len(todo)
@@ -111,6 +115,8 @@ def embed_pending(db: sqlite3.Connection, embedder: Embedder, *, batch_size: int
             if vectors.shape != (len(batch), embedder.dim):
                 raise ValueError(f"embedder returned shape {vectors.shape}, expected "
                                  f"({len(batch)}, {embedder.dim})")
+            if not np.isfinite(vectors).all():
+                raise ValueError(f"embedder {embedder.model_id} returned non-finite values")
             with dbm.transaction(db):
                 db.executemany(
                     "INSERT OR REPLACE INTO embeddings(model, text_hash, dim, vector)"
@@ -141,22 +147,27 @@ def bump_version(db: sqlite3.Connection) -> None:
                " ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1")
 
 
-def coverage(db: sqlite3.Connection, model: str | None) -> tuple[int, int]:
-    """(chunks with a vector for ``model``, chunks with text worth embedding)."""
+def coverage(db: sqlite3.Connection, model: str | None, dim: int | None = None
+             ) -> tuple[int, int]:
+    """(chunks with a sound vector for ``model``, chunks with text worth embedding)."""
+    dim = dim or int(dbm.get_meta(db, "embed_dim") or 0)
     total = db.execute("SELECT count(*) FROM chunks WHERE text_hash IS NOT NULL").fetchone()[0]
     if not model:
         return 0, total
     done = db.execute(
-        """SELECT count(*) FROM chunks c JOIN embeddings e
-           ON e.text_hash = c.text_hash AND e.model = ? AND length(e.vector) = 4 * e.dim""",
-        (model,)).fetchone()[0]
+        f"""SELECT count(*) FROM chunks c JOIN embeddings e
+           ON e.text_hash = c.text_hash AND e.model = ? AND {SOUND}""",
+        (model, dim)).fetchone()[0]
     return done, total
 
 
-def damaged(db: sqlite3.Connection) -> int:
-    """Vectors whose BLOB does not hold ``dim`` float32 values (truncated or foreign)."""
-    return int(db.execute("SELECT count(*) FROM embeddings WHERE length(vector) != 4 * dim"
-                          ).fetchone()[0])
+def damaged(db: sqlite3.Connection, model: str | None = None, dim: int | None = None) -> int:
+    """Vectors of ``model`` that do not hold ``dim`` float32 values (truncated or foreign)."""
+    model = model or dbm.get_meta(db, "embed_model")
+    dim = dim or int(dbm.get_meta(db, "embed_dim") or 0)
+    return int(db.execute(
+        "SELECT count(*) FROM embeddings e WHERE e.model = ? AND NOT (" + SOUND + ")",
+        (model, dim)).fetchone()[0])
 
 
 @dataclass
@@ -175,22 +186,22 @@ def load_matrix(db: sqlite3.Connection, model: str, key: str) -> Matrix:
     """The (cached) matrix of every chunk vector of ``model``; ``key`` names the database."""
     import numpy as np
 
-    version = dbm.get_meta(db, "vectors_version") or "0"
+    version = f"{dbm.get_meta(db, 'index_id')}:{dbm.get_meta(db, 'vectors_version') or 0}"
     cached = _CACHE.get((key, model))
     if cached is not None and cached.version == version:
         return cached
-    rows = db.execute(
-        """SELECT c.id, e.vector, e.dim FROM chunks c JOIN embeddings e
-           ON e.text_hash = c.text_hash AND e.model = ? ORDER BY c.id""", (model,)).fetchall()
     dim = int(dbm.get_meta(db, "embed_dim") or 0)
+    # A truncated or foreign BLOB is skipped, not trusted; doctor reports the count.
+    rows = db.execute(
+        f"""SELECT c.id, e.vector FROM chunks c JOIN embeddings e
+           ON e.text_hash = c.text_hash AND e.model = ? AND {SOUND} ORDER BY c.id""",
+        (model, dim)).fetchall()
     ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-    good = [i for i, r in enumerate(rows) if r[2] == dim and len(r[1]) == dim * 4]
-    if len(good) != len(rows):
-        # A truncated or foreign BLOB is skipped, not trusted; doctor reports the count.
-        ids = ids[good]
-        rows = [rows[i] for i in good]
     vectors = (np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), dim)
                if rows else np.zeros((0, dim), dtype=np.float32))
+    finite = np.isfinite(vectors).all(axis=1)
+    if not finite.all():
+        ids, vectors = ids[finite], vectors[finite]
     matrix = Matrix(ids=ids, vectors=vectors, version=version)
     _CACHE[(key, model)] = matrix
     return matrix

@@ -59,9 +59,9 @@ def recall(db: sqlite3.Connection, page_id: int, *, budget: int = 1500,
     start = (title_line or 0) + 1 if title_line else 1
     answer = Recall(path=path, title=title, type=ptype, summary=summary,
                     summary_citation=cite(path, start, max(start, summary_end or start)))
-    spent = estimate_tokens(title) + estimate_tokens(summary)
     strongest = _neighbours(db, page_id, neighbours)
     if overview:
+        spent = 0
         for item in [{"path": path, "title": title, "type": ptype, "summary": summary,
                       "citation": answer.summary_citation}, *strongest]:
             line = {k: item[k] for k in ("path", "title", "type")}
@@ -76,6 +76,13 @@ def recall(db: sqlite3.Connection, page_id: int, *, budget: int = 1500,
         answer.tokens = spent
         return answer
 
+    spent = estimate_tokens(title)
+    if spent + estimate_tokens(summary) > budget:
+        # Even the summary does not fit: cut it rather than break the budget.
+        room = max(0, budget - spent - 1) * 4
+        answer.summary = summary.encode("utf-8")[:room].decode("utf-8", "ignore").rstrip() + "…"
+        answer.truncated = True
+    spent += estimate_tokens(answer.summary)
     today = today or date.today().isoformat()
     facts = [
         {"relation": r[1], "target": r[2], "text": r[3], "valid_from": r[4], "valid_to": r[5],
@@ -83,8 +90,9 @@ def recall(db: sqlite3.Connection, page_id: int, *, budget: int = 1500,
         for r in db.execute(
             """SELECT line, relation, target, text, valid_from, valid_to, epistemic, confidence,
                       source FROM facts WHERE page_id = ? AND status = 'active'
+                      AND (valid_from IS NULL OR valid_from <= ?)
                       AND (valid_to IS NULL OR valid_to >= ?) ORDER BY line""",
-            (page_id, today))]
+            (page_id, today, today))]
     events = [
         {"date": r[1], "text": r[2], "source": r[3], "citation": cite(path, r[0], r[0])}
         for r in db.execute("""SELECT line, date, text, source FROM timeline WHERE page_id = ?

@@ -13,6 +13,7 @@ import re
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Any
 
 from kenning.index.cjk import HAS_CJK, run_to_fts, split_query
@@ -267,16 +268,20 @@ def search(db: sqlite3.Connection, text: str, *, filters: Filters = Filters(), l
         pages[page_id].exact = True
 
     backlinks = _backlink_counts(db, list(pages))
-    stale = _stale_fact_lines(db, list(pages), filters.as_of)
+    stale = _stale_fact_lines(db, list(pages), filters.as_of or today)
     for page_id, result in pages.items():
         hits = sorted(page_chunks[page_id], key=lambda h: -h.score)
         # A chunk matched through the page title alone is no evidence when others are.
         with_evidence = [h for h in hits if h.chunk_id not in title_only]
         hits = _drop_overlapping(with_evidence or hits)
         best_score = hits[0].score if hits else 0.0
-        extra = sum(h.score for h in hits[1:3]) * 0.1
+        # More matching chunks help a page a little, but only chunks that matched the words:
+        # the dense arm scores every chunk, which would favour long pages.
+        extra = sum(h.score for h in hits[1:3] if "lexical" in fused.get(h.chunk_id, {})) * 0.1
+        if mode == "hybrid":
+            extra = 0.0
         factors: dict[str, float] = {}
-        if wanted and mode != "dense":
+        if wanted and mode == "lexical":
             factors["coverage"] = 0.5 + 0.5 * len(covered[page_id] & wanted) / len(wanted)
         n = backlinks.get(page_id, 0)
         factors["backlinks"] = 1.0 + signals.backlink_weight * math.log1p(n)
@@ -337,8 +342,6 @@ def _within_budget(results: list[Result], budget: int) -> list[Result]:
 
 
 def _days_between(earlier: str, later: str) -> float:
-    from datetime import date
-
     try:
         a = date.fromisoformat(earlier[:10])
         b = date.fromisoformat(later[:10])
@@ -353,16 +356,22 @@ def _inside(hit: Hit, spans: Sequence[int]) -> bool:
 
 def _stale_fact_lines(db: sqlite3.Connection, page_ids: list[int], as_of: str | None
                       ) -> dict[int, set[int]]:
-    """Lines of facts that do not hold (superseded or invalidated; or not valid on ``as_of``)."""
+    """Lines of facts that do not hold on ``as_of`` (today when searching the present).
+
+    Today, a fact superseded or invalidated does not hold; on a past date a superseded fact may
+    have (its validity dates decide), an invalidated one never did.
+    """
     if not page_ids:
         return {}
     marks = ",".join("?" * len(page_ids))
-    if as_of:
-        cond = ("status = 'invalidated' OR (valid_from IS NOT NULL AND valid_from > ?)"
-                " OR (valid_to IS NOT NULL AND valid_to < ?)")
-        params: list[object] = [as_of, as_of]
+    dates = ("(valid_from IS NOT NULL AND valid_from > ?) OR (valid_to IS NOT NULL AND"
+             " valid_to < ?)")
+    today = date.today().isoformat()
+    if as_of and as_of < today:
+        cond = f"status = 'invalidated' OR {dates}"
     else:
-        cond, params = "status != 'active'", []
+        cond = f"status != 'active' OR {dates}"
+    params: list[object] = [as_of or today, as_of or today]
     out: dict[int, set[int]] = {}
     for page_id, line in db.execute(
             f"SELECT page_id, line FROM facts WHERE page_id IN ({marks}) AND ({cond})",
@@ -403,6 +412,8 @@ def _whole_chunk(body: str, start: int, body_start: int | None) -> tuple[int, in
     lines = body.split("\n")
     first_allowed = max(0, (body_start or 1) - start)
     keep = [i for i, line in enumerate(lines) if i >= first_allowed and line.strip()]
+    while len(keep) > 1 and lines[keep[0]].lstrip().startswith("#"):
+        keep.pop(0)  # a heading is a label, not evidence
     if not keep:
         keep = [i for i, line in enumerate(lines) if line.strip()] or [0]
     lo, hi = keep[0], keep[-1]
