@@ -275,7 +275,7 @@ class Vault:
                domains: Sequence[str] = (), folders: Sequence[str] = (),
                since: str | None = None, until: str | None = None, entity: str | None = None,
                as_of: str | None = None, limit: int = 10, explain: bool = False,
-               budget: int | None = None, record: bool = True) -> Any:
+               budget: int | None = None, record: bool = True, group: str = "page") -> Any:
         """Search with filters: lexical, dense or hybrid (default); results cite their lines."""
         from kenning.recall import activity
         from kenning.recall.search import Filters, search
@@ -290,7 +290,7 @@ class Vault:
         results = search(db, query, filters=filters, limit=limit, mode=mode, dense=dense,
                          signals=self.signals, activity=activity.last_recalled(self.root),
                          today=as_of or date.today().isoformat(), explain=explain,
-                         budget=budget)
+                         budget=budget, group=group)
         results.notes = notes + results.notes
         results.coverage = coverage
         if record and results:

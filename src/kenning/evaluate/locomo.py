@@ -704,14 +704,13 @@ def format_report(result: dict[str, Any]) -> str:
                  _f(original[m]["mrr"][HEADLINE])] for m in modes]
         out += _table(["mode", *heads, "MRR"], rows)
         out.append("")
-    for mode in modes:
+    per_category = [str(c) for c in s["categories"] if c != 5]
+    for mode in modes if per_category else ():
         sc = original[mode]
         out.append(f"**Per category — {mode}**")
         out.append("")
         rows = []
-        for g in [str(c) for c in s["categories"]] + ([HEADLINE] if n_head is not None else []):
-            if g == "5":
-                continue
+        for g in per_category + ([HEADLINE] if n_head is not None else []):
             label = f"{g} {CATEGORY_NAMES.get(int(g), '')}".strip() if g != HEADLINE else "1–4"
             rows.append([label, f"{sc['questions'][g]:,}",
                          *[_f(sc["recall"][g][b]) for b in budgets], _f(sc["mrr"][g])])
@@ -781,10 +780,10 @@ def format_report(result: dict[str, Any]) -> str:
             f"{c}: {e}" for c, e in errors.items()))
     ev = result["evidence"]
     out.append("")
-    out.append(f"Data: {ev['ids']:,} evidence ids; {len(ev['malformed'])} malformed evidence "
-               f"strings read leniently; {len(ev['missing'])} ids name no turn "
-               f"({_missing_list(ev['missing'])}); "
-               f"{len(ev['without_evidence'])} questions without evidence (not scored).")
+    out.append(f"Data: {_n(ev['ids'], 'evidence id')}; "
+               f"{_n(len(ev['malformed']), 'malformed evidence string')} read leniently; "
+               f"{_n(len(ev['missing']), 'id')} naming no turn ({_missing_list(ev['missing'])}); "
+               f"{_n(len(ev['without_evidence']), 'question')} without evidence (not scored).")
     return "\n".join(out) + "\n"
 
 
@@ -914,6 +913,10 @@ def _f1(value: float | None) -> str:
 
 def _ms(value: float | None) -> str:
     return "—" if value is None else f"{value:.1f}"
+
+
+def _n(count: int, noun: str) -> str:
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
 
 
 def _missing_list(missing: list[dict[str, str]]) -> str:

@@ -89,6 +89,12 @@ class OpenAICompatible:
                 f"config field 'embeddings.url' is {config.url!r}; it must start with http:// "
                 "or https://",
                 f"fix embeddings.url in {CONFIG_FILE}, e.g. http://127.0.0.1:11434/v1")
+        if "@" in urllib.parse.urlsplit(config.url).netloc:
+            raise EmbedderUnavailable(
+                "config field 'embeddings.url' holds credentials (user:password@); Kenning does "
+                "not keep keys or passwords in its config",
+                "remove them from embeddings.url and put the key in an environment variable "
+                "named by embeddings.api_key_env")
         if config.dimensions is not None and config.dimensions <= 0:
             raise EmbedderUnavailable(
                 f"config field 'embeddings.dimensions' is {config.dimensions}; it must be positive",
@@ -286,6 +292,8 @@ def _error_detail(exc: urllib.error.HTTPError) -> str:
         raw = exc.read()
     except OSError:
         return ""
+    finally:
+        exc.close()
     try:
         doc = json.loads(raw)
     except ValueError:

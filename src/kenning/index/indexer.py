@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from kenning.index import db as dbm
-from kenning.index.chunking import chunk_lines
+from kenning.index.chunking import MIN_WORDS, OVERLAP_WORDS, TARGET_WORDS, chunk_lines
 from kenning.index.cjk import cjk_column
 from kenning.index.edges import (
     Edge,
@@ -39,6 +39,8 @@ from kenning.vault.layout import Config, FoundFile, daily_log_date, iter_markdow
 from kenning.vault.markdown import resolve_relative
 from kenning.vault.page import Page, parse_page, text_lines
 
+# Bump when chunking or the embedded text of a chunk changes: existing indexes re-derive.
+DERIVATION = f"chunks:{TARGET_WORDS}/{MIN_WORDS}/{OVERLAP_WORDS};embed-text:2"
 BATCH_FILES = 400
 BATCH_SECONDS = 2.0
 MANUAL_LINKS = "manual-links.jsonl"
@@ -174,6 +176,11 @@ class Indexer:
         with dbm.transaction(db):
             dbm.set_meta(db, "run_state", "running")
             dbm.set_meta(db, "run_started", _now())
+            if dbm.get_meta(db, "derivation") != DERIVATION:
+                # Chunking or the embedded text changed with this version: re-derive every page
+                # (vectors of texts that stay the same are kept by their hash).
+                db.execute("UPDATE files SET mtime_ns = -1, hash = ''")
+                dbm.set_meta(db, "derivation", DERIVATION)
         on_disk = {f.path: f for f in iter_markdown_files(self.root, self.config.exclude)}
         report.scanned = len(on_disk)
         known = {

@@ -9,6 +9,7 @@ index changes; SQL filters pick the rows first. Exact search is fast enough for 
 from __future__ import annotations
 
 import hashlib
+import re
 import sqlite3
 import time
 from collections.abc import Callable, Sequence
@@ -28,9 +29,17 @@ SOUND = "e.dim = ? AND length(e.vector) = 4 * e.dim"
 EmbedProgress = Callable[[int, int], None]
 
 
+_MARKUP = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+|\*\*|__|`|\s\((?:[A-Z]{0,3}\d+[:.]\d+)\)(?=:)")
+
+
+def plain(line: str) -> str:
+    """A line as the model should read it: list markers, emphasis and turn ids removed."""
+    return _MARKUP.sub("", line)
+
+
 def embed_text(title: str, heading: str, lines: Sequence[str]) -> str:
     """The text a chunk is embedded as: its page title and heading give the passage context."""
-    body = "\n".join(line for line in lines if line.strip()).strip()
+    body = "\n".join(plain(line) for line in lines if line.strip()).strip()
     if not body:
         return ""
     context = title if not heading or heading == title else f"{title} — {heading}"

@@ -61,6 +61,7 @@ class Result:
     backlinks: int = 0
     matched: list[str] = field(default_factory=list)
     explain: dict[str, Any] | None = None
+    factor: float = 1.0  # product of the page's signals
 
     @property
     def citation(self) -> str:
@@ -147,6 +148,7 @@ class Signals:
     """How much each ranking signal counts; every one is configurable and shown by --explain."""
 
     rrf_k: int = 60
+    arm_weights: tuple[float, float] = (1.0, 1.0)  # lexical, dense, in the fusion
     backlink_weight: float = BACKLINK_WEIGHT
     recency_weight: float = 0.2
     half_life_days: float = 23.0
@@ -174,8 +176,16 @@ class Results(list):  # type: ignore[type-arg]
 def search(db: sqlite3.Connection, text: str, *, filters: Filters = Filters(), limit: int = 10,
            mode: str = "lexical", dense: DenseArm | None = None, signals: Signals = Signals(),
            activity: dict[str, str] | None = None, today: str | None = None,
-           explain: bool = False, budget: int | None = None) -> Results:
-    """Search chunks lexically, densely or both (RRF), group by page, apply signals, cite lines."""
+           explain: bool = False, budget: int | None = None, group: str = "page") -> Results:
+    """Search chunks lexically, densely or both (RRF), apply signals, cite lines.
+
+    ``group="page"`` returns one result per page with its best chunks (for reading);
+    ``group="chunk"`` one result per chunk, best passages first, at most ``chunks_per_page``
+    from a page (for filling a context window: the budget goes to the best evidence first).
+    """
+    if group not in ("page", "chunk"):
+        raise ValueError(f"group must be page or chunk, not {group!r}")
+    per_page = max(3, signals.chunks_per_page)
     out = Results()
     out.notes, out.mode = [], mode
     query = parse_query(text)
@@ -214,8 +224,9 @@ def search(db: sqlite3.Connection, text: str, *, filters: Filters = Filters(), l
             info[chunk_id] = (page_id, start, heading)
     for parts in fused.values():
         if mode == "hybrid":
-            parts["score"] = sum(1.0 / (signals.rrf_k + parts[a + "_rank"])
-                                 for a in ("lexical", "dense") if a + "_rank" in parts)
+            parts["score"] = sum(weight / (signals.rrf_k + parts[a + "_rank"])
+                                 for a, weight in zip(("lexical", "dense"), signals.arm_weights,
+                                                      strict=True) if a + "_rank" in parts)
         else:
             parts["score"] = parts.get(mode, 0.0)
 
@@ -227,7 +238,7 @@ def search(db: sqlite3.Connection, text: str, *, filters: Filters = Filters(), l
 
     # Mark the matches only in the chunks that can still make the answer.
     rarity = _rarity(db, query) if query.size > 1 else {}
-    chunk_ids = [c for pid in shortlist for c in best[pid][:3]]
+    chunk_ids = [c for pid in shortlist for c in best[pid][:per_page]]
     marked = _highlights(db, fts, chunk_ids) if not query.empty else {}
     plain = _plain_bodies(db, [c for c in chunk_ids if c not in marked])
     meta = _page_meta(db, shortlist)
@@ -241,7 +252,7 @@ def search(db: sqlite3.Connection, text: str, *, filters: Filters = Filters(), l
         pages[page_id] = Result(path=path, title=title, type=ptype, score=0.0)
         page_chunks[page_id] = []
         covered[page_id] = set()
-        for chunk_id in best[page_id][:3]:
+        for chunk_id in best[page_id][:per_page]:
             _, start, heading = info[chunk_id]
             score = fused[chunk_id]["score"]
             if chunk_id in marked:
@@ -256,6 +267,15 @@ def search(db: sqlite3.Connection, text: str, *, filters: Filters = Filters(), l
                 # Found by meaning alone: the evidence is the chunk's text (frontmatter left out).
                 first, last, snippet = _whole_chunk(plain.get(chunk_id, ""), start,
                                                     meta[page_id][3])
+            body_lines = (marked[chunk_id][0] if chunk_id in marked
+                          else plain.get(chunk_id, "")).split("\n")
+            cited = body_lines[last - start] if 0 <= last - start < len(body_lines) else ""
+            if _QUESTION.search(cited.replace(OPEN, "").replace(CLOSE, "")):
+                # A question is evidence only with its answer: cite the line that follows.
+                answer = _line_at(db, page_id, last + 1)
+                if answer:
+                    last += 1
+                    snippet = _clip(f"{snippet} {answer}")
             page_chunks[page_id].append(Hit(chunk_id, first, last, heading, score, snippet))
 
     for page_id, exact_title in _exact_matches(db, text, where, params):
@@ -300,9 +320,8 @@ def search(db: sqlite3.Connection, text: str, *, filters: Filters = Filters(), l
         result.backlinks = n
         result.matched = sorted(covered[page_id] & wanted)
         result.hits = hits[: signals.chunks_per_page]
-        result.score = best_score + extra
-        for value in factors.values():
-            result.score *= value
+        result.factor = math.prod(factors.values())
+        result.score = (best_score + extra) * result.factor
         if result.exact:
             result.score += EXACT_TITLE_BOOST
         if explain:
@@ -312,8 +331,45 @@ def search(db: sqlite3.Connection, text: str, *, filters: Filters = Filters(), l
                               "more_chunks": round(extra, 4),
                               **{k: round(v, 4) for k, v in factors.items()},
                               "exact_title": result.exact, "score": round(result.score, 4)}
-    ranked = sorted(pages.values(), key=lambda r: (-r.score, r.path))[:limit]
+    if group == "chunk":
+        ranked = sorted((passage for r in pages.values() for passage in _passages(r)),
+                        key=lambda r: (-r.score, r.path, r.hits[0].start_line))[:limit]
+    else:
+        ranked = sorted(pages.values(), key=lambda r: (-r.score, r.path))[:limit]
     out.extend(_within_budget(ranked, budget) if budget else ranked)
+    return out
+
+
+_QUESTION = re.compile(r"\?\s*(?:\[[^\]]*\]\s*)?$")
+
+
+def _line_at(db: sqlite3.Connection, page_id: int, line: int) -> str:
+    """The text of one line of an indexed page ("" when blank, a heading, or past the end)."""
+    row = db.execute(
+        """SELECT c.start_line, f.body FROM chunks c JOIN chunks_fts f ON f.rowid = c.id
+           WHERE c.page_id = ? AND c.start_line <= ? AND c.end_line >= ? LIMIT 1""",
+        (page_id, line, line)).fetchone()
+    if row is None:
+        return ""
+    lines = row[1].split("\n")
+    text = lines[line - row[0]].strip() if line - row[0] < len(lines) else ""
+    return "" if text.startswith("#") else text
+
+
+def _passages(result: Result) -> list[Result]:
+    """One result per hit of a page result, each scored by its own chunk and the page signals."""
+    if not result.hits:
+        return [result]
+    out = []
+    for index, hit in enumerate(result.hits):
+        score = hit.score * result.factor
+        if result.exact and index == 0:
+            score += EXACT_TITLE_BOOST
+        explain = dict(result.explain, score=round(score, 4)) if result.explain else None
+        out.append(Result(path=result.path, title=result.title, type=result.type, score=score,
+                          hits=[hit], exact=result.exact and index == 0,
+                          backlinks=result.backlinks, matched=result.matched, explain=explain,
+                          factor=result.factor))
     return out
 
 
