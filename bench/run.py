@@ -61,7 +61,7 @@ def child(mode: str, vault: str) -> None:
 
     v = Vault(Path(vault))
     started = time.perf_counter()
-    report = v.rebuild() if mode == "rebuild" else v.index()
+    report = v.rebuild(embed=False) if mode == "rebuild" else v.index(embed=False)
     seconds = time.perf_counter() - started
     rss_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     print(json.dumps({"seconds": seconds, "rss_mib": rss_kib / 1024, "added": report.added,
@@ -94,7 +94,46 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
 
 
-def bench_size(n: int, generator: Path, out: Path, seed: int) -> dict[str, object]:
+def fill_random_vectors(v: object, seed: int) -> str:
+    """Give every chunk a random unit vector under the real model's id (for latency only)."""
+    import numpy as np
+
+    from kenning.index import db as dbm
+    from kenning.index.vectors import bump_version
+
+    model = v.embedder()  # type: ignore[attr-defined]
+    db = v.db  # type: ignore[attr-defined]
+    hashes = [r[0] for r in db.execute(
+        "SELECT DISTINCT text_hash FROM chunks WHERE text_hash IS NOT NULL")]
+    rng = np.random.default_rng(seed)
+    with dbm.transaction(db):
+        for begin in range(0, len(hashes), 5000):
+            part = hashes[begin : begin + 5000]
+            vecs = rng.standard_normal((len(part), model.dim)).astype("<f4")
+            vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+            db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)",
+                           [(model.model_id, h, model.dim, vec.tobytes())
+                            for h, vec in zip(part, vecs, strict=True)])
+        dbm.set_meta(db, "embed_model", model.model_id)
+        dbm.set_meta(db, "embed_dim", str(model.dim))
+        bump_version(db)
+    return model.model_id
+
+
+def timed(fn: object, queries: list[str]) -> list[float]:
+    """Milliseconds per call of ``fn(query)`` after a warm-up of five."""
+    for q in queries[:5]:
+        fn(q)  # type: ignore[operator]
+    out = []
+    for q in queries:
+        started = time.perf_counter()
+        fn(q)  # type: ignore[operator]
+        out.append((time.perf_counter() - started) * 1000)
+    return out
+
+
+def bench_size(n: int, generator: Path, out: Path, seed: int, vectors: str = "random"
+               ) -> dict[str, object]:
     vault = generate(generator, n, out, seed)
     queries = json.loads(Path(f"{vault}.queries.json").read_text())
     touch = json.loads(Path(f"{vault}.touch.json").read_text())
@@ -117,19 +156,13 @@ def bench_size(n: int, generator: Path, out: Path, seed: int) -> dict[str, objec
     latency_queries = list(queries.get("latency") or queries.get("generic") or [])
     while len(latency_queries) < 50:
         latency_queries += latency_queries[: 50 - len(latency_queries)]
-    for q in latency_queries[:5]:
-        v.search(q)
-    timings = []
-    for q in latency_queries[:50]:
-        started = time.perf_counter()
-        v.search(q)
-        timings.append((time.perf_counter() - started) * 1000)
+    timings = timed(lambda q: v.search(q, mode="lexical", record=False), latency_queries[:50])
 
-    def top5(items: list[dict[str, str]]) -> str:
+    def top5(items: list[dict[str, str]], mode: str = "lexical") -> str:
         hits = 0
         for item in items:
             target = item.get("target_path") or item.get("target")
-            results = v.search(item["query"], limit=5)
+            results = v.search(item["query"], limit=5, mode=mode, record=False)
             hits += any(r.path == target for r in results)
         return f"{hits}/{len(items)}"
 
@@ -147,6 +180,27 @@ def bench_size(n: int, generator: Path, out: Path, seed: int) -> dict[str, objec
         result = traverse(v.db, page_id, depth=3, direction="out")
         walks.append((time.perf_counter() - started) * 1000)
         reached.append(len(result.nodes))
+
+    hybrid: dict[str, object] = {}
+    if vectors != "none":
+        if vectors == "model":
+            started = time.perf_counter()
+            report = v.index()
+            embedding = report.embedding
+            hybrid["embed_chunks"] = embedding.embedded if embedding else 0
+            hybrid["embed_per_s"] = round(embedding.rate, 1) if embedding else 0.0
+            hybrid["embed_s"] = round(time.perf_counter() - started, 1)
+        else:
+            fill_random_vectors(v, seed)
+        hybrid["vectors"] = v.db.execute("SELECT count(*) FROM embeddings").fetchone()[0]
+        for mode in ("hybrid", "dense"):
+            ms = timed(lambda q, m=mode: v.search(q, mode=m, record=False),
+                       latency_queries[:50])
+            hybrid[f"{mode}_p50_ms"] = round(statistics.median(ms), 2)
+            hybrid[f"{mode}_p95_ms"] = round(percentile(ms, 0.95), 2)
+        if vectors == "model":
+            hybrid["hybrid_top5"] = top5(queries.get("quality", []), "hybrid")
+            hybrid["hybrid_hard_top5"] = top5(paraphrases, "hybrid") if paraphrases else "—"
 
     size = sum(p.stat().st_size for p in (vault / ".kenning").glob("index.db*"))
     cold = []
@@ -171,6 +225,8 @@ def bench_size(n: int, generator: Path, out: Path, seed: int) -> dict[str, objec
         "top5": quality,
         "hard_top5": hard,
         "index_mib": round(size / 1_048_576, 1),
+        "chunks": v.db.execute("SELECT count(*) FROM chunks").fetchone()[0],
+        **hybrid,
     }
 
 
@@ -200,15 +256,13 @@ def machine() -> str:
 
 
 def print_table(rows: list[dict[str, object]], help_s: float) -> None:
-    keys = ["index_s", "rss_mib", "noop_s", "touch_s", "search_p50_ms", "search_p95_ms",
-            "traverse3_p50_ms", "traverse3_p95_ms", "cold_search_s", "top5", "hard_top5",
-            "index_mib"]
+    keys = list(dict.fromkeys(k for row in rows for k in row if k != "n"))
     print(f"\nmachine: {machine()}")
     print(f"kenning --help: {help_s * 1000:.0f} ms (median of 7)\n")
     print("| metric | " + " | ".join(f"kenning @{r['n']:,}" for r in rows) + " |")
     print("|---|" + "---|" * len(rows))
     for key in keys:
-        print(f"| {key} | " + " | ".join(str(r[key]) for r in rows) + " |")
+        print(f"| {key} | " + " | ".join(str(r.get(key, "—")) for r in rows) + " |")
     print("\nSide by side with the peers (same generator, same seed; ratio = peer / kenning):")
     for peer, figures in PEERS.items():
         for row in rows:
@@ -233,6 +287,10 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--out", type=Path, default=HERE / "out")
     parser.add_argument("--json", type=Path, help="Also write the results to this file.")
+    parser.add_argument("--vectors", choices=["random", "model", "none"], default="random",
+                        help="random: random unit vectors for every chunk (hybrid latency at "
+                        "full size without hours of embedding); model: embed with the "
+                        "configured model (throughput and quality); none: lexical only.")
     parser.add_argument("--child", nargs=2, metavar=("MODE", "VAULT"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -243,7 +301,8 @@ def main() -> None:
     rows = []
     for n in (int(s) for s in args.sizes.split(",")):
         print(f"N = {n:,} ({args.generator} generator) …", file=sys.stderr, flush=True)
-        rows.append(bench_size(n, generator, args.out / args.generator, args.seed))
+        rows.append(bench_size(n, generator, args.out / args.generator, args.seed,
+                               args.vectors))
         print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
     help_s = help_time()
     print_table(rows, help_s)

@@ -411,3 +411,18 @@ def test_one_real_conversation_lexically(tmp_path: Path):
         assert all(i in turns for i in row["evidence"])
         assert bool(row["scores"]) == bool(row["evidence"])
     assert result["index"]["conversations"][sid]["turns"] == len(turns)
+
+
+def test_cli_runs_the_evaluation_and_prints_markdown_and_json(tiny: Path) -> None:
+    from click.testing import CliRunner
+
+    from kenning.cli import main
+
+    out = CliRunner().invoke(main, ["eval", "locomo", str(tiny), "--mode", "lexical",
+                                    "--budget", "250"], catch_exceptions=False)
+    assert out.exit_code == 0, out.output
+    assert "lexical" in out.output and "250" in out.output and "|" in out.output
+    data = CliRunner().invoke(main, ["eval", "locomo", str(tiny), "-m", "lexical", "--json"],
+                              catch_exceptions=False)
+    assert data.exit_code == 0, data.output
+    assert json.loads(data.output)["scores"]["original"]["lexical"]["recall"]

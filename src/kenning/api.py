@@ -336,7 +336,8 @@ class Vault:
         if not isinstance(raw, dict):
             raw = {}
         fields = {k: raw[k] for k in ("rrf_k", "backlink_weight", "recency_weight",
-                                      "half_life_days", "superseded_factor", "chunks_per_page")
+                                      "half_life_days", "superseded_factor", "chunks_per_page",
+                                      "passages_per_page", "date_weight")
                   if k in raw}
         return Signals(folder_weights=self.config.folder_weights or {}, **fields)
 

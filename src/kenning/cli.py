@@ -569,6 +569,53 @@ def link_remove(ctx: click.Context, src: str, rel: str, dst: str, as_json: bool)
         click.echo(f"Removed {entry['src']} -[{entry['rel']}]-> {entry['dst']}.")
 
 
+# -- evaluation ----------------------------------------------------------------------------
+
+
+@main.group(name="eval")
+def eval_group() -> None:
+    """Measure recall on public benchmarks."""
+
+
+@eval_group.command("locomo")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("-m", "--mode", "modes", multiple=True,
+              type=click.Choice(["lexical", "dense", "hybrid"]),
+              help="Search modes to measure (repeat; default all three).")
+@click.option("-b", "--budget", "budgets", multiple=True, type=click.IntRange(1, 100_000),
+              help="Word budgets (repeat; default 250 500 1000 2000).")
+@click.option("-c", "--conversation", "conversations", multiple=True,
+              help="Only these sample ids, e.g. conv-26 (repeat).")
+@click.option("--audit", is_flag=True, help="Also score with audit/errors.json corrections.")
+@click.option("--workdir", type=click.Path(file_okay=False, path_type=Path),
+              help="Keep the vaults here and re-use them (vectors are not re-computed).")
+@click.option("--limit", type=click.IntRange(1, 1000), default=100, show_default=True,
+              help="Results asked for per question.")
+@JSON_OPTION
+def eval_locomo(path: Path, modes: tuple[str, ...], budgets: tuple[int, ...],
+                conversations: tuple[str, ...], audit: bool, workdir: Path | None, limit: int,
+                as_json: bool) -> None:
+    """Evidence recall at word budgets on a LoCoMo file (e.g. ../shared/eval/locomo/locomo10.json).
+
+    Each conversation becomes a vault of chat sources, is indexed (and embedded for dense and
+    hybrid), and every question is asked; the report gives recall per category and budget,
+    session recall, MRR, index time and query latency.
+    """
+    from kenning.evaluate import locomo
+
+    audit_path = None
+    if audit:
+        audit_path = locomo.default_audit_path(path)
+        if audit_path is None:
+            raise click.BadParameter(f"no audit/errors.json next to {path}", param_hint="--audit")
+    with _progress(sys.stderr.isatty() and not as_json, "Questions") as bars:
+        result = locomo.run_locomo(
+            path, modes=modes or locomo.DEFAULT_MODES, budgets=budgets or locomo.DEFAULT_BUDGETS,
+            conversations=list(conversations) or None, audit=audit_path, workdir=workdir,
+            limit=limit, progress=(lambda d, t, m: bars.files(d, t, m)) if bars else None)
+    click.echo(locomo.to_json(result) if as_json else locomo.format_report(result))
+
+
 # -- health / demo -------------------------------------------------------------------------
 
 

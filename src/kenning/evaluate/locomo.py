@@ -421,7 +421,7 @@ def run_locomo(path: str | Path, *, modes: Sequence[str] = DEFAULT_MODES,
                budgets: Sequence[int] = DEFAULT_BUDGETS,
                categories: Sequence[int] = (1, 2, 3, 4, 5),
                conversations: Sequence[str] | None = None, audit: str | Path | None = None,
-               workdir: str | Path | None = None, limit: int = 50,
+               workdir: str | Path | None = None, limit: int = 100,
                progress: Progress | None = None, overflow: str = "skip") -> dict[str, Any]:
     """Evaluate evidence recall on a LoCoMo file; returns a JSON-ready dict (see ``to_json``).
 
@@ -578,6 +578,9 @@ def _searcher(vault: Any, mode: str) -> Callable[[str, int], Sequence[Any]]:
     if "record" in params:
         # Recalled pages gain recency: recording would let earlier questions rank later ones.
         extra["record"] = False
+    if "group" in params:
+        # The budget goes to the best passages first, not to whole pages in page order.
+        extra["group"] = "chunk"
     return lambda q, n: vault.search(q, limit=n, **extra)
 
 

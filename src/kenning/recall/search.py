@@ -18,6 +18,7 @@ from typing import Any
 
 from kenning.index.cjk import HAS_CJK, run_to_fts, split_query
 from kenning.index.indexer import norm_name
+from kenning.recall import when
 
 # Column weights for bm25(): title (with aliases), heading, body, cjk bigrams.
 BM25_WEIGHTS = (5.0, 2.0, 1.0, 1.0)
@@ -153,8 +154,10 @@ class Signals:
     recency_weight: float = 0.2
     half_life_days: float = 23.0
     superseded_factor: float = 0.5
+    date_weight: float = 1.0     # pages dated when the query says ("on 4 March 2026") count ×2
     folder_weights: dict[str, float] = field(default_factory=dict)
-    chunks_per_page: int = 2
+    chunks_per_page: int = 2     # hits shown per page when results are pages
+    passages_per_page: int = 5   # at most this many results from one page when results are chunks
 
 
 @dataclass(frozen=True)
@@ -185,7 +188,7 @@ def search(db: sqlite3.Connection, text: str, *, filters: Filters = Filters(), l
     """
     if group not in ("page", "chunk"):
         raise ValueError(f"group must be page or chunk, not {group!r}")
-    per_page = max(3, signals.chunks_per_page)
+    per_page = max(3, signals.chunks_per_page if group == "page" else signals.passages_per_page)
     out = Results()
     out.notes, out.mode = [], mode
     query = parse_query(text)
@@ -284,10 +287,11 @@ def search(db: sqlite3.Connection, text: str, *, filters: Filters = Filters(), l
                                     type=exact_title[2], score=0.0)
             page_chunks[page_id] = _title_hit(db, page_id)
             covered[page_id] = set(wanted)
-            meta[page_id] = (*exact_title, 1, None, None)
+            meta[page_id] = (*exact_title, 1, None, None, None)
         pages[page_id].exact = True
 
     backlinks = _backlink_counts(db, list(pages))
+    named = when.spans(text)
     stale = _stale_fact_lines(db, list(pages), filters.as_of or today)
     for page_id, result in pages.items():
         hits = sorted(page_chunks[page_id], key=lambda h: -h.score)
@@ -306,20 +310,23 @@ def search(db: sqlite3.Connection, text: str, *, filters: Filters = Filters(), l
         n = backlinks.get(page_id, 0)
         factors["backlinks"] = 1.0 + signals.backlink_weight * math.log1p(n)
         page_status, page_when = meta[page_id][4], meta[page_id][5]
-        when = max(filter(None, (page_when, (activity or {}).get(result.path))), default=None)
-        if when and today and signals.recency_weight:
-            age = max(0.0, _days_between(when, today))
+        seen = max(filter(None, (page_when, (activity or {}).get(result.path))), default=None)
+        if seen and today and signals.recency_weight:
+            age = max(0.0, _days_between(seen, today))
             factors["recency"] = 1.0 + signals.recency_weight * 0.5 ** (
                 age / signals.half_life_days)
         if page_status in ("superseded", "invalidated") or (
                 hits and all(_inside(h, stale.get(page_id, ())) for h in hits[:1])):
             factors["superseded"] = signals.superseded_factor
+        fit = when.closeness(named, meta[page_id][6])
+        if fit and signals.date_weight:
+            factors["date"] = 1.0 + signals.date_weight * fit
         folder = result.path.split("/", 1)[0] if "/" in result.path else ""
         if folder in signals.folder_weights:
             factors["folder"] = signals.folder_weights[folder]
         result.backlinks = n
         result.matched = sorted(covered[page_id] & wanted)
-        result.hits = hits[: signals.chunks_per_page]
+        result.hits = hits[: signals.chunks_per_page if group == "page" else per_page]
         result.factor = math.prod(factors.values())
         result.score = (best_score + extra) * result.factor
         if result.exact:
@@ -507,12 +514,13 @@ def _highlights(db: sqlite3.Connection, fts: str, chunk_ids: list[int]
 
 
 def _page_meta(db: sqlite3.Connection, page_ids: list[int]) -> dict[int, tuple[Any, ...]]:
-    """path, title, type, body_start, status, date per page."""
+    """path, title, type, body_start, status, last change, date per page."""
     if not page_ids:
         return {}
     marks = ",".join("?" * len(page_ids))
     return {r[0]: tuple(r[1:]) for r in db.execute(
-        f"SELECT id, path, title, type, body_start, status, COALESCE(updated, date) FROM pages"
+        f"SELECT id, path, title, type, body_start, status, COALESCE(updated, date), date"
+        f" FROM pages"
         f" WHERE id IN ({marks})", page_ids)}
 
 
@@ -587,6 +595,9 @@ def _evidence(marked: str, start_line: int, query: Query, rarity: dict[str, floa
             found |= {run for run in query.cjk if run in line}
         per_line.append(_normalize_found(found, query))
     scored = [i for i, f in enumerate(per_line) if f]
+    prose = [i for i in scored if not lines[i].lstrip().startswith("#")]
+    if prose:
+        scored = prose  # a heading names the subject; the lines under it are the evidence
     if not scored:
         # Matched through the title column only: cite the chunk's first non-empty lines.
         first = next((i for i, line in enumerate(lines) if line.strip()), 0)
