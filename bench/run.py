@@ -111,7 +111,8 @@ def fill_random_vectors(v: object, seed: int) -> str:
             part = hashes[begin : begin + 5000]
             vecs = rng.standard_normal((len(part), model.dim)).astype("<f4")
             vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
-            db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)",
+            db.executemany("INSERT OR REPLACE INTO embeddings(model, text_hash, dim, vector)"
+                           " VALUES (?, ?, ?, ?)",
                            [(model.model_id, h, model.dim, vec.tobytes())
                             for h, vec in zip(part, vecs, strict=True)])
         dbm.set_meta(db, "embed_model", model.model_id)

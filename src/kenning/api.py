@@ -312,10 +312,13 @@ class Vault:
             return None, ["embeddings are switched off in the config"], None
         db = self.reader
         stored = dbm.get_meta(db, "embed_model")
-        coverage = vectors.coverage(db, embedder.model_id, embedder.dim)
         if stored and stored != embedder.model_id:
+            coverage = vectors.coverage(db, embedder.model_id, embedder.dim)
             return None, [f"the index holds vectors of {stored}, the config asks for "
                           f"{embedder.model_id}: run `kenning index` to re-embed"], coverage
+        # The matrix is cached until the index changes, and knows its own coverage.
+        matrix = vectors.load_matrix(db, embedder.model_id, str(self.root))
+        coverage = matrix.coverage
         if coverage[0] == 0:
             return None, ["no vectors yet: run `kenning index` to embed"], coverage
         notes = []
@@ -324,7 +327,6 @@ class Vault:
                          "`kenning index` fills the rest")
         from kenning.recall.search import DenseArm
 
-        matrix = vectors.load_matrix(db, embedder.model_id, str(self.root))
         return DenseArm(matrix, embedder.embed_query(query[:2000])), notes, coverage
 
     @property
@@ -424,7 +426,8 @@ def _salvage_vectors(db: sqlite3.Connection, old: Path) -> None:
         db.execute("ATTACH DATABASE ? AS old", (str(old),))
         try:
             with dbm.transaction(db):
-                db.execute("INSERT OR IGNORE INTO embeddings SELECT model, text_hash, dim, vector"
+                db.execute("INSERT OR IGNORE INTO embeddings(model, text_hash, dim, vector)"
+                           " SELECT model, text_hash, dim, vector"
                            " FROM old.embeddings")
         finally:
             db.execute("DETACH DATABASE old")

@@ -196,13 +196,15 @@ def _v2(db: sqlite3.Connection) -> None:
         """
         -- Vectors, cached by (model, hash of the embedded text): an edit that keeps a chunk's
         -- text costs no embedding, and a change of model never mixes vectors of two models.
+        -- A rowid table: WITHOUT ROWID stores 1.5 kB rows three times over (measured).
         CREATE TABLE embeddings (
+            id INTEGER PRIMARY KEY,
             model TEXT NOT NULL,
             text_hash TEXT NOT NULL,
             dim INTEGER NOT NULL,
             vector BLOB NOT NULL,          -- float32 little-endian, L2-normalised
-            PRIMARY KEY (model, text_hash)
-        ) WITHOUT ROWID;
+            UNIQUE (model, text_hash)
+        );
         ALTER TABLE chunks ADD COLUMN text_hash TEXT;   -- NULL: nothing worth embedding
         CREATE INDEX chunks_text_hash ON chunks(text_hash);
         ALTER TABLE pages ADD COLUMN body_start INTEGER NOT NULL DEFAULT 1;

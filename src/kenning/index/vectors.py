@@ -186,6 +186,12 @@ class Matrix:
     ids: np.ndarray
     vectors: np.ndarray
     version: str
+    chunks: int = 0  # chunks with text worth embedding, when the matrix was loaded
+
+    @property
+    def coverage(self) -> tuple[int, int]:
+        """(chunks with a usable vector, chunks with text worth embedding)."""
+        return int(self.ids.size), self.chunks
 
 
 _CACHE: dict[tuple[str, str], Matrix] = {}
@@ -211,7 +217,8 @@ def load_matrix(db: sqlite3.Connection, model: str, key: str) -> Matrix:
     finite = np.isfinite(vectors).all(axis=1)
     if not finite.all():
         ids, vectors = ids[finite], vectors[finite]
-    matrix = Matrix(ids=ids, vectors=vectors, version=version)
+    chunks = db.execute("SELECT count(*) FROM chunks WHERE text_hash IS NOT NULL").fetchone()[0]
+    matrix = Matrix(ids=ids, vectors=vectors, version=version, chunks=chunks)
     _CACHE[(key, model)] = matrix
     return matrix
 
