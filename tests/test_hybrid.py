@@ -884,3 +884,22 @@ def test_real_model_runs_with_the_network_cut_off(tmp_path: Path) -> None:
     assert data["mode"] == "hybrid" and data["notes"] == []
     assert data["coverage"] == {"embedded": 3, "chunks": 3}
     assert data["results"][0]["path"] == "notes/query-layer.md"
+
+
+def test_a_new_process_maps_the_matrix_from_disk_and_never_a_stale_one(
+        hv: Vault, fake: FakeEmbedder) -> None:
+    first = [(r.path, r.score) for r in hv.search("vehicle purchase", mode="dense", record=False)]
+    state = hv.root / ".kenning"
+    files = sorted(p.name for p in state.glob("matrix-*"))
+    assert len(files) == 3 and any(n.endswith("-ids.npy") for n in files)
+    vectors._CACHE.clear()  # what a new process starts with
+    again = [(r.path, r.score) for r in hv.search("vehicle purchase", mode="dense", record=False)]
+    assert again == first
+    loaded = next(iter(vectors._CACHE.values()))
+    assert not loaded.vectors.flags.writeable  # mapped from the cache file, not rebuilt
+    # After a change the old files are replaced and the new note is searchable.
+    put(hv, "notes/boat.md", "# Sailing\n\nA vessel moored on the lake.\n")
+    hv.index()
+    vectors._CACHE.clear()
+    assert any(r.path == "notes/boat.md" for r in hv.search("vessel", mode="dense", record=False))
+    assert not set(files) & {p.name for p in state.glob("matrix-*")}

@@ -317,7 +317,7 @@ class Vault:
             return None, [f"the index holds vectors of {stored}, the config asks for "
                           f"{embedder.model_id}: run `kenning index` to re-embed"], coverage
         # The matrix is cached until the index changes, and knows its own coverage.
-        matrix = vectors.load_matrix(db, embedder.model_id, str(self.root))
+        matrix = vectors.load_matrix(db, embedder.model_id, dbm.state_dir(self.root))
         coverage = matrix.coverage
         if coverage[0] == 0:
             return None, ["no vectors yet: run `kenning index` to embed"], coverage

@@ -9,11 +9,14 @@ index changes; SQL filters pick the rows first. Exact search is fast enough for 
 from __future__ import annotations
 
 import hashlib
+import json
+import os
 import re
 import sqlite3
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kenning.index import db as dbm
@@ -197,14 +200,72 @@ class Matrix:
 _CACHE: dict[tuple[str, str], Matrix] = {}
 
 
-def load_matrix(db: sqlite3.Connection, model: str, key: str) -> Matrix:
-    """The (cached) matrix of every chunk vector of ``model``; ``key`` names the database."""
-    import numpy as np
+def load_matrix(db: sqlite3.Connection, model: str, cache_dir: Path | None = None) -> Matrix:
+    """The matrix of every chunk vector of ``model``, cached in the process and on disk.
 
+    The on-disk copy (``cache_dir/matrix.npy`` and friends) lets a new process — one CLI search —
+    map the matrix instead of reading every BLOB; it is rewritten when the index changes.
+    """
     version = f"{dbm.get_meta(db, 'index_id')}:{dbm.get_meta(db, 'vectors_version') or 0}"
-    cached = _CACHE.get((key, model))
+    key = (str(cache_dir), model)
+    cached = _CACHE.get(key)
     if cached is not None and cached.version == version:
         return cached
+    matrix = _read_disk(cache_dir, model, version) if cache_dir else None
+    if matrix is None:
+        matrix = _read_db(db, model, version)
+        if cache_dir:
+            _write_disk(cache_dir, model, matrix)
+    _CACHE[key] = matrix
+    return matrix
+
+
+def _tag(model: str, version: str) -> str:
+    # Files are named by what they hold, so two versions can never be mixed.
+    return hashlib.blake2b(f"{model}|{version}".encode(), digest_size=8).hexdigest()
+
+
+def _read_disk(folder: Path, model: str, version: str) -> Matrix | None:
+    import numpy as np
+
+    tag = _tag(model, version)
+    try:
+        meta = json.loads((folder / f"matrix-{tag}.json").read_text(encoding="utf-8"))
+        ids = np.load(folder / f"matrix-{tag}-ids.npy")
+        vectors = np.load(folder / f"matrix-{tag}.npy", mmap_mode="r")
+    except (OSError, ValueError, json.JSONDecodeError):
+        return None
+    if vectors.shape[0] != ids.shape[0]:
+        return None
+    return Matrix(ids=ids, vectors=vectors, version=version, chunks=int(meta.get("chunks", 0)))
+
+
+def _write_disk(folder: Path, model: str, matrix: Matrix) -> None:
+    """Best effort: a cache that cannot be written is only slower next time."""
+    import numpy as np
+
+    tag = _tag(model, matrix.version)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for old in folder.glob("matrix-*"):
+            if tag not in old.name:
+                old.unlink(missing_ok=True)
+        for name, array in ((f"matrix-{tag}.npy", matrix.vectors),
+                            (f"matrix-{tag}-ids.npy", matrix.ids)):
+            tmp = folder / f".{name}.{os.getpid()}.tmp"
+            with open(tmp, "wb") as fh:
+                np.save(fh, array)
+            os.replace(tmp, folder / name)
+        # Written last: its presence says the arrays are complete.
+        (folder / f"matrix-{tag}.json").write_text(json.dumps({"chunks": matrix.chunks}),
+                                                   encoding="utf-8")
+    except OSError:
+        pass
+
+
+def _read_db(db: sqlite3.Connection, model: str, version: str) -> Matrix:
+    import numpy as np
+
     dim = int(dbm.get_meta(db, "embed_dim") or 0)
     # A truncated or foreign BLOB is skipped, not trusted; doctor reports the count.
     rows = db.execute(
@@ -218,9 +279,7 @@ def load_matrix(db: sqlite3.Connection, model: str, key: str) -> Matrix:
     if not finite.all():
         ids, vectors = ids[finite], vectors[finite]
     chunks = db.execute("SELECT count(*) FROM chunks WHERE text_hash IS NOT NULL").fetchone()[0]
-    matrix = Matrix(ids=ids, vectors=vectors, version=version, chunks=chunks)
-    _CACHE[(key, model)] = matrix
-    return matrix
+    return Matrix(ids=ids, vectors=vectors, version=version, chunks=chunks)
 
 
 def dense_search(matrix: Matrix, query: np.ndarray, *, k: int,
