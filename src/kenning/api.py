@@ -51,6 +51,7 @@ class Vault:
         self._config: Config | None = None
         self._indexed = False
         self._embedder: Any = False
+        self._pool: Any = None
 
     # -- opening ---------------------------------------------------------------------------
 
@@ -90,7 +91,10 @@ class Vault:
         return db
 
     def close(self) -> None:
-        """Close the index database."""
+        """Close the index database (and the query-embedding thread)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=False)
+            self._pool = None
         if self._db is not None:
             self._db.close()
             self._db = None
@@ -327,7 +331,13 @@ class Vault:
                          "`kenning index` fills the rest")
         from kenning.recall.search import DenseArm
 
-        return DenseArm(matrix, embedder.embed_query(query[:2000])), notes, coverage
+        # Embed the query on another thread while the lexical arm runs (both release the GIL).
+        if self._pool is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kenning-embed")
+        return DenseArm(matrix, self._pool.submit(embedder.embed_query, query[:2000])), notes, \
+            coverage
 
     @property
     def signals(self) -> Any:

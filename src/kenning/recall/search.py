@@ -162,10 +162,14 @@ class Signals:
 
 @dataclass(frozen=True)
 class DenseArm:
-    """The dense side of a search: the vector matrix and the embedded query."""
+    """The dense side of a search: the vector matrix and the query vector (or its Future)."""
 
     matrix: Any
     query: Any
+
+    def vector(self) -> Any:
+        """The query vector, waiting for it if it is still being embedded."""
+        return self.query.result() if hasattr(self.query, "result") else self.query
 
 
 class Results(list):  # type: ignore[type-arg]
@@ -214,7 +218,7 @@ def search(db: sqlite3.Connection, text: str, *, filters: Filters = Filters(), l
         from kenning.index.vectors import dense_search
 
         allowed = _allowed_chunks(db, where, params) if where else None
-        found = dense_search(dense.matrix, dense.query, k=CANDIDATE_CHUNKS, allowed=allowed)
+        found = dense_search(dense.matrix, dense.vector(), k=CANDIDATE_CHUNKS, allowed=allowed)
         dense_rows = _chunk_rows(db, found)
 
     fused: dict[int, dict[str, float]] = {}
