@@ -903,3 +903,23 @@ def test_a_new_process_maps_the_matrix_from_disk_and_never_a_stale_one(
     vectors._CACHE.clear()
     assert any(r.path == "notes/boat.md" for r in hv.search("vessel", mode="dense", record=False))
     assert not set(files) & {p.name for p in state.glob("matrix-*")}
+
+
+def test_large_vaults_search_through_an_hnsw_index_built_from_the_matrix(
+        hv: Vault, fake: FakeEmbedder) -> None:
+    pytest.importorskip("usearch", reason="the optional extra kenning[ann] is not installed")
+    exact = [(r.path, round(r.score, 4)) for r in hv.search("vehicle purchase", mode="dense",
+                                                             record=False)]
+    fresh = write_config(hv, "search:\n  ann_threshold: 1\n")
+    approx = [(r.path, round(r.score, 4)) for r in fresh.search("vehicle purchase", mode="dense",
+                                                                record=False)]
+    # A handful of vectors: HNSW finds every neighbour (scores differ by its 16-bit storage).
+    assert [p for p, _ in approx] == [p for p, _ in exact]
+    assert [s for _, s in approx] == pytest.approx([s for _, s in exact], abs=2e-3)
+    files = list((hv.root / ".kenning").glob("ann-*.usearch"))
+    assert len(files) == 1
+    put(hv, "notes/boat.md", "# Sailing\n\nA vessel moored on the lake.\n")
+    fresh.index()
+    assert any(r.path == "notes/boat.md"
+               for r in fresh.search("vessel", mode="dense", record=False))
+    assert [p.name for p in (hv.root / ".kenning").glob("ann-*.usearch")] != [files[0].name]

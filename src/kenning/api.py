@@ -336,8 +336,13 @@ class Vault:
             from concurrent.futures import ThreadPoolExecutor
 
             self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kenning-embed")
-        return DenseArm(matrix, self._pool.submit(embedder.embed_query, query[:2000])), notes, \
-            coverage
+        raw = (self.config.raw or {}).get("search") or {}
+        threshold = int(raw.get("ann_threshold", vectors.ANN_THRESHOLD)) if isinstance(
+            raw, dict) else vectors.ANN_THRESHOLD
+        ann = vectors.approximate_index(matrix, embedder.model_id, dbm.state_dir(self.root),
+                                        threshold)
+        future = self._pool.submit(embedder.embed_query, query[:2000])
+        return DenseArm(matrix, future, ann), notes, coverage
 
     @property
     def signals(self) -> Any:

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kenning.index import db as dbm
 
@@ -280,6 +280,35 @@ def _read_db(db: sqlite3.Connection, model: str, version: str) -> Matrix:
         ids, vectors = ids[finite], vectors[finite]
     chunks = db.execute("SELECT count(*) FROM chunks WHERE text_hash IS NOT NULL").fetchone()[0]
     return Matrix(ids=ids, vectors=vectors, version=version, chunks=chunks)
+
+
+ANN_THRESHOLD = 250_000  # below this many vectors exact search is fast enough (benchmarks.md)
+
+
+def approximate_index(matrix: Matrix, model: str, cache_dir: Path, threshold: int) -> Any:
+    """An HNSW index over the matrix when it is large and usearch is installed, else None.
+
+    Built from the matrix (SQLite stays the truth) and saved next to it under the same version
+    tag, so it is rebuilt exactly when the vectors change.
+    """
+    if matrix.ids.size < threshold:
+        return None
+    from kenning.index import ann
+
+    if not ann.available():
+        return None
+    dim = int(matrix.vectors.shape[1])
+    path = cache_dir / f"ann-{_tag(model, matrix.version)}.usearch"
+    try:
+        return ann.AnnIndex.load(path, dim, view=True)
+    except ann.AnnIndexError:
+        pass
+    for old in cache_dir.glob("ann-*.usearch"):
+        old.unlink(missing_ok=True)
+    index = ann.AnnIndex(dim)
+    index.build(matrix.ids, matrix.vectors)
+    index.save(path)
+    return index
 
 
 def dense_search(matrix: Matrix, query: np.ndarray, *, k: int,

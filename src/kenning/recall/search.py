@@ -166,6 +166,7 @@ class DenseArm:
 
     matrix: Any
     query: Any
+    ann: Any = None  # an HNSW index over the matrix, for very large vaults
 
     def vector(self) -> Any:
         """The query vector, waiting for it if it is still being embedded."""
@@ -218,7 +219,11 @@ def search(db: sqlite3.Connection, text: str, *, filters: Filters = Filters(), l
         from kenning.index.vectors import dense_search
 
         allowed = _allowed_chunks(db, where, params) if where else None
-        found = dense_search(dense.matrix, dense.vector(), k=CANDIDATE_CHUNKS, allowed=allowed)
+        if dense.ann is not None:
+            found = dense.ann.search(dense.vector(), CANDIDATE_CHUNKS, allowed)
+        else:
+            found = dense_search(dense.matrix, dense.vector(), k=CANDIDATE_CHUNKS,
+                                 allowed=allowed)
         dense_rows = _chunk_rows(db, found)
 
     fused: dict[int, dict[str, float]] = {}
