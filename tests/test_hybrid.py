@@ -489,15 +489,16 @@ def test_hybrid_score_is_the_reciprocal_rank_sum_of_the_arms(hv: Vault,
     both = 0
     for r in results:
         ex = r.explain
-        ranks = [ex[k] for k in ("lexical_rank", "dense_rank") if k in ex]
+        weights = {"lexical_rank": 1.5, "dense_rank": 1.0}  # the default arm weights
+        ranks = {k: ex[k] for k in weights if k in ex}
         assert ranks, ex
         both += len(ranks) == 2
-        rrf = sum(1.0 / (60 + rank) for rank in ranks)
+        rrf = sum(weights[k] / (60 + rank) for k, rank in ranks.items())
         assert r.hits[0].score == pytest.approx(rrf, rel=1e-9), (r.path, ex)
         assert ex["chunk"] == round(rrf, 4)
         # The page score is the chunk score (plus a little for more chunks) times the factors.
         factors = math.prod(ex[k] for k in ("coverage", "backlinks", "recency", "superseded",
-                                            "folder") if k in ex)
+                                            "folder", "date") if k in ex)
         assert r.score == pytest.approx((r.hits[0].score + ex["more_chunks"]) * factors,
                                         rel=1e-3)
     assert both >= 1  # "car" is found by both arms on the parking note
@@ -545,8 +546,9 @@ def test_folder_weights_and_recency_come_from_the_config(vault: Vault) -> None:
     today = time.strftime("%Y-%m-%d")
     for folder in ("alpha", "beta", "gamma"):
         put(vault, f"{folder}/otter.md",
-            f"---\nupdated: {today}\n---\n# {folder.title()} otters\n\nRiver otter sightings.\n")
-    put(vault, "gamma/undated.md", "# Undated otters\n\nRiver otter sightings.\n")
+            f"---\nupdated: {today}\n---\n# {folder.title()} otters\n\nRiver otter sightings"
+            f" ({folder}).\n")
+    put(vault, "gamma/undated.md", "# Undated otters\n\nRiver otter sightings (undated).\n")
     v = write_config(vault, "version: 1\nsearch:\n  folder_weights:\n    alpha: 3.0\n"
                      "    beta: 0.5\n")
     v.index()
@@ -577,8 +579,10 @@ def test_rrf_k_from_the_config_changes_the_fused_score(hv: Vault, fake: FakeEmbe
     def fused(vault: Vault, k: int) -> dict[str, float]:
         out = {}
         for r in vault.search("car purchase", explain=True, record=False):
-            ranks = [r.explain[a] for a in ("lexical_rank", "dense_rank") if a in r.explain]
-            assert r.hits[0].score == pytest.approx(sum(1 / (k + x) for x in ranks))
+            weights = {"lexical_rank": 1.5, "dense_rank": 1.0}  # the default arm weights
+            ranks = {a: r.explain[a] for a in weights if a in r.explain}
+            assert r.hits[0].score == pytest.approx(
+                sum(weights[a] / (k + x) for a, x in ranks.items()))
             out[r.path] = r.hits[0].score
         return out
 

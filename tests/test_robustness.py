@@ -253,7 +253,7 @@ def test_unreadable_files_are_skipped_with_a_reason_then_indexed_once_fixed(vaul
             warned.items
 
     for rel in BAD_FILES:
-        write(vault, rel, f"# Fixed {Path(rel).stem}\n\nquokkafixed now.\n")
+        write(vault, rel, f"# Fixed {Path(rel).stem}\n\nquokkafixed now ({Path(rel).stem}).\n")
     report = vault.index()
     assert report.skipped == []
     assert report.added == 3

@@ -72,8 +72,8 @@ def test_exact_title_or_alias_match_ranks_first(v: Vault) -> None:
 
 def test_backlinks_are_a_mild_boost(v: Vault) -> None:
     # Two pages with the same text; only one is linked to.
-    put(v, "topics/a.md", "# Alpha\n\nzebra crossing notes\n")
-    put(v, "topics/b.md", "# Beta\n\nzebra crossing notes\n")
+    put(v, "topics/a.md", "# Alpha\n\nzebra crossing notes, first set\n")
+    put(v, "topics/b.md", "# Beta\n\nzebra crossing notes, other set\n")
     put(v, "topics/c.md", "# Gamma\n\n[[Beta]] and [[Beta]] again, see [[Beta]].\n")
     v.index()
     results = v.search("zebra crossing")
@@ -157,3 +157,14 @@ def test_recalled_pages_gain_recency_and_rebuild_keeps_that_history(v: Vault) ->
     v.rebuild()
     assert next(r for r in v.search("latency", record=False) if r.path == top).score == \
         pytest.approx(after.score)
+
+
+def test_the_same_text_in_two_notes_is_returned_once(v: Vault) -> None:
+    text = "The quarterly okapi review moved to Thursdays after the retro."
+    put(v, "notes/original.md", f"# Original\n\n{text}\n")
+    put(v, "notes/copy.md", f"# Copy of the notes\n\n{text}\n")
+    v.index()
+    results = v.search("okapi review Thursdays", record=False)
+    assert len([r for r in results if r.path in ("notes/original.md", "notes/copy.md")]) == 1
+    passages = v.search("okapi review Thursdays", record=False, group="chunk")
+    assert len([r for r in passages if "okapi" in r.snippet]) == 1

@@ -356,6 +356,9 @@ class Vault:
                                       "half_life_days", "superseded_factor", "chunks_per_page",
                                       "passages_per_page", "date_weight")
                   if k in raw}
+        weights = raw.get("arm_weights")
+        if isinstance(weights, list) and len(weights) == 2:
+            fields["arm_weights"] = (float(weights[0]), float(weights[1]))
         return Signals(folder_weights=self.config.folder_weights or {}, **fields)
 
     # -- graph -----------------------------------------------------------------------------

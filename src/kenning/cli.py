@@ -233,12 +233,15 @@ def rebuild(ctx: click.Context, wait: float, no_embed: bool, as_json: bool) -> N
 @click.option("--budget", type=click.IntRange(1, 1_000_000),
               help="Cut the results to about this many tokens.")
 @click.option("--explain", is_flag=True, help="Show each result's score breakdown.")
+@click.option("-g", "--group", type=click.Choice(["page", "chunk"]), default="page",
+              show_default=True, help="One result per page, or per passage (best evidence "
+              "first: what to fill a context window with).")
 @JSON_OPTION
 @click.pass_context
 def search(ctx: click.Context, query: tuple[str, ...], mode: str, types: tuple[str, ...],
            domains: tuple[str, ...], folders: tuple[str, ...], entity: str | None,
            since: str | None, until: str | None, as_of: str | None, limit: int,
-           budget: int | None, explain: bool, as_json: bool) -> None:
+           budget: int | None, explain: bool, group: str, as_json: bool) -> None:
     """Search the vault; results grouped by page, each with a citation path#Lstart-Lend."""
     vault = _open(ctx)
     text = " ".join(query)
@@ -247,7 +250,7 @@ def search(ctx: click.Context, query: tuple[str, ...], mode: str, types: tuple[s
     results = vault.search(text, mode=mode, types=types, domains=domains, folders=folders,
                            entity=entity, since=_date(since, "--since"),
                            until=_date(until, "--until"), as_of=_date(as_of, "--as-of"),
-                           limit=limit, budget=budget, explain=explain)
+                           limit=limit, budget=budget, explain=explain, group=group)
     coverage = results.coverage
     if as_json:
         _emit({"query": text, "mode": results.mode, "notes": results.notes,
@@ -669,7 +672,7 @@ def demo(ctx: click.Context, path: Path | None) -> None:
         click.echo(f"\n$ kenning search {query!r}")
         ctx.invoke(search, query=(query,), mode="hybrid", limit=3, types=(), domains=(),
                    folders=(), entity=None, since=None, until=None, as_of=None, budget=None,
-                   explain=False, as_json=False)
+                   explain=False, group="page", as_json=False)
     click.echo("\n$ kenning graph neighbors 'Kestrel Labs' --direction in --rel invested_in"
                " --rel founded")
     ctx.invoke(graph_neighbors, page="Kestrel Labs", direction="in",

@@ -149,7 +149,7 @@ class Signals:
     """How much each ranking signal counts; every one is configurable and shown by --explain."""
 
     rrf_k: int = 60
-    arm_weights: tuple[float, float] = (1.0, 1.0)  # lexical, dense, in the fusion
+    arm_weights: tuple[float, float] = (1.5, 1.0)  # lexical, dense, in the fusion
     backlink_weight: float = BACKLINK_WEIGHT
     recency_weight: float = 0.2
     half_life_days: float = 23.0
@@ -349,9 +349,10 @@ def search(db: sqlite3.Connection, text: str, *, filters: Filters = Filters(), l
                               "exact_title": result.exact, "score": round(result.score, 4)}
     if group == "chunk":
         ranked = sorted((passage for r in pages.values() for passage in _passages(r)),
-                        key=lambda r: (-r.score, r.path, r.hits[0].start_line))[:limit]
+                        key=lambda r: (-r.score, r.path, r.hits[0].start_line))
     else:
-        ranked = sorted(pages.values(), key=lambda r: (-r.score, r.path))[:limit]
+        ranked = sorted(pages.values(), key=lambda r: (-r.score, r.path))
+    ranked = _distinct(ranked, limit)
     out.extend(_within_budget(ranked, budget) if budget else ranked)
     return out
 
@@ -370,6 +371,30 @@ def _line_at(db: sqlite3.Connection, page_id: int, line: int) -> str:
     lines = row[1].split("\n")
     text = lines[line - row[0]].strip() if line - row[0] < len(lines) else ""
     return "" if text.startswith("#") else text
+
+
+_NOT_WORD = re.compile(r"\W+")
+
+
+def _distinct(ranked: list[Result], limit: int) -> list[Result]:
+    """Drop hits whose evidence repeats a better hit's (the same text pasted in two notes)."""
+    seen: set[str] = set()
+    out: list[Result] = []
+    for result in ranked:
+        hits = []
+        for hit in result.hits:
+            key = _NOT_WORD.sub(" ", hit.snippet.casefold()).strip()
+            if key and key in seen:
+                continue
+            seen.add(key)
+            hits.append(hit)
+        if not hits:
+            continue
+        result.hits = hits
+        out.append(result)
+        if len(out) == limit:
+            break
+    return out
 
 
 def _passages(result: Result) -> list[Result]:
