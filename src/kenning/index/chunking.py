@@ -36,15 +36,20 @@ def chunk_lines(
     headings: Sequence[tuple[int, int, str]],
     code_ranges: Sequence[tuple[int, int]] = (),
     *,
+    body_start: int = 1,
     target: int = TARGET_WORDS,
     minimum: int = MIN_WORDS,
     overlap: int = OVERLAP_WORDS,
 ) -> list[Chunk]:
-    """Split a file's ``lines`` into chunks; ``headings`` are (line, level, text) triples."""
+    """Split a file's ``lines`` into chunks; ``headings`` are (line, level, text) triples.
+
+    Lines before ``body_start`` (the frontmatter) open the first chunk without counting.
+    """
     n = len(lines)
     if n == 0:
         return []
-    words = [len(line.split()) for line in lines]
+    # Frontmatter lines belong to the first chunk but do not fill it: it is not evidence.
+    words = [len(line.split()) if i >= body_start - 1 else 0 for i, line in enumerate(lines)]
     heading_at = {line: (level, text) for line, level, text in headings}
     in_code = [False] * (n + 2)
     for start, end in code_ranges:

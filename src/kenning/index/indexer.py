@@ -40,7 +40,7 @@ from kenning.vault.markdown import resolve_relative
 from kenning.vault.page import Page, parse_page, text_lines
 
 # Bump when chunking or the embedded text of a chunk changes: existing indexes re-derive.
-DERIVATION = f"chunks:{TARGET_WORDS}/{MIN_WORDS}/{OVERLAP_WORDS};embed-text:2"
+DERIVATION = f"chunks:{TARGET_WORDS}/{MIN_WORDS}/{OVERLAP_WORDS};embed-text:3"
 BATCH_FILES = 400
 BATCH_SECONDS = 2.0
 MANUAL_LINKS = "manual-links.jsonl"
@@ -348,7 +348,7 @@ class Indexer:
         title_text = " ".join((page.title, *page.aliases))
         cjk_title = cjk_column(title_text)
         headings = [(h.line, h.level, h.text) for h in page.headings]
-        for chunk in chunk_lines(lines, headings, page.code_ranges):
+        for chunk in chunk_lines(lines, headings, page.code_ranges, body_start=page.body_start):
             body = lines[max(chunk.start_line, page.body_start) - 1 : chunk.end_line]
             digest = text_hash(embed_text(page.title, chunk.heading, body))
             cur = db.execute(

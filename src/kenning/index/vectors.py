@@ -43,8 +43,8 @@ def plain(line: str) -> str:
 def embed_text(title: str, heading: str, lines: Sequence[str]) -> str:
     """The text a chunk is embedded as: its page title and heading give the passage context."""
     body = "\n".join(plain(line) for line in lines if line.strip()).strip()
-    if not body:
-        return ""
+    if not body or all(line.lstrip().startswith("#") for line in body.split("\n")):
+        return ""  # nothing but headings: no content to find by meaning
     context = title if not heading or heading == title else f"{title} — {heading}"
     return f"{context}\n{body}"[:MAX_EMBED_CHARS]
 

@@ -155,6 +155,7 @@ class Signals:
     half_life_days: float = 23.0
     superseded_factor: float = 0.5
     date_weight: float = 1.0     # pages dated when the query says ("on 4 March 2026") count ×2
+    type_weight: float = 0.3     # "what did we decide …" favours decision pages ×1.3
     folder_weights: dict[str, float] = field(default_factory=dict)
     chunks_per_page: int = 2     # hits shown per page when results are pages
     passages_per_page: int = 5   # at most this many results from one page when results are chunks
@@ -271,8 +272,8 @@ def search(db: sqlite3.Connection, text: str, *, filters: Filters = Filters(), l
                 body, title_marks = marked[chunk_id]
                 first, last, snippet, found = _evidence(body, start, query, rarity)
                 covered[page_id] |= found | _marked_terms(title_marks)
-                if not found:
-                    title_only.add(chunk_id)
+                if not found and "dense" not in fused[chunk_id]:
+                    title_only.add(chunk_id)  # matched by the page title alone: no evidence
                 if not found and "dense" in fused[chunk_id]:
                     first, last, snippet = _whole_chunk(body, start, meta[page_id][3])
             else:
@@ -301,6 +302,7 @@ def search(db: sqlite3.Connection, text: str, *, filters: Filters = Filters(), l
 
     backlinks = _backlink_counts(db, list(pages))
     named = when.spans(text)
+    hinted = type_hints(text)
     stale = _stale_fact_lines(db, list(pages), filters.as_of or today)
     for page_id, result in pages.items():
         hits = sorted(page_chunks[page_id], key=lambda h: -h.score)
@@ -327,6 +329,8 @@ def search(db: sqlite3.Connection, text: str, *, filters: Filters = Filters(), l
         if page_status in ("superseded", "invalidated") or (
                 hits and all(_inside(h, stale.get(page_id, ())) for h in hits[:1])):
             factors["superseded"] = signals.superseded_factor
+        if hinted and result.type in hinted and signals.type_weight:
+            factors["type"] = 1.0 + signals.type_weight
         fit = when.closeness(named, meta[page_id][6])
         if fit and signals.date_weight:
             factors["date"] = 1.0 + signals.date_weight * fit
@@ -412,6 +416,21 @@ def _passages(result: Result) -> list[Result]:
                           backlinks=result.backlinks, matched=result.matched, explain=explain,
                           factor=result.factor))
     return out
+
+
+_TYPE_HINTS: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"\b(?:decid\w*|decision\w*|chose|choose|rejected)\b", re.I), "decision"),
+    (re.compile(r"\b(?:meeting|meetings|met|call|calls)\b", re.I), "meeting"),
+    (re.compile(r"\b(?:who|whom|person|people)\b", re.I), "person"),
+    (re.compile(r"\b(?:project|projects)\b", re.I), "project"),
+    (re.compile(r"\b(?:compan(?:y|ies)|organi[sz]ations?|investors?|customers?)\b", re.I),
+     "organization"),
+]
+
+
+def type_hints(text: str) -> set[str]:
+    """Entity types a question asks about: "what did we decide" → decision, "who" → person."""
+    return {kind for pattern, kind in _TYPE_HINTS if pattern.search(text)}
 
 
 def estimate_tokens(text: str) -> int:
