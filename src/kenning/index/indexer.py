@@ -40,7 +40,7 @@ from kenning.vault.markdown import resolve_relative
 from kenning.vault.page import Page, parse_page, text_lines
 
 # Bump when chunking or the embedded text of a chunk changes: existing indexes re-derive.
-DERIVATION = f"chunks:{TARGET_WORDS}/{MIN_WORDS}/{OVERLAP_WORDS};embed-text:3"
+DERIVATION = f"chunks:{TARGET_WORDS}/{MIN_WORDS}/{OVERLAP_WORDS};embed-text:4"
 BATCH_FILES = 400
 BATCH_SECONDS = 2.0
 MANUAL_LINKS = "manual-links.jsonl"

@@ -42,8 +42,10 @@ def plain(line: str) -> str:
 
 def embed_text(title: str, heading: str, lines: Sequence[str]) -> str:
     """The text a chunk is embedded as: its page title and heading give the passage context."""
-    body = "\n".join(plain(line) for line in lines if line.strip()).strip()
-    if not body or all(line.lstrip().startswith("#") for line in body.split("\n")):
+    # Heading lines are left out: the title and heading path already lead the text.
+    body = "\n".join(plain(line) for line in lines
+                     if line.strip() and not line.lstrip().startswith("#")).strip()
+    if not body:
         return ""  # nothing but headings: no content to find by meaning
     context = title if not heading or heading == title else f"{title} — {heading}"
     return f"{context}\n{body}"[:MAX_EMBED_CHARS]
