@@ -164,8 +164,8 @@ def test_index_embeds_every_chunk_once_and_then_only_what_changed(vault: Vault,
     assert dbm.get_meta(db, "embed_model") == fake.model_id
     assert dbm.get_meta(db, "embed_dim") == str(fake.dim)
     assert dbm.get_meta(db, "embed_state") == "complete"
-    # The passage text carries the page title as context, and no frontmatter.
-    assert "Fleet plan\n# Fleet plan\nWe bought an automobile for the field team." in fake.passages
+    # The passage text carries the page title as context; no frontmatter, no heading lines.
+    assert "Fleet plan\nWe bought an automobile for the field team." in fake.passages
     assert not any("type: note" in p for p in fake.passages)
 
     again = vault.index()
