@@ -189,7 +189,7 @@ def search(db: sqlite3.Connection, text: str, *, filters: Filters = Filters(), l
     """Search chunks lexically, densely or both (RRF), apply signals, cite lines.
 
     ``group="page"`` returns one result per page with its best chunks (for reading);
-    ``group="chunk"`` one result per chunk, best passages first, at most ``chunks_per_page``
+    ``group="chunk"`` one result per chunk, best passages first, at most ``passages_per_page``
     from a page (for filling a context window: the budget goes to the best evidence first).
     """
     if group not in ("page", "chunk"):
