@@ -927,3 +927,25 @@ def test_large_vaults_search_through_an_hnsw_index_built_from_the_matrix(
     assert any(r.path == "notes/boat.md"
                for r in fresh.search("vessel", mode="dense", record=False))
     assert [p.name for p in (hv.root / ".kenning").glob("ann-*.usearch")] != [files[0].name]
+
+
+def test_an_unreachable_embedding_server_degrades_to_lexical_with_clear_notes(
+        vault: Vault, monkeypatch: pytest.MonkeyPatch) -> None:
+    import socket
+
+    monkeypatch.delenv("KENNING_EMBEDDINGS", raising=False)
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    notes(vault)
+    v = write_config(vault, f"embeddings:\n  provider: openai\n  url: http://127.0.0.1:{port}/v1"
+                            "\n  model: test-model\n")
+    report = v.index()
+    assert report.added == 6 and report.embedding is None
+    assert report.embed_error and f"127.0.0.1:{port}" in report.embed_error
+    results = v.search("automobile", record=False)
+    assert results.mode == "lexical" and results
+    assert any("cannot reach the embedding server" in n for n in results.notes)
+    finding = next(f for f in v.doctor().findings if f.check == "vectors")
+    assert finding.level == "warn" and "lexical" in finding.message and finding.fix
+    v.close()

@@ -142,12 +142,12 @@ class Vault:
 
         try:
             embedder = self.embedder()
+            if embedder is not None:
+                report.embedding = embed_pending(self.db, embedder, progress=progress,
+                                                 batch_size=self.embedding_config.batch_size)
         except EmbedderUnavailable as exc:
+            # A server that is down mid-run: what was embedded is kept, the rest waits.
             report.embed_error = f"{exc.message}; fix: {exc.fix}"
-            return
-        if embedder is not None:
-            report.embedding = embed_pending(self.db, embedder, progress=progress,
-                                             batch_size=self.embedding_config.batch_size)
 
     # -- finding pages ---------------------------------------------------------------------
 
@@ -310,6 +310,8 @@ class Vault:
             return None, [], None
         try:
             embedder = self.embedder()
+            if embedder is not None:
+                embedder.dim  # noqa: B018 — a remote embedder learns its dimension here
         except EmbedderUnavailable as exc:
             return None, [f"{exc.message} (fix: {exc.fix})"], None
         if embedder is None:

@@ -175,6 +175,8 @@ def _vectors(vault: Vault, health: Health) -> None:
     db = vault.db
     try:
         embedder = vault.embedder()
+        if embedder is not None:
+            embedder.dim  # noqa: B018 — a remote embedder is reached here
     except EmbedderUnavailable as exc:
         add(Finding("warn", "vectors", f"{exc.message}; recall falls back to lexical + graph",
                     exc.fix))

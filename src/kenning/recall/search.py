@@ -217,15 +217,21 @@ def search(db: sqlite3.Connection, text: str, *, filters: Filters = Filters(), l
             lexical = _rank_chunks(db, fts, where, params)
     dense_rows: list[tuple[int, int, int, str, float]] = []
     if mode != "lexical" and dense is not None:
+        from kenning.errors import KenningError
         from kenning.index.vectors import dense_search
 
         allowed = _allowed_chunks(db, where, params) if where else None
-        if dense.ann is not None:
-            found = dense.ann.search(dense.vector(), CANDIDATE_CHUNKS, allowed)
-        else:
-            found = dense_search(dense.matrix, dense.vector(), k=CANDIDATE_CHUNKS,
-                                 allowed=allowed)
-        dense_rows = _chunk_rows(db, found)
+        try:
+            vector = dense.vector()
+        except KenningError as exc:  # the embedding server went away between two searches
+            out.notes.append(f"{exc.message}: searched lexically")
+            vector = None
+            mode = out.mode = "lexical"
+        if vector is not None and dense.ann is not None:
+            dense_rows = _chunk_rows(db, dense.ann.search(vector, CANDIDATE_CHUNKS, allowed))
+        elif vector is not None:
+            dense_rows = _chunk_rows(db, dense_search(dense.matrix, vector, k=CANDIDATE_CHUNKS,
+                                                      allowed=allowed))
 
     fused: dict[int, dict[str, float]] = {}
     info: dict[int, tuple[int, int, str]] = {}
