@@ -215,6 +215,7 @@ class Vault:
     def show(self, ref: str) -> dict[str, Any]:
         """Everything the index knows about one page: fields, facts, timeline, links."""
         from kenning.graph import queries
+        from kenning.recall.search import cite
 
         page = self.find(ref)
         db = self.db
@@ -224,14 +225,14 @@ class Vault:
         facts = [
             {"line": r[0], "relation": r[1], "target": r[2], "text": r[3], "valid_from": r[4],
              "valid_to": r[5], "status": r[6], "successor": r[7], "epistemic": r[8],
-             "confidence": r[9], "source": r[10], "citation": f"{page.path}#L{r[0]}-L{r[0]}"}
+             "confidence": r[9], "source": r[10], "citation": cite(page.path, r[0], r[0])}
             for r in db.execute(
                 "SELECT line, relation, target, text, valid_from, valid_to, status, successor,"
                 " epistemic, confidence, source FROM facts WHERE page_id = ? ORDER BY line",
                 (page.id,))]
         timeline = [
             {"line": r[0], "date": r[1], "text": r[2], "source": r[3],
-             "citation": f"{page.path}#L{r[0]}-L{r[0]}"}
+             "citation": cite(page.path, r[0], r[0])}
             for r in db.execute("SELECT line, date, text, source FROM timeline WHERE page_id = ?"
                                 " ORDER BY date, line", (page.id,))]
         aliases = [r[0] for r in db.execute(

@@ -78,7 +78,7 @@ class EmbedReport:
 def pending_texts(db: sqlite3.Connection, model: str, dim: int | None = None
                   ) -> list[tuple[str, str]]:
     """(text hash, text) of every chunk whose text has no sound vector for ``model`` yet."""
-    dim = dim or int(dbm.get_meta(db, "embed_dim") or 0)
+    dim = dim or _stored_dim(db)
     rows = db.execute(
         f"""SELECT c.text_hash, MIN(c.id) FROM chunks c
            WHERE c.text_hash IS NOT NULL AND NOT EXISTS (
@@ -161,10 +161,15 @@ def bump_version(db: sqlite3.Connection) -> None:
                " ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1")
 
 
+def _stored_dim(db: sqlite3.Connection) -> int:
+    """The dimension of the model the index was last embedded with (0 if never)."""
+    return int(dbm.get_meta(db, "embed_dim") or 0)
+
+
 def coverage(db: sqlite3.Connection, model: str | None, dim: int | None = None
              ) -> tuple[int, int]:
     """(chunks with a sound vector for ``model``, chunks with text worth embedding)."""
-    dim = dim or int(dbm.get_meta(db, "embed_dim") or 0)
+    dim = dim or _stored_dim(db)
     total = db.execute("SELECT count(*) FROM chunks WHERE text_hash IS NOT NULL").fetchone()[0]
     if not model:
         return 0, total
@@ -178,7 +183,7 @@ def coverage(db: sqlite3.Connection, model: str | None, dim: int | None = None
 def damaged(db: sqlite3.Connection, model: str | None = None, dim: int | None = None) -> int:
     """Vectors of ``model`` that do not hold ``dim`` float32 values (truncated or foreign)."""
     model = model or dbm.get_meta(db, "embed_model")
-    dim = dim or int(dbm.get_meta(db, "embed_dim") or 0)
+    dim = dim or _stored_dim(db)
     return int(db.execute(
         "SELECT count(*) FROM embeddings e WHERE e.model = ? AND NOT (" + SOUND + ")",
         (model, dim)).fetchone()[0])
@@ -268,7 +273,7 @@ def _write_disk(folder: Path, model: str, matrix: Matrix) -> None:
 def _read_db(db: sqlite3.Connection, model: str, version: str) -> Matrix:
     import numpy as np
 
-    dim = int(dbm.get_meta(db, "embed_dim") or 0)
+    dim = _stored_dim(db)
     # A truncated or foreign BLOB is skipped, not trusted; doctor reports the count.
     rows = db.execute(
         f"""SELECT c.id, e.vector FROM chunks c JOIN embeddings e

@@ -163,6 +163,9 @@ _LONE_CR = re.compile(r"\r(?!\n)")
 _ATX = re.compile(r" {0,3}#{1,6}(?:[ \t]|$)")
 
 _FACT_FIELDS = ("from", "to", "status", "by", "epistemic", "confidence", "source")
+# Fact fields whose values come from the vocabulary.
+_FOLDERS: dict[str, Callable[[str], str]] = {"status": vocabulary.fact_status,
+                                              "epistemic": vocabulary.epistemic}
 
 
 def _valid_date(value: str, *, time: bool = False) -> bool:
@@ -211,15 +214,9 @@ def _parse_fact(line: int, content: str, problems: list[Problem]) -> Fact:
                 ok = False
                 problems.append(Problem(line, "fact", f"[{key}:: {raw}] is not a date "
                                         "(YYYY, YYYY-MM or YYYY-MM-DD); kept in the text", key))
-        elif key == "status":
+        elif key in _FOLDERS:
             try:
-                values[key] = vocabulary.fact_status(raw)
-            except VocabularyError as exc:
-                ok = False
-                problems.append(Problem(line, "vocabulary", exc.message, key))
-        elif key == "epistemic":
-            try:
-                values[key] = vocabulary.epistemic(raw)
+                values[key] = _FOLDERS[key](raw)
             except VocabularyError as exc:
                 ok = False
                 problems.append(Problem(line, "vocabulary", exc.message, key))
