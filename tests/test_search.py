@@ -168,3 +168,17 @@ def test_the_same_text_in_two_notes_is_returned_once(v: Vault) -> None:
     assert len([r for r in results if r.path in ("notes/original.md", "notes/copy.md")]) == 1
     passages = v.search("okapi review Thursdays", record=False, group="chunk")
     assert len([r for r in passages if "okapi" in r.snippet]) == 1
+
+
+def test_scores_do_not_depend_on_the_hash_seed(v: Vault) -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys; from kenning import Vault; v = Vault(sys.argv[1]);"
+            "print([(r.path, round(r.score, 9), [(h.start_line, h.end_line) for h in r.hits])"
+            " for r in v.search('latency read model customers sightings', record=False)])")
+    runs = {subprocess.run([sys.executable, "-c", code, str(v.root)], capture_output=True,
+                           text=True, check=True, env={**__import__("os").environ,
+                                                       "PYTHONHASHSEED": seed}).stdout
+            for seed in ("0", "1", "2", "3")}
+    assert len(runs) == 1

@@ -685,13 +685,24 @@ def _normalize_found(found: set[str], query: Query) -> set[str]:
         if token in wanted:
             out.add(token)
             continue
-        for term in wanted:
-            if _same_stem(token, term):
-                out.add(term)
-                break
+        # The term sharing the longest prefix wins, ties alphabetically: a set's order would
+        # make "chat" map to "changes" in one process and "challenges" in the next.
+        matches = [t for t in wanted if _same_stem(token, t)]
+        if matches:
+            out.add(min(matches, key=lambda t: (-_shared_prefix(token, t), t)))
         else:
             out.add(token)
     return out
+
+
+def _shared_prefix(a: str, b: str) -> int:
+    """How many leading characters two words share."""
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
 
 
 def _same_stem(a: str, b: str) -> bool:
