@@ -687,5 +687,13 @@ def demo(ctx: click.Context, path: Path | None) -> None:
                f"  {exe} -C {target} doctor")
 
 
+def _register_sources() -> None:
+    from kenning.cli_sync import register
+
+    register(main)
+
+
+_register_sources()
+
 if __name__ == "__main__":
     main()
