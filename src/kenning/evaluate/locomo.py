@@ -203,21 +203,37 @@ def render_session(sample_id: str, conversation: dict[str, Any], n: int
     if day:
         lines.append(f"date: {day}")
     lines += [f"participants: [{_yaml_scalar(a)}, {_yaml_scalar(b)}]", "---",
-              f"# {a} and {b} — session {n} ({day or stamp or 'undated'})", ""]
+              f"# {session_title(conversation, n)}", ""]
     where: dict[str, int] = {}
     for turn in conversation.get(f"session_{n}") or []:
         if not isinstance(turn, dict):
             continue
-        dia_id = _one_line(turn.get("dia_id", ""))
-        text = _one_line(turn.get("text", ""))
-        caption = _one_line(turn.get("blip_caption", ""))
-        line = f"- **{_one_line(turn.get('speaker', ''))}** ({dia_id}): {text}"
-        if caption:
-            line += f" [image: {caption}]"
-        lines.append(line.rstrip())
+        dia_id, line = turn_line(turn)
+        lines.append(line)
         if dia_id:
             where.setdefault(dia_id, len(lines))
     return "\n".join(lines) + "\n", where
+
+
+def session_title(conversation: dict[str, Any], n: int) -> str:
+    """``Caroline and Melanie — session 1 (2023-05-08)``: the H1 of a session's chat source
+    (shared with the chats connector, :mod:`kenning.sources.chats`)."""
+    a = _one_line(conversation.get("speaker_a", ""))
+    b = _one_line(conversation.get("speaker_b", ""))
+    stamp = _one_line(conversation.get(f"session_{n}_date_time", ""))
+    return f"{a} and {b} — session {n} ({parse_session_date(stamp) or stamp or 'undated'})"
+
+
+def turn_line(turn: dict[str, Any]) -> tuple[str, str]:
+    """(dia_id, ``- **<speaker>** (<dia_id>): <text> [image: <caption>]``) for one turn, on one
+    line (shared with the chats connector)."""
+    dia_id = _one_line(turn.get("dia_id", ""))
+    text = _one_line(turn.get("text", ""))
+    caption = _one_line(turn.get("blip_caption", ""))
+    line = f"- **{_one_line(turn.get('speaker', ''))}** ({dia_id}): {text}"
+    if caption:
+        line += f" [image: {caption}]"
+    return dia_id, line.rstrip()
 
 
 def write_conversation(sample: dict[str, Any], root: Path) -> dict[str, tuple[str, int]]:
