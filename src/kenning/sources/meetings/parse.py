@@ -1,0 +1,613 @@
+"""Meeting transcript readers: each input file becomes one or more :class:`Meeting` values.
+
+Accepted inputs (detected by extension, then by content):
+
+- **WebVTT** (``.vtt``): speaker from ``<v Name>`` voice spans, else a ``Name:`` prefix in the
+  cue, else the previous cue's speaker. One turn per cue.
+- **SRT** (``.srt``): as WebVTT, speaker from a ``Name:`` / ``[Name]`` prefix.
+- **Plain text / Markdown** (``.txt``, ``.md``, ``.markdown``): ``Name: text``,
+  ``[00:01:02] Name: text``, ``00:01:02 Name: text``, ``**Name:** text``,
+  ``- **[00:01:02] Name:** text``, and the two-line form ``Name  00:03`` (or ``Name - 00:03``)
+  followed by the text (Otter, Fireflies TXT). Lines without a speaker continue the previous
+  turn. Optional YAML frontmatter or leading ``Title:``/``Date:``/``Attendees:`` lines give
+  metadata; a ``# Title`` heading gives the title; when the file has a ``## Transcript``
+  heading, the text before it is kept as notes.
+- **QMSum JSON**: ``{"meeting_transcripts": [{"speaker", "content"}], "topic_list": [...]}``.
+- **Fireflies JSON** (GraphQL ``transcript`` object, bare, in ``{"data": {"transcript": …}}``
+  or a list of them): ``id``, ``title``, ``date`` (epoch ms or ISO), ``duration`` (minutes),
+  ``organizer_email``, ``participants``, ``meeting_attendees [{displayName, email, name}]``,
+  ``sentences [{index, speaker_name, text, start_time, end_time}]``, ``summary {overview,
+  action_items}``.
+- **Granola JSON**: the public API note (``{"id": "not_…", "object": "note", "title",
+  "owner", "created_at", "calendar_event": {scheduled_start_time, scheduled_end_time},
+  "attendees": [{name, email}], "summary_markdown", "transcript": [{speaker: {source,
+  diarization_label}, text, start_time, end_time}]}``), a list of notes or ``{"notes": […]}``,
+  and the common exporter form (``id, title, date, people, notes_markdown,
+  transcript_segments [{speaker, text, start, end}]`` with times in milliseconds). Granola's
+  ``microphone`` source is the note owner (or "Me"), ``speaker`` is "Them" unless diarized.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import Any
+
+TRANSCRIPT_SUFFIXES = (".vtt", ".srt", ".txt", ".md", ".markdown", ".json")
+UNKNOWN = "Unknown"
+
+
+class FormatError(ValueError):
+    """The file is not a transcript of any accepted shape; the message says what was expected."""
+
+
+@dataclass
+class Turn:
+    speaker: str
+    text: str
+    start: float | None = None  # seconds from the start of the recording
+
+
+@dataclass
+class Meeting:
+    source_format: str
+    turns: list[Turn]
+    title: str | None = None
+    date: str | None = None  # YYYY-MM-DD
+    start: datetime | None = None  # wall-clock start (aware when the export says so)
+    end: datetime | None = None
+    duration: float | None = None  # seconds
+    attendees: list[tuple[str, str | None]] = field(default_factory=list)  # (name, email)
+    organizer: str | None = None
+    export_id: str | None = None
+    notes: str = ""  # summary / notes from the export (Markdown)
+    topics: list[str] = field(default_factory=list)
+    no_speakers: bool = False
+
+
+# -- entry point -------------------------------------------------------------------------------
+
+
+def read_file(path: Path) -> list[Meeting]:
+    """Parse one file; raises :class:`FormatError` (wrong shape) or ``OSError``."""
+    raw = path.read_bytes()
+    text = _decode(raw)
+    kind = sniff(path, text)
+    if kind == "json":
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            raise FormatError(f"invalid JSON ({exc})") from None
+        return read_json(data)
+    if kind == "vtt":
+        return [read_vtt(text)]
+    if kind == "srt":
+        return [read_srt(text)]
+    return [read_text(text, markdown=path.suffix.lower() in (".md", ".markdown"))]
+
+
+def sniff(path: Path, text: str) -> str:
+    head = text.lstrip("\ufeff \t\r\n")[:200]
+    if head.startswith("WEBVTT"):
+        return "vtt"
+    if re.match(r"\d+\s*\r?\n\s*\d{1,2}:\d{2}:\d{2}[,.]\d{1,3}\s*-->", head):
+        return "srt"
+    suffix = path.suffix.lower()
+    if suffix == ".json" or head[:1] in ("{", "["):
+        return "json"
+    if suffix in (".vtt", ".srt"):
+        return suffix[1:]
+    return "text"
+
+
+def _decode(raw: bytes) -> str:
+    for encoding in ("utf-8-sig", "utf-16"):
+        if encoding == "utf-16" and not raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+            continue
+        try:
+            return raw.decode(encoding)
+        except UnicodeDecodeError:
+            continue
+    return raw.decode("cp1252", errors="replace")
+
+
+# -- timestamps and dates ----------------------------------------------------------------------
+
+_TS = r"(?:\d{1,2}:)?\d{1,2}:\d{2}(?:[.,]\d{1,3})?"
+
+
+def parse_offset(value: str) -> float:
+    parts = value.replace(",", ".").split(":")
+    seconds = 0.0
+    for part in parts:
+        seconds = seconds * 60 + float(part)
+    return seconds
+
+
+def parse_when(value: Any) -> datetime | None:
+    """A date or date-time from ISO text, epoch seconds/milliseconds or free text."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        seconds = value / 1000 if value > 10_000_000_000 else value
+        try:
+            return datetime.fromtimestamp(seconds, UTC)
+        except (OverflowError, OSError, ValueError):
+            return None
+    if isinstance(value, datetime):
+        return value
+    if isinstance(value, date):
+        return datetime(value.year, value.month, value.day)
+    text = str(value).strip()
+    if text.isdigit():
+        return parse_when(int(text))
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        pass
+    from dateutil import parser as date_parser  # installed with icalendar
+
+    try:
+        return date_parser.parse(text, default=datetime(2000, 1, 1))
+    except (ValueError, OverflowError):
+        return None
+
+
+def date_in_name(stem: str) -> tuple[str | None, str]:
+    """(YYYY-MM-DD, the rest of the name) when the file name holds a date."""
+    m = re.search(r"(?<!\d)(\d{4})[-_.]?(\d{2})[-_.]?(\d{2})(?!\d)", stem)
+    if not m:
+        return None, stem
+    try:
+        found = date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+    except ValueError:
+        return None, stem
+    if not 1970 <= found.year <= 2100:
+        return None, stem
+    rest = (stem[: m.start()] + " " + stem[m.end():]).strip(" _-.")
+    return found.isoformat(), rest
+
+
+# -- speaker lines -----------------------------------------------------------------------------
+
+# "[00:01:02] Name: text", "00:01:02 Name: text", "**Name:** text", "- **[00:01] Name:** text",
+# "Name (00:01:02): text"; the text may be empty (it follows on the next lines).
+_TURN = re.compile(
+    rf"""^[ \t]*(?:[-*+][ \t]+)?(?:\*\*)?
+    (?:[\[(](?P<ts1>{_TS})[\])][ \t]*|(?P<ts2>{_TS})[ \t]+)?
+    (?:\*\*)?(?P<name>[^\s:*\[\]#>|`][^:*\[\]#|`]{{0,59}}?)
+    (?:[ \t]*[\[(](?P<ts3>{_TS})[\])])?
+    [ \t]*(?:\*\*)?:(?:\*\*)?(?:[ \t]+(?P<text>.*?))?[ \t]*$""",
+    re.VERBOSE)
+# "Name  0:03", "Name - 00:03", "[Name] 10:01:02" on a line of its own; the text follows.
+_HEADER = re.compile(
+    rf"^[ \t]*\[?(?P<name>[^\W\d][^:\[\]]{{0,59}}?)\]?[ \t]*(?:[-–|][ \t]*)?\(?(?P<ts>{_TS})\)?"
+    r"[ \t]*$")
+_NOT_NAMES = frozenset("http https note notes todo action re fw fwd ps nb warning important "
+                       "summary update question answer tip example agenda decision".split())
+
+
+def _plausible_name(name: str) -> bool:
+    name = name.strip()
+    if not name or len(name) > 60 or name.lower() in _NOT_NAMES:
+        return False
+    words = name.split()
+    if len(words) > 6 or (name.endswith((".", ",", "?", "!")) and not name.endswith(".)")):
+        return False
+    if re.fullmatch(r"(?i)(?:speaker|spk|participant|guest|person)[ _-]?\d+", name):
+        return True
+    # Names are capitalised word by word ("Sarah Chen", "Grad C", "Anne de Vries"), which tells
+    # "Second thought: hire later" apart from a speaker turn.
+    return any(ch.isalpha() for ch in name) and all(
+        not w[0].isalpha() or w[0].isupper() or w.lower() in _PARTICLES for w in words)
+
+
+_PARTICLES = frozenset("de da del della der den di du la le van von ten ter bin al el y".split())
+
+
+def match_turn(line: str) -> tuple[str, str, float | None] | None:
+    """(speaker, text, start seconds) when ``line`` opens a speaker turn."""
+    m = _TURN.match(line)
+    if m and _plausible_name(m.group("name")):
+        ts = m.group("ts1") or m.group("ts2") or m.group("ts3")
+        return (_clean_name(m.group("name")), (m.group("text") or "").strip(),
+                parse_offset(ts) if ts else None)
+    h = _HEADER.match(line)
+    if h and _plausible_name(h.group("name")):
+        return _clean_name(h.group("name")), "", parse_offset(h.group("ts"))
+    return None
+
+
+def _clean_name(name: str) -> str:
+    return " ".join(name.strip().strip("*_").split())
+
+
+_META_KEYS = {
+    "title": "title", "meeting": "title", "subject": "title", "topic": "title",
+    "date": "date", "when": "date", "time": "time", "start": "start", "started": "start",
+    "end": "end", "attendees": "attendees", "participants": "attendees", "people": "attendees",
+    "invitees": "attendees", "duration": "duration", "organizer": "organizer",
+    "organiser": "organizer", "host": "organizer", "id": "id", "meeting id": "id",
+}
+
+
+# -- plain text and Markdown -------------------------------------------------------------------
+
+
+def read_text(text: str, *, markdown: bool = False) -> Meeting:
+    from kenning.vault import frontmatter
+
+    meeting = Meeting(source_format="markdown" if markdown else "text", turns=[])
+    meta: dict[str, Any] = {}
+    parsed = frontmatter.read(text)
+    if parsed.data and parsed.error is None:
+        meta.update({str(k).lower(): v for k, v in parsed.data.items()})
+        text = text[parsed.body_offset:]
+    lines = text.splitlines()
+    # A "## Transcript" heading splits notes (before) from turns (after).
+    split = next((i for i, line in enumerate(lines)
+                  if re.match(r"^#{1,6}\s+(full\s+)?transcript\b", line.strip(), re.I)), None)
+    notes: list[str] = []
+    body = lines
+    if split is not None:
+        notes, body = lines[:split], lines[split + 1:]
+    for i, line in enumerate(list(notes)):
+        h1 = re.match(r"^#\s+(.+)$", line.strip())
+        if h1 and "title" not in meta:
+            meta["title"] = h1.group(1).strip()
+            notes[i] = ""
+    turns: list[Turn] = []
+    preamble: list[str] = []
+    paragraph_break = False
+    for line in body:
+        stripped = line.strip()
+        if not stripped:
+            paragraph_break = True
+            continue
+        if stripped.startswith("#"):
+            h1 = re.match(r"^#\s+(.+)$", stripped)
+            if h1 and "title" not in meta and not turns:
+                meta["title"] = h1.group(1).strip()
+            elif not turns:
+                preamble.append(line)
+            paragraph_break = True
+            continue
+        if not turns:
+            key = _meta_line(stripped)
+            if key is not None and key[0] not in meta:
+                meta[key[0]] = key[1]
+                continue
+        found = match_turn(line)
+        if found:
+            speaker, said, start = found
+            turns.append(Turn(speaker, said, start))
+        elif turns:
+            last = turns[-1]
+            last.text = f"{last.text} {stripped}".strip()
+        else:
+            preamble.append(line if not paragraph_break or not preamble else "\n" + line)
+        paragraph_break = False
+    if not turns:
+        # No speakers at all: one "Unknown" turn per paragraph.
+        meeting.no_speakers = True
+        for para in re.split(r"\n\s*\n", "\n".join(line for line in body
+                                                  if not line.strip().startswith("#"))):
+            joined = " ".join(para.split())
+            if joined:
+                turns.append(Turn(UNKNOWN, joined))
+        preamble = []
+    meeting.turns = [t for t in turns if t.text or t.speaker]
+    meeting.notes = "\n".join([*notes, *preamble]).strip()
+    _apply_meta(meeting, meta)
+    lowered = json.dumps(meta, default=str).lower() + meeting.notes[:2000].lower()
+    if markdown and "granola" in lowered:
+        meeting.source_format = "granola-markdown"
+    elif "fireflies" in lowered:
+        meeting.source_format = "fireflies-markdown" if markdown else "fireflies-text"
+        ff = re.search(r"app\.fireflies\.ai/view/[^\s)]*::([A-Za-z0-9]+)", meeting.notes)
+        if ff and not meeting.export_id:
+            meeting.export_id = f"fireflies:{ff.group(1)}"
+    return meeting
+
+
+def _meta_line(line: str) -> tuple[str, str] | None:
+    m = re.match(r"^(?:[-*][ \t]+)?(?:\*\*)?([A-Za-z][A-Za-z ]{0,20}?)(?:\*\*)?:(?:\*\*)?[ \t]+"
+                 r"(.+)$", line)
+    if not m:
+        return None
+    key = _META_KEYS.get(m.group(1).strip().lower())
+    return (key, m.group(2).strip()) if key else None
+
+
+def _apply_meta(meeting: Meeting, meta: dict[str, Any]) -> None:
+    def first(*keys: str) -> Any:
+        for key in keys:
+            if meta.get(key) not in (None, "", []):
+                return meta[key]
+        return None
+
+    title = first("title", "meeting", "subject")
+    if title:
+        meeting.title = str(title)
+    when = parse_when(first("start", "date", "when", "created_at", "created"))
+    clock = first("time")
+    if when is not None:
+        if clock and when.hour == when.minute == 0:
+            joined = parse_when(f"{when.date().isoformat()} {str(clock).split('-')[0].strip()}")
+            when = joined or when
+        meeting.date = when.date().isoformat()
+        if not _date_only(first("start", "date", "when", "created_at", "created")) or clock:
+            meeting.start = when
+    end = parse_when(first("end"))
+    if end is not None and meeting.start is not None:
+        meeting.end = end
+    people = first("attendees", "participants", "people", "invitees")
+    if isinstance(people, str):
+        people = [p for p in re.split(r"[,;]\s*", people) if p.strip()]
+    for person in people or []:
+        meeting.attendees.append(_person(person))
+    if first("organizer", "organiser", "host"):
+        meeting.organizer = _person(first("organizer", "organiser", "host"))[0]
+    duration = first("duration")
+    if duration is not None:
+        meeting.duration = _duration_seconds(duration)
+    export_id = first("granola_id", "fireflies_id", "id", "meeting id")
+    if export_id:
+        meeting.export_id = str(export_id)
+
+
+def _date_only(value: Any) -> bool:
+    if isinstance(value, str):
+        return bool(re.fullmatch(r"\s*\d{4}-\d{2}-\d{2}\s*", value))
+    return isinstance(value, date) and not isinstance(value, datetime)
+
+
+def _duration_seconds(value: Any) -> float | None:
+    if isinstance(value, int | float):
+        return float(value) * 60  # exports give minutes
+    text = str(value).strip().lower()
+    if re.fullmatch(_TS, text):
+        return parse_offset(text)
+    total = 0.0
+    for amount, unit in re.findall(r"(\d+(?:\.\d+)?)\s*(h|hour|hours|m|min|mins|minutes?|s|sec)",
+                                   text):
+        total += float(amount) * {"h": 3600, "m": 60, "s": 1}[unit[0]]
+    return total or None
+
+
+def _person(value: Any) -> tuple[str, str | None]:
+    if isinstance(value, dict):
+        email = value.get("email") or value.get("address")
+        name = (value.get("name") or value.get("displayName") or value.get("display_name")
+                or email or "")
+        return " ".join(str(name).split()), (str(email).strip().lower() if email else None)
+    text = " ".join(str(value).split())
+    m = re.match(r"^(.*?)\s*<([^<>@\s]+@[^<>\s]+)>$", text)
+    if m:
+        return m.group(1).strip().strip('"') or m.group(2), m.group(2).lower()
+    if re.fullmatch(r"[^@\s]+@[^@\s]+\.[^@\s]+", text):
+        return text, text.lower()
+    return text, None
+
+
+# -- WebVTT and SRT ----------------------------------------------------------------------------
+
+
+def read_vtt(text: str) -> Meeting:
+    import webvtt
+
+    try:
+        captions = webvtt.from_string(text)
+    except Exception as exc:  # webvtt raises its own MalformedFileError / ValueError
+        raise FormatError(f"not a valid WebVTT file ({exc})") from None
+    meeting = Meeting(source_format="webvtt", turns=[])
+    _cues(meeting, [(c.voice, c.text, parse_offset(c.start), parse_offset(c.end))
+                    for c in captions])
+    for note in re.findall(r"^NOTE[ \t]+(.+)$", text, re.MULTILINE):
+        key = _meta_line(note.strip())
+        if key and key[0] in ("title", "date", "attendees", "time", "start"):
+            _apply_meta(meeting, {key[0]: key[1]})
+    return meeting
+
+
+def read_srt(text: str) -> Meeting:
+    import io
+
+    import webvtt
+
+    try:
+        captions = webvtt.from_buffer(io.StringIO(text), format="srt")
+    except Exception as exc:
+        raise FormatError(f"not a valid SRT file ({exc})") from None
+    meeting = Meeting(source_format="srt", turns=[])
+    _cues(meeting, [(None, c.text, parse_offset(c.start), parse_offset(c.end))
+                    for c in captions])
+    return meeting
+
+
+def _cues(meeting: Meeting, cues: list[tuple[str | None, str, float, float]]) -> None:
+    speaker: str | None = None
+    named = False
+    end = 0.0
+    for voice, text, start, stop in cues:
+        said = " ".join(text.split())
+        if voice:
+            speaker, named = _clean_name(voice), True
+        else:
+            found = match_turn(said) or _bracket_speaker(said)
+            if found and found[1]:
+                speaker, said, named = found[0], found[1], True
+        if not said:
+            continue
+        meeting.turns.append(Turn(speaker or UNKNOWN, said, start))
+        end = max(end, stop)
+    if meeting.turns:
+        meeting.duration = end
+    if not named:
+        meeting.no_speakers = True
+
+
+def _bracket_speaker(text: str) -> tuple[str, str, None] | None:
+    m = re.match(r"^(?:>>\s*)?\[([^\]]{1,60})\]\s*(.+)$", text)
+    if m and _plausible_name(m.group(1)):
+        return _clean_name(m.group(1)), m.group(2).strip(), None
+    return None
+
+
+# -- JSON exports ------------------------------------------------------------------------------
+
+EXPECTED_JSON = ("a QMSum transcript (meeting_transcripts: [{speaker, content}]), a Fireflies "
+                 "transcript (sentences: [{speaker_name, text}]) or a Granola note (transcript: "
+                 "[{speaker, text}] or transcript_segments)")
+
+
+def read_json(data: Any) -> list[Meeting]:
+    if isinstance(data, dict) and isinstance(data.get("data"), dict):
+        inner = data["data"]
+        data = inner.get("transcript") or inner.get("transcripts") or inner
+    if isinstance(data, dict) and isinstance(data.get("notes"), list):
+        data = data["notes"]
+    if isinstance(data, dict) and isinstance(data.get("meetings"), list):
+        data = data["meetings"]
+    items = data if isinstance(data, list) else [data]
+    meetings: list[Meeting] = []
+    for item in items:
+        if not isinstance(item, dict):
+            raise FormatError(f"expected {EXPECTED_JSON}; found a list of "
+                              f"{type(item).__name__}")
+        if isinstance(item.get("meeting_transcripts"), list):
+            meetings.append(_qmsum(item))
+        elif isinstance(item.get("sentences"), list):
+            meetings.append(_fireflies(item))
+        elif isinstance(item.get("transcript"), list) or isinstance(
+                item.get("transcript_segments"), list):
+            meetings.append(_granola(item))
+        else:
+            keys = ", ".join(sorted(map(str, item))[:8]) or "no keys"
+            raise FormatError(f"expected {EXPECTED_JSON}; found an object with {keys}")
+    if not meetings:
+        raise FormatError(f"expected {EXPECTED_JSON}; found an empty list")
+    return meetings
+
+
+def _text(value: Any) -> str:
+    return " ".join(str(value or "").split())
+
+
+def _qmsum(item: dict[str, Any]) -> Meeting:
+    turns = []
+    for row in item["meeting_transcripts"]:
+        if not isinstance(row, dict):
+            continue
+        turns.append(Turn(_text(row.get("speaker")) or UNKNOWN, _text(row.get("content"))))
+    topics = [_text(t.get("topic")) for t in item.get("topic_list") or []
+              if isinstance(t, dict) and t.get("topic")]
+    return Meeting(source_format="qmsum", turns=turns, topics=topics,
+                   no_speakers=not any(t.speaker != UNKNOWN for t in turns))
+
+
+def _fireflies(item: dict[str, Any]) -> Meeting:
+    turns = []
+    for row in item["sentences"]:
+        if not isinstance(row, dict):
+            continue
+        start = row.get("start_time")
+        try:
+            offset = float(start) if start not in (None, "") else None
+        except (TypeError, ValueError):
+            offset = None
+        turns.append(Turn(_text(row.get("speaker_name")) or UNKNOWN,
+                          _text(row.get("text") or row.get("raw_text")), offset))
+    meeting = Meeting(source_format="fireflies-json", turns=turns,
+                      title=_text(item.get("title")) or None,
+                      export_id=f"fireflies:{item['id']}" if item.get("id") else None)
+    when = parse_when(item.get("date") or item.get("dateString"))
+    if when is not None:
+        meeting.start, meeting.date = when, when.date().isoformat()
+    if isinstance(item.get("duration"), int | float):
+        meeting.duration = float(item["duration"]) * 60
+    for person in item.get("meeting_attendees") or []:
+        meeting.attendees.append(_person(person))
+    for address in item.get("participants") or []:
+        for part in str(address).split(","):
+            if part.strip():
+                meeting.attendees.append(_person(part.strip()))
+    if item.get("organizer_email"):
+        meeting.organizer = str(item["organizer_email"]).lower()
+    summary = item.get("summary") if isinstance(item.get("summary"), dict) else {}
+    notes = []
+    if summary.get("overview"):
+        notes.append(f"**Overview:** {summary['overview']}".strip())
+    actions = summary.get("action_items")
+    if actions:
+        if isinstance(actions, list):
+            actions = "\n".join(f"- {a}" for a in actions)
+        notes.append(f"**Action items:**\n\n{actions}".strip())
+    meeting.notes = "\n\n".join(notes)
+    meeting.no_speakers = not any(t.speaker != UNKNOWN for t in turns)
+    return meeting
+
+
+def _granola(item: dict[str, Any]) -> Meeting:
+    owner = item.get("owner") if isinstance(item.get("owner"), dict) else {}
+    me = _text(owner.get("name")) or "Me"
+    event = item.get("calendar_event") if isinstance(item.get("calendar_event"), dict) else {}
+    rows = item.get("transcript") if isinstance(item.get("transcript"), list) else \
+        item.get("transcript_segments") or []
+    stamps: list[datetime | float | None] = []
+    speakers: list[str] = []
+    texts: list[str] = []
+    for row in rows:
+        if not isinstance(row, dict):
+            continue
+        who = row.get("speaker")
+        if isinstance(who, dict):
+            label = _text(who.get("diarization_label") or who.get("name"))
+            name = label or (me if who.get("source") == "microphone" else "Them")
+        else:
+            source = row.get("source")
+            name = _text(who) or (me if source == "microphone" else "Them" if source else "")
+        start = row.get("start_time", row.get("start", row.get("start_timestamp")))
+        if isinstance(start, int | float):
+            stamps.append(start / 1000 if "transcript_segments" in item else float(start))
+        else:
+            stamps.append(parse_when(start))
+        speakers.append(name or UNKNOWN)
+        texts.append(_text(row.get("text")))
+    absolute = [s for s in stamps if isinstance(s, datetime)]
+    t0 = min(absolute) if absolute else None
+    turns = []
+    for name, said, stamp in zip(speakers, texts, stamps, strict=True):
+        if isinstance(stamp, datetime) and t0 is not None:
+            offset: float | None = (stamp - t0).total_seconds()
+        elif isinstance(stamp, float):
+            offset = stamp
+        else:
+            offset = None
+        turns.append(Turn(name, said, offset))
+    meeting = Meeting(source_format="granola-json", turns=turns,
+                      title=_text(item.get("title") or event.get("event_title")) or None,
+                      export_id=f"granola:{item['id']}" if item.get("id") else None)
+    start = parse_when(event.get("scheduled_start_time")) or t0 or parse_when(
+        item.get("date") or item.get("created_at"))
+    if start is not None:
+        meeting.start, meeting.date = start, start.date().isoformat()
+    end = parse_when(event.get("scheduled_end_time"))
+    if end is not None:
+        meeting.end = end
+    for person in item.get("attendees") or item.get("people") or []:
+        meeting.attendees.append(_person(person))
+    for person in event.get("invitees") or []:
+        meeting.attendees.append(_person(person))
+    if event.get("organiser") or event.get("organizer"):
+        meeting.organizer = _person(event.get("organiser") or event.get("organizer"))[0]
+    notes = item.get("summary_markdown") or item.get("notes_markdown") or item.get(
+        "summary_text") or item.get("summary") or ""
+    meeting.notes = str(notes).strip()
+    meeting.no_speakers = not any(t.speaker != UNKNOWN for t in turns)
+    return meeting
