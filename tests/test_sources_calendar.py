@@ -136,7 +136,7 @@ def test_recurring_all_day_and_timezone_events(vault: Vault, tmp_path: Path) -> 
         "- 2026-04-06 Mon 10:00–10:30 (Europe/Berlin)",
     ]
     assert "- **Launch** date" in body and "<li>" not in body  # HTML description → Markdown
-    assert "Sarah Chen <sarah@horizon.vc> (accepted)" in body
+    assert "**Attendees:** Sarah Chen <sarah@horizon.vc>, Luis Ortega <luis@kestrel.dev>" in body
 
     data, body = _read(folder / "2026-03-10-team-offsite.md")
     assert data["all_day"] is True and data["start"] == "2026-03-10" and data["end"] == "2026-03-12"
@@ -279,3 +279,22 @@ def test_title_similarity() -> None:
     assert title_similarity("Weekly sync", "Weekly sync with Horizon") >= 0.6
     assert title_similarity("Vendor call", "Weekly sync") < 0.6
     assert title_similarity("Sync", "Board sync") < 0.6
+
+
+def test_google_x_wr_timezone(vault: Vault, tmp_path: Path) -> None:
+    ics = _ics(tmp_path, """BEGIN:VCALENDAR
+VERSION:2.0
+PRODID:-//Google Inc//Google Calendar 70.9054//EN
+X-WR-TIMEZONE:Europe/Berlin
+BEGIN:VEVENT
+UID:abc123@google.com
+SUMMARY:Coffee with Mei
+DTSTART:20260305T090000Z
+DTEND:20260305T093000Z
+END:VEVENT
+END:VCALENDAR
+""", name="google.ics")
+    _sync(vault.root, "calendar", ics, *WINDOW)
+    data, body = _read(vault.root / "sources/calendar/2026-03-05-coffee-with-mei.md")
+    assert data["start"] == "2026-03-05T10:00:00+01:00" and data["timezone"] == "Europe/Berlin"
+    assert _occurrences(body) == ["- 2026-03-05 Thu 10:00–10:30 (Europe/Berlin)"]

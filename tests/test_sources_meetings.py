@@ -110,6 +110,14 @@ def test_reexport_with_more_turns_appends_only_the_new_ones(vault: Vault, tmp_pa
     assert "Priya Raman" in data["attendees"]
     assert len(list((vault.root / "sources/meetings").iterdir())) == 1
 
+    # A person deletes the source file: the unchanged input writes it again, whole.
+    text = path.read_text(encoding="utf-8")
+    path.unlink()
+    report = _sync(vault.root, src)
+    assert report["created"] == 1 and report["entries_added"] == 4
+    assert path.read_text(encoding="utf-8").split("content_hash")[1] == text.split(
+        "content_hash")[1]
+
 
 def test_srt_and_plain_transcripts(vault: Vault, tmp_path: Path) -> None:
     folder = tmp_path / "in"

@@ -46,7 +46,7 @@ from kenning.sources.store import (
 CONNECTOR = "calendar"
 MEETINGS = "meetings"
 DESCRIPTION_CAP = 8000
-SAVE_EVERY = 200
+SAVE_EVERY = 500  # events; the state holds every occurrence, so saves are not free
 DEFAULT_PAST = timedelta(days=365)
 DEFAULT_AHEAD = timedelta(days=90)
 LINK_TOLERANCE = timedelta(minutes=30)
@@ -75,19 +75,46 @@ def sync(root: Path, target: Path | str, *, progress: Progress | None = None,
         if store.load_warning:
             report.warnings.append(store.load_warning)
         written = 0
+        owner_key = repr(sorted(map(sorted, (owner.names, owner.emails, owner.domains))))
         for n, path in enumerate(files, 1):
             where = path.name if target.is_file() else path.relative_to(target).as_posix()
-            if progress:
+            if progress and len(files) > 1:
                 progress(n - 1, len(files), where)
-            for doc, slots in _read_calendar(path, where, start, end, report, owner, store):
+            try:
+                raw = path.read_bytes()
+            except OSError as exc:
+                report.warn(where, f"cannot read ({exc.strerror or exc})")
+                continue
+            # The same file, window and owner as last time, every source file still there:
+            # nothing can change, so the file is not expanded again (warnings are repeated).
+            key = str(path.resolve())
+            stamp = hashlib.sha256(raw + f"|{start}|{end}|{owner_key}".encode()).hexdigest()
+            seen = store.state["cursors"].get("files", {}).get(key)
+            if seen and seen.get("sha256") == stamp and all(
+                    (r := store.known(sid)) and (root / r["path"]).exists()
+                    for sid in seen.get("sources", [])):
+                report.items_read += seen.get("read", 0)
+                report.unchanged += len(seen.get("sources", []))
+                report.warnings.extend(seen.get("warnings", []))
+                outside += seen.get("outside", 0)
+                continue
+            first_warning, read_before, file_outside = len(report.warnings), report.items_read, 0
+            sources: list[str] = []
+            for doc, slots in _read_calendar(raw, where, start, end, report, owner, store,
+                                             progress if len(files) == 1 else None):
                 if doc is None:
-                    outside += 1
+                    file_outside += 1
                     continue
                 store.put(doc, report)
                 _remember_slots(store, doc, slots)
+                sources.append(doc.source_id)
                 written += 1
                 if written % SAVE_EVERY == 0:
                     store.save()
+            outside += file_outside
+            store.cursors.setdefault("files", {})[key] = {
+                "sha256": stamp, "sources": sources, "read": report.items_read - read_before,
+                "outside": file_outside, "warnings": report.warnings[first_warning:]}
         if progress:
             progress(len(files), len(files), "")
     if outside and not (report.created or report.appended or report.unchanged):
@@ -116,23 +143,29 @@ def _day(value: str | date | None, option: str) -> date | None:
 Slot = tuple[str, str, bool]  # (start ISO, end ISO, all day)
 
 
-def _read_calendar(path: Path, where: str, start: date, end: date, report: SyncReport,
-                   owner: Owner, store: SourceStore
+def _read_calendar(raw: bytes, where: str, start: date, end: date, report: SyncReport,
+                   owner: Owner, store: SourceStore, progress: Progress | None = None
                    ) -> Iterable[tuple[SourceDoc | None, list[Slot]]]:
     import icalendar
     import recurring_ical_events
 
     try:
-        calendar = icalendar.Calendar.from_ical(path.read_bytes())
-    except OSError as exc:
-        report.warn(where, f"cannot read ({exc.strerror or exc})")
-        return
+        calendar = icalendar.Calendar.from_ical(raw)
     except ValueError as exc:
         report.warn(where, f"not a valid iCalendar file ({exc})")
         return
     # A file may hold several VCALENDARs.
     calendars = calendar if isinstance(calendar, list) else [calendar]
     for cal in calendars:
+        try:
+            # Google's X-WR-TIMEZONE: UTC times meant in the calendar's zone.
+            import x_wr_timezone  # installed with recurring-ical-events
+
+            cal = x_wr_timezone.to_standard(cal)
+        except ImportError:
+            pass
+        except Exception as exc:
+            report.warn(where, f"X-WR-TIMEZONE not applied ({type(exc).__name__}: {exc})")
         timezones = list(cal.walk("VTIMEZONE"))
         groups: dict[str, list[Any]] = {}
         for n, event in enumerate(cal.walk("VEVENT"), 1):
@@ -144,8 +177,10 @@ def _read_calendar(path: Path, where: str, start: date, end: date, report: SyncR
                 uid = "nouid-" + hashlib.sha1(basis.encode()).hexdigest()[:12]
                 report.warn(f"{where}#event {n}", f"no UID; keyed as {uid}")
             groups.setdefault(uid, []).append(event)
-        for uid, events in groups.items():
+        for done, (uid, events) in enumerate(groups.items()):
             item = f"{where}#{uid}"
+            if progress and done % 50 == 0:
+                progress(done, len(groups), item)
             master = next((e for e in events if e.get("RECURRENCE-ID") is None), events[0])
             if master.get("DTSTART") is None:
                 report.warn(item, "event has no DTSTART; skipped")
@@ -327,9 +362,8 @@ def _header(master: Any, start: date | datetime, end: date | datetime,
     if organizer:
         lines.append(f"**Organizer:** {_person(organizer)}")
     if attendees:
-        lines.append("**Attendees:** " + ", ".join(
-            _person(a) + (f" ({a['partstat']})" if a.get("partstat") else "")
-            for a in attendees))
+        # Replies (PARTSTAT) change often: they are in the frontmatter, which is kept current.
+        lines.append("**Attendees:** " + ", ".join(_person(a) for a in attendees))
     blocks = ["  \n".join(lines)]
     description = _description(master)
     if description:
@@ -410,8 +444,9 @@ def link_sources(root: Path, report: SyncReport | None = None) -> int:
                 by_day.setdefault(s[:10], []).append((sid, _parse(s), _parse(e)))
     meeting_link: dict[str, str] = {}
     event_links: dict[str, set[str]] = {}
+    index = meet.state["cursors"].get("index") or {}
     for msid, record in meet.state["sources"].items():
-        fm = meet.existing_fields(msid)
+        fm = index.get(msid) or meet.existing_fields(msid)
         day = str(fm.get("date") or "")[:10]
         if not day:
             continue

@@ -60,6 +60,7 @@ def sync(root: Path, target: Path | str, *, progress: Progress | None = None) ->
                                  + ", ".join(TRANSCRIPT_SUFFIXES) + ")")
         return report
     owner = Owner.load(root)
+    owner_key = repr(sorted(map(sorted, (owner.names, owner.emails, owner.domains)))).encode()
     with SourceStore(root, CONNECTOR) as store:
         if store.load_warning:
             report.warnings.append(store.load_warning)
@@ -68,19 +69,34 @@ def sync(root: Path, target: Path | str, *, progress: Progress | None = None) ->
             if progress:
                 progress(n - 1, len(files), where)
             try:
-                meetings = read_file(path)
-            except FormatError as exc:
-                report.warn(where, str(exc))
-                continue
+                raw = path.read_bytes()
             except OSError as exc:
                 report.warn(where, f"cannot read ({exc.strerror or exc})")
                 continue
+            # An input file read before, unchanged, whose sources are all still in the vault,
+            # is not parsed again (its warnings are repeated); see _unchanged().
+            key = str(path.resolve())
+            stamp = hashlib.sha256(raw + owner_key).hexdigest()
+            if _unchanged(root, store, key, stamp, report):
+                continue
+            first_warning = len(report.warnings)
+            written: list[str] = []
+            try:
+                meetings = read_file(path, raw)
+            except FormatError as exc:
+                report.warn(where, str(exc))
+                meetings = []
             for i, meeting in enumerate(meetings):
                 item = where if len(meetings) == 1 else f"{where}#meeting {i + 1}"
                 report.items_read += 1
                 doc = build_doc(meeting, path, item, report, owner=owner, store=store)
                 if doc is not None:
                     store.put(doc, report)
+                    _remember(store, doc)
+                    written.append(doc.source_id)
+            store.cursors.setdefault("files", {})[key] = {
+                "sha256": stamp, "sources": written, "read": len(meetings),
+                "warnings": report.warnings[first_warning:]}
             if n % SAVE_EVERY == 0:
                 store.save()
         if progress:
@@ -89,6 +105,27 @@ def sync(root: Path, target: Path | str, *, progress: Progress | None = None) ->
 
     link_sources(root, report)
     return report
+
+
+def _unchanged(root: Path, store: SourceStore, key: str, stamp: str,
+               report: SyncReport) -> bool:
+    seen = store.state["cursors"].get("files", {}).get(key)
+    if not seen or seen.get("sha256") != stamp:
+        return False
+    records = [store.known(sid) for sid in seen.get("sources", [])]
+    if not all(r and (root / r["path"]).exists() for r in records):
+        return False  # a source file was deleted: write it again
+    report.items_read += seen.get("read", 0)
+    report.unchanged += len(records)
+    report.warnings.extend(seen.get("warnings", []))
+    return True
+
+
+def _remember(store: SourceStore, doc: SourceDoc) -> None:
+    """Title, date and start of each meeting, so linking need not read every meeting file."""
+    entry = {"title": doc.title, "date": doc.date, "start": doc.fields.get("start")}
+    if store.state["cursors"].get("index", {}).get(doc.source_id) != entry:
+        store.cursors.setdefault("index", {})[doc.source_id] = entry
 
 
 def _discover(target: Path) -> list[Path]:
@@ -166,7 +203,7 @@ def build_doc(meeting: Meeting, path: Path, where: str, report: SyncReport, *,
     entries = [Entry(str(i), turn_line(t)) for i, t in enumerate(turns, 1)]
     return SourceDoc(kind="meeting", source_id=source_id, title=title, date=day,
                      entries=entries, fields=fields,
-                     header=_header(meeting, day, attendees, path, duration))
+                     header=_header(meeting, day, path))
 
 
 def turn_line(turn: Turn) -> str:
@@ -180,8 +217,7 @@ def turn_line(turn: Turn) -> str:
     return f"- **{stamp}{speaker}:** {text}"
 
 
-def _header(meeting: Meeting, day: str | None, attendees: list[str], path: Path,
-            duration: float | None) -> str:
+def _header(meeting: Meeting, day: str | None, path: Path) -> str:
     when = day or "date unknown"
     if meeting.start is not None:
         when = meeting.start.strftime("%Y-%m-%d %H:%M")
@@ -189,15 +225,10 @@ def _header(meeting: Meeting, day: str | None, attendees: list[str], path: Path,
             when += "–" + meeting.end.strftime("%H:%M")
         if meeting.start.tzinfo is not None:
             when += " " + (meeting.start.tzname() or "")
-    parts = [f"**When:** {when.strip()}"]
-    if duration:
-        parts.append(f"**Length:** {_hms(duration)}")
-    parts.append(f"**From:** {_FORMAT_NAMES.get(meeting.source_format, meeting.source_format)} "
-                 f"`{path.name}`")
-    lines = [" · ".join(parts)]
-    if attendees:
-        lines.append("**Attendees:** " + ", ".join(attendees))
-    blocks = ["  \n".join(lines)]
+    # The header is written once; what a re-export can change (attendees, length) lives in
+    # the frontmatter, which is kept current.
+    blocks = [f"**When:** {when.strip()} · **From:** "
+              f"{_FORMAT_NAMES.get(meeting.source_format, meeting.source_format)} `{path.name}`"]
     if meeting.notes:
         notes = meeting.notes.strip()
         if len(notes) > NOTES_CAP:

@@ -71,9 +71,10 @@ class Meeting:
 # -- entry point -------------------------------------------------------------------------------
 
 
-def read_file(path: Path) -> list[Meeting]:
+def read_file(path: Path, raw: bytes | None = None) -> list[Meeting]:
     """Parse one file; raises :class:`FormatError` (wrong shape) or ``OSError``."""
-    raw = path.read_bytes()
+    if raw is None:
+        raw = path.read_bytes()
     text = _decode(raw)
     kind = sniff(path, text)
     if kind == "json":
