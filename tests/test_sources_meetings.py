@@ -159,6 +159,29 @@ Mei Lin (00:02:30): One more thing about hiring.
     ]
 
 
+def test_two_line_speaker_headers_and_a_list_of_notes(vault: Vault, tmp_path: Path) -> None:
+    folder = tmp_path / "in"
+    # Otter / Fireflies TXT: the speaker and time on one line, what they said below.
+    _write(folder / "2026-04-10 customer call.txt", """Dana Kim  0:03
+Thanks for joining.
+We have two topics.
+
+Luis Ortega - 01:15
+Sounds good.
+""")
+    second = dict(GRANOLA_NOTE, id="not_second00000001", title="Follow-up",
+                  calendar_event={"scheduled_start_time": "2026-02-03T10:00:00Z"})
+    _write(folder / "granola-notes.json", json.dumps({"notes": [GRANOLA_NOTE, second]}))
+    report = _sync(vault.root, folder)
+    assert report["created"] == 3 and report["items_read"] == 3 and report["warnings"] == []
+    _, body = _read(vault.root / "sources/meetings/2026-04-10-customer-call.md")
+    assert _turn_lines(body) == [
+        "- **[00:00:03] Dana Kim:** Thanks for joining. We have two topics.",
+        "- **[00:01:15] Luis Ortega:** Sounds good."]
+    data, _ = _read(vault.root / "sources/meetings/2026-02-03-follow-up.md")
+    assert data["source_id"] == "granola:not_second00000001" and data["turns"] == 3
+
+
 GRANOLA_NOTE = {
     "id": "not_1d3tmYTlCICgjy",
     "object": "note",
@@ -238,6 +261,7 @@ def test_granola_and_fireflies_json(vault: Vault, tmp_path: Path) -> None:
     data, body = _read(vault.root / "sources/meetings/2026-01-27-horizon-intro-call.md")
     assert data["source_id"] == "fireflies:01HX9ABCDEF"
     assert data["start"] == "2026-01-27T15:00:00+00:00" and data["duration"] == "00:32:30"
+    assert data["end"] == "2026-01-27T15:32:30+00:00"
     assert data["attendees"] == ["Sarah Chen", "alex@kestrel.dev", "Alex Morgan"]
     assert data["attendee_emails"] == {"Sarah Chen": "sarah@horizon.vc",
                                        "alex@kestrel.dev": "alex@kestrel.dev"}

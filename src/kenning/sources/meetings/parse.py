@@ -32,7 +32,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -531,7 +531,9 @@ def _fireflies(item: dict[str, Any]) -> Meeting:
     if when is not None:
         meeting.start, meeting.date = when, when.date().isoformat()
     if isinstance(item.get("duration"), int | float):
-        meeting.duration = float(item["duration"]) * 60
+        meeting.duration = float(item["duration"]) * 60  # Fireflies gives minutes
+        if meeting.start is not None:
+            meeting.end = meeting.start + timedelta(seconds=meeting.duration)
     for person in item.get("meeting_attendees") or []:
         meeting.attendees.append(_person(person))
     for address in item.get("participants") or []:
