@@ -193,11 +193,18 @@ def test_a_broken_calendar_warns_and_others_land(vault: Vault, tmp_path: Path) -
     _ics(tmp_path, "BEGIN:VCALENDAR\nthis is not ical\n", name="broken.ics")
     _ics(tmp_path, ICS.replace("RRULE:FREQ=WEEKLY;COUNT=6", "RRULE:FREQ=SOMETIMES"),
          name="bad-rule.ics")
+    _ics(tmp_path, "", name="empty.ics")
+    one = ("BEGIN:VCALENDAR\nVERSION:2.0\nBEGIN:VEVENT\nUID:{uid}\nSUMMARY:{uid}\n"
+           "DTSTART:20260305T090000Z\nEND:VEVENT\nEND:VCALENDAR\n")
+    _ics(tmp_path, one.format(uid="first") + one.format(uid="second"), name="two.ics")
     report = _sync(vault.root, "calendar", tmp_path / "cal", *WINDOW)
     warnings = "\n".join(report["warnings"])
     assert "broken.ics: not a valid iCalendar file" in warnings
     assert "bad-rule.ics#weekly-sync-1@kestrel.dev" in warnings
-    assert report["created"] == 3  # work.ics whole, and the other events of bad-rule.ics
+    assert "empty.ics: no VCALENDAR in the file" in warnings
+    assert len(report["warnings"]) == 3
+    # work.ics whole, the other events of bad-rule.ics (same UIDs), both calendars of two.ics
+    assert report["created"] == 5
 
 
 MEETING_VTT = """WEBVTT

@@ -150,12 +150,13 @@ def _read_calendar(raw: bytes, where: str, start: date, end: date, report: SyncR
     import recurring_ical_events
 
     try:
-        calendar = icalendar.Calendar.from_ical(raw)
+        calendars = icalendar.Calendar.from_ical(raw, multiple=True)  # a file may hold several
     except ValueError as exc:
         report.warn(where, f"not a valid iCalendar file ({exc})")
         return
-    # A file may hold several VCALENDARs.
-    calendars = calendar if isinstance(calendar, list) else [calendar]
+    if not calendars:
+        report.warn(where, "no VCALENDAR in the file")
+        return
     for cal in calendars:
         try:
             # Google's X-WR-TIMEZONE: UTC times meant in the calendar's zone.
