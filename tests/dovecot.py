@@ -119,6 +119,7 @@ def _config(home: Path, port: int, tls_port: int | None, cert: Path | None) -> s
         "disable_plaintext_auth = no",
         "auth_mechanisms = plain login",
         "auth_failure_delay = 0",  # a wrong password answers at once
+        "mail_fsync = never",  # throwaway mail: no fsync per APPEND
         "first_valid_uid = 0",  # needed when the tests run as root
         "first_valid_gid = 0",
         f"default_internal_user = {internal}",
@@ -127,6 +128,10 @@ def _config(home: Path, port: int, tls_port: int | None, cert: Path | None) -> s
         f"mail_location = maildir:{home}/mail/%n",
         f"mail_uid = {mail_uid}",
         f"mail_gid = {mail_gid}",
+        "namespace inbox {",  # "/" between folder levels, as Gmail and most servers show it
+        "  inbox = yes",
+        "  separator = /",
+        "}",
         "passdb {",
         "  driver = passwd-file",
         f"  args = scheme=PLAIN username_format=%u {home}/passwd",

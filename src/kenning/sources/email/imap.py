@@ -20,9 +20,12 @@ email connector's :func:`~kenning.sources.email.ingest` (parsing, threading, wri
   highest UID written, in ``.kenning/sync/imap.json`` (``cursors.accounts``). Only UIDs above it
   are fetched. A changed UIDVALIDITY (the server renumbered the folder) means the folder is read
   again; the thread files do not grow, since the writer skips message ids it already has.
-- **Batches.** At most :data:`BATCH` messages (and about :data:`BATCH_BYTES` bytes) per FETCH;
-  after each batch is written the cursor is saved, so a connection dropped mid-fetch keeps what
-  landed, gives one warning, and the next sync continues from there.
+- **Batches.** At most :data:`BATCH` messages (and about :data:`BATCH_BYTES` bytes) per FETCH.
+  Fetched messages are written every :data:`WRITE_EVERY` messages (or :data:`WRITE_BYTES`), at
+  the end of each folder, and when the connection drops; the folder's cursor is saved right
+  after each write. So a dropped connection keeps every message fetched whole, gives one
+  warning, and the next sync continues from there; a killed process loses at most one write's
+  worth of fetching, never a file.
 """
 
 from __future__ import annotations
@@ -34,8 +37,10 @@ import os
 import re
 import socket
 import ssl
+from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote, urlsplit
@@ -47,6 +52,8 @@ CONNECTOR = "imap"
 KEYRING_SERVICE = "kenning-imap"
 BATCH = 100  # messages per FETCH of BODY.PEEK[]
 BATCH_BYTES = 25 * 1024 * 1024  # … and about this many bytes, by RFC822.SIZE
+WRITE_EVERY = 1000  # messages fetched before they are written and the cursor saved
+WRITE_BYTES = 100 * 1024 * 1024  # … or this many bytes held in memory
 SIZE_CHUNK = 1000  # UIDs per FETCH of RFC822.SIZE (keeps command lines short)
 TIMEOUT = 60.0  # seconds without an answer before the connection counts as lost
 DEFAULT_PORTS = {"imap": 143, "imaps": 993}
@@ -119,21 +126,21 @@ def password_for(target: ImapTarget, password_env: str) -> str:
     where = (f"the OS keyring entry (service '{KEYRING_SERVICE}', user '{target.account}')")
     try:
         import keyring
-        import keyring.errors
     except ImportError:
         raise SyncError(f"{target.label}: no password: set the environment variable "
                         f"{password_env}, or install kenning[keyring] and store it in {where}"
                         ) from None
+    note = ""
     try:
         value = keyring.get_password(KEYRING_SERVICE, target.account)
-    except keyring.errors.KeyringError as exc:
-        raise SyncError(f"{target.label}: no password in ${password_env}, and the OS keyring "
-                        f"could not be read ({type(exc).__name__}: {exc})") from None
+    except Exception as exc:  # keyring.errors.KeyringError, or whatever a backend raises
+        # (D-Bus, Keychain and Credential Manager errors are not always KeyringErrors).
+        value, note = None, f" (the OS keyring could not be read: {type(exc).__name__})"
     if value:
         return value
     raise SyncError(f"{target.label}: no password: set the environment variable {password_env} "
                     f"or store it in {where}, e.g. `keyring set {KEYRING_SERVICE} "
-                    f"{target.account}`")
+                    f"{target.account}`{note}")
 
 
 def connect(target: ImapTarget, password: str, *, timeout: float = TIMEOUT) -> Any:
@@ -157,6 +164,7 @@ def connect(target: ImapTarget, password: str, *, timeout: float = TIMEOUT) -> A
                                 "to send the password unencrypted (use imaps:// instead)")
             client.starttls(context)
         client.login(target.user, password)
+        client.normalise_times = False  # INTERNALDATE with its zone, not naive local time
     except SyncError:
         _close(client)
         raise
@@ -225,8 +233,8 @@ class _Reader:
         accounts = store.cursors.setdefault("accounts", {})
         self.cursors: dict[str, dict[str, int]] = accounts.setdefault(target.account, {})
         self.gmail = False
-        self.done = 0
         self.total = 0
+        self.landed = 0  # UIDs of the current folder written (or found expunged)
 
     def where(self, folder: str) -> str:
         return f"{self.target.label}/{quote(folder)}"
@@ -234,7 +242,6 @@ class _Reader:
     def run(self, folders: list[str]) -> None:
         folder = folders[0]
         plans: list[_Plan] = []
-        fetched = 0
         try:
             self.gmail = b"X-GM-EXT-1" in self._call(self.client.capabilities)
             for folder in folders:
@@ -245,12 +252,11 @@ class _Reader:
             if self.progress:
                 self.progress(0, self.total, "")
             for plan in plans:
-                folder, fetched = plan.folder, 0
-                for landed in self._fetch(plan):
-                    fetched += landed
+                folder, self.landed = plan.folder, 0
+                self._fetch(plan)
         except _Lost as exc:
             pending = next((len(p.uids) for p in plans if p.folder == folder), None)
-            count = f" after {fetched} of {pending} messages" if pending else ""
+            count = f" after {self.landed} of {pending} messages" if pending else ""
             self.report.warn(self.target.label,
                              f"connection lost{count} in {folder} ({exc}); "
                              "run sync again to continue")
@@ -295,11 +301,12 @@ class _Reader:
         # "n:*" always matches the last message, even when its UID is below n.
         return _Plan(folder, uidvalidity, sorted(int(u) for u in found if int(u) > last))
 
-    def _fetch(self, plan: _Plan) -> Iterator[int]:
-        """Fetch and write ``plan``'s messages batch by batch; yield how many each batch held."""
+    def _fetch(self, plan: _Plan) -> None:
+        """Fetch ``plan``'s messages in batches; write them every :data:`WRITE_EVERY`, at the
+        end, and — when the connection drops — what was fetched before it did."""
         from imapclient.exceptions import IMAPClientError
 
-        from kenning.sources.email import RawMessage, ingest
+        from kenning.sources.email import RawMessage
 
         if not plan.uids:
             return
@@ -310,38 +317,52 @@ class _Reader:
             self.report.warn(self.where(plan.folder), "UIDVALIDITY changed during the sync; "
                                                       "run sync again to read the folder anew")
             return
-        items = [b"BODY.PEEK[]", *([b"X-GM-LABELS"] if self.gmail else [])]
-        for batch in self._batches(plan.uids):
-            try:
-                response = self._call(self.client.fetch, batch, items)
-            except IMAPClientError as exc:
-                self.report.warn(self.where(plan.folder),
-                                 f"FETCH of UIDs {batch[0]}–{batch[-1]} failed ({_reason(exc)}); "
-                                 "run sync again to retry")
-                return
-            messages = []
-            for uid in batch:
-                data = response.get(uid, {})
-                body = data.get(b"BODY[]")
-                if body is None:
-                    continue  # expunged since the listing
-                labels = tuple(_label(v) for v in data.get(b"X-GM-LABELS") or ())
-                messages.append(RawMessage(bytes(body), f"{plan.folder} uid {uid}",
-                                           folder=plan.folder, labels=labels))
-            offset = self.done
+        items = [b"BODY.PEEK[]", b"INTERNALDATE", *([b"X-GM-LABELS"] if self.gmail else [])]
+        pending: list[Any] = []
+        held = 0
+        fetched: int | None = None  # the highest UID fetched
+        written: int | None = None  # … and written
+        try:
+            for batch in self._batches(plan.uids):
+                try:
+                    response = self._call(self.client.fetch, batch, items)
+                except IMAPClientError as exc:
+                    self.report.warn(self.where(plan.folder),
+                                     f"FETCH of UIDs {batch[0]}–{batch[-1]} failed "
+                                     f"({_reason(exc)}); run sync again to retry")
+                    break
+                for uid in batch:
+                    data = response.get(uid, {})
+                    body = data.get(b"BODY[]")
+                    if body is None:
+                        continue  # expunged since the listing
+                    when = data.get(b"INTERNALDATE")
+                    labels = tuple(_label(v) for v in data.get(b"X-GM-LABELS") or ())
+                    pending.append(RawMessage(
+                        bytes(body), f"{plan.folder} uid {uid}", folder=plan.folder,
+                        labels=labels, internal_date=when if isinstance(when, datetime) else None))
+                    held += len(body)
+                fetched = batch[-1]
+                if len(pending) >= WRITE_EVERY or held >= WRITE_BYTES:
+                    self._write(plan, pending, fetched)
+                    pending, held, written = [], 0, fetched
+        except _Lost:
+            if fetched is not None and fetched != written:
+                self._write(plan, pending, fetched)
+            raise
+        if fetched is not None and fetched != written:
+            self._write(plan, pending, fetched)
 
-            def step(done: int, total: int | None, item: str, offset: int = offset) -> None:
-                if self.progress:
-                    self.progress(min(offset + done, self.total), self.total, item)
+    def _write(self, plan: _Plan, messages: list[Any], upto: int) -> None:
+        """Hand fetched messages to the email writer, then move the folder's cursor."""
+        from kenning.sources.email import ingest
 
-            ingest(self.store, messages, self.report, owner=self.owner,
-                   progress=step if self.progress else None, total=self.total)
-            self.cursors[plan.folder] = {"uidvalidity": plan.uidvalidity, "uid": batch[-1]}
-            self.store.save()
-            self.done += len(batch)
-            if self.progress:
-                self.progress(self.done, self.total, f"{plan.folder} uid {batch[-1]}")
-            yield len(batch)
+        if messages:
+            ingest(self.store, messages, self.report, owner=self.owner, progress=self.progress,
+                   total=self.total)
+        self.cursors[plan.folder] = {"uidvalidity": plan.uidvalidity, "uid": upto}
+        self.store.save()
+        self.landed = bisect_right(plan.uids, upto)
 
     def _batches(self, uids: list[int]) -> Iterator[list[int]]:
         """Up to ``batch_size`` UIDs and about :data:`BATCH_BYTES` per batch."""
