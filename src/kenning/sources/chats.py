@@ -422,7 +422,8 @@ def _claude(store: SourceStore, path: Path, records: list[tuple[int, dict[str, A
     where = f" in `{cwd}`" if cwd else ""
     if branches:
         where += f" on branch `{branches[0]}`"
-    header = (f"Claude Code session{where}. Tool calls are summarized (tool, main argument, "
+    header = (f"Claude Code {'subagent ' if sidechain else ''}session{where}. Tool calls are "
+              "summarized (tool, main argument, "
               "result size and first line); thinking is left out; times are UTC.")
     return [Session(source_id, title, "claude-code", turns, fields, header)]
 
