@@ -4,7 +4,8 @@ Everything lives in one temporary folder: the config, base_dir (sockets), state_
 passwd-file with one user and a Maildir per user. The server listens on 127.0.0.1 only, on a
 free port, runs in the foreground (``dovecot -F -c conf``) and is stopped at teardown. Plain IMAP
 by default; ``tls=True`` also opens an implicit-TLS port with a self-signed certificate for
-127.0.0.1 (made with the ``openssl`` command) that a test can trust through ``SSL_CERT_FILE``.
+127.0.0.1 and this machine's own address (made with the ``openssl`` command) that a test can
+trust through ``SSL_CERT_FILE``; the plain port then offers STARTTLS.
 
 Tests skip cleanly when the ``dovecot`` binary is absent (``.ci/run`` installs Debian's
 ``dovecot-imapd``).
@@ -174,13 +175,28 @@ def _user_exists(name: str) -> bool:
     return True
 
 
+def local_address() -> str | None:
+    """This machine's own non-loopback IPv4 address, if it has one (no packet is sent)."""
+    import ipaddress
+
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        try:
+            s.connect(("192.0.2.1", 9))  # TEST-NET-1: only picks the outgoing interface
+        except OSError:
+            return None
+        address = str(s.getsockname()[0])
+    return None if ipaddress.ip_address(address).is_loopback else address
+
+
 def _self_signed(folder: Path) -> Path:
+    """A certificate for 127.0.0.1 and this machine's own address."""
     openssl = shutil.which("openssl")
     if not openssl:
         pytest.skip("the openssl command is not installed (needed for a test certificate)")
     cert, key = folder / "cert.pem", folder / "cert.key"
+    names = ",".join(f"IP:{a}" for a in ("127.0.0.1", local_address()) if a)
     subprocess.run([openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
-                    "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+                    "-subj", "/CN=127.0.0.1", "-addext", f"subjectAltName={names}",
                     "-keyout", str(key), "-out", str(cert)],
                    check=True, capture_output=True)
     return cert

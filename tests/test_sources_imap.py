@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from dovecot import Dovecot, running_dovecot
+from dovecot import Dovecot, local_address, running_dovecot
 
 from kenning.api import Vault
 from kenning.cli import main
@@ -263,16 +263,18 @@ def test_gmail_labels_are_text() -> None:
 
 
 class CuttingProxy:
-    """A loopback TCP proxy in front of Dovecot that forwards the server's answers until the
-    ``keep``-th message body, then closes both sides in the middle of the next one."""
+    """A TCP proxy in front of Dovecot for one connection: it forwards the server's answers
+    until the ``keep``-th message body, then closes both sides in the middle of the next one
+    (``keep=None``: never). It listens on ``host`` (loopback unless told otherwise)."""
 
     MARKER = b"BODY[] {"
 
-    def __init__(self, upstream_port: int, keep: int) -> None:
+    def __init__(self, upstream_port: int, keep: int | None = None,
+                 host: str = "127.0.0.1") -> None:
         self.upstream_port = upstream_port
         self.keep = keep
         self.cut = False
-        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.listener = socket.create_server((host, 0))
         self.port = self.listener.getsockname()[1]
         self.thread = threading.Thread(target=self._serve, daemon=True)
         self.thread.start()
@@ -302,7 +304,7 @@ class CuttingProxy:
                 while (i := window.find(self.MARKER, start)) >= 0:
                     if i + len(self.MARKER) > len(tail):  # not counted with the last chunk
                         seen += 1
-                        if seen > self.keep:
+                        if self.keep is not None and seen > self.keep:
                             cut = max(0, i - len(tail)) + len(self.MARKER) + 3
                             break
                     start = i + 1
@@ -373,6 +375,49 @@ def test_imaps_verifies_the_certificate(vault: Vault, monkeypatch: pytest.Monkey
     assert code == 0, output
     assert data is not None and data["items_read"] == 1 and data["created"] == 1
     assert ", TLS, session=" in log  # Dovecot logs how each login came in
+
+
+@pytest.fixture
+def off_loopback() -> str:
+    address = local_address()
+    if address is None:
+        pytest.skip("this machine has no non-loopback address to test STARTTLS through")
+    return address
+
+
+def test_plain_imap_off_loopback_needs_starttls(
+        vault: Vault, dovecot: Dovecot, off_loopback: str,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server reached over a network that offers no STARTTLS never sees the password."""
+    monkeypatch.setenv(ENV, dovecot.password)
+    proxy = CuttingProxy(dovecot.port, host=off_loopback)
+    try:
+        code, _, output = cli_sync(vault.root, f"imap://bo@{off_loopback}:{proxy.port}")
+    finally:
+        proxy.close()
+    assert code == 1 and "Traceback" not in output
+    assert "does not offer STARTTLS; refusing to send the password unencrypted" in output
+    assert "Login:" not in dovecot.log() and "auth failed" not in dovecot.log()
+
+
+def test_plain_imap_off_loopback_upgrades_with_starttls(
+        vault: Vault, off_loopback: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    with running_dovecot(tls=True) as server:
+        assert server.cert is not None
+        monkeypatch.setenv(ENV, server.password)
+        monkeypatch.setenv("SSL_CERT_FILE", str(server.cert))
+        server.append([message(1)])
+        proxy = CuttingProxy(server.port, host=off_loopback)
+        try:
+            user = server.url().split("://", 1)[1].split("@127.0.0.1")[0]
+            code, data, output = cli_sync(vault.root,
+                                          f"imap://{user}@{off_loopback}:{proxy.port}")
+        finally:
+            proxy.close()
+        log = server.log()
+    assert code == 0, output
+    assert data is not None and data["items_read"] == 1
+    assert ", TLS, session=" in log  # the login came after STARTTLS
 
 
 # -- real data -----------------------------------------------------------------------------------

@@ -237,7 +237,7 @@ class _Reader:
         self.landed = 0  # UIDs of the current folder written (or found expunged)
 
     def where(self, folder: str) -> str:
-        return f"{self.target.label}/{quote(folder)}"
+        return f"{self.target.label}/{folder}"
 
     def run(self, folders: list[str]) -> None:
         folder = folders[0]
