@@ -1,13 +1,51 @@
-"""Email into ``sources/email/``: one Markdown file per thread (mbox, Maildir, .eml, IMAP)."""
+"""Email into ``sources/email/``: one Markdown file per thread (mbox, Maildir, .eml, IMAP).
+
+Readers (:mod:`.files`, and :mod:`.imap` for IMAP) yield :class:`RawMessage` values;
+:func:`ingest` parses them (:mod:`.message`, :mod:`.quotes`), assigns threads (:mod:`.threads`)
+and writes one file per thread through :class:`~kenning.sources.store.SourceStore`
+(:mod:`.render`). Messages are handled in batches of :data:`BATCH`: a batch is threaded in date
+order, then each of its threads is written once.
+
+State (``.kenning/sync/<connector>.json`` → ``cursors``): ``seen`` (sha1 of each message's raw
+bytes → its key; a message already seen is not parsed again, which keeps re-syncs fast), ``ids``
+(every Message-ID and referenced id → thread id), ``threads`` (subject and participants per
+thread, for the subject fallback), ``merged`` (thread joined into another), ``hashes`` (message
+key → content hash, to tell a copy of a message from a different message reusing its id). The
+file connector (``email``) and IMAP (``imap``) keep separate state files but read each other's
+index, so a thread met by both is one file: its id comes from the messages only, and an entry
+whose text is already in the file is not written twice.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from kenning.sources.owner import Owner
-from kenning.sources.store import Progress, SourceStore, SyncReport
+from kenning.sources.store import (
+    FOLDERS,
+    SOURCES,
+    SYNC_DIR,
+    Entry,
+    Progress,
+    SourceDoc,
+    SourceStore,
+    SyncError,
+    SyncReport,
+)
+from kenning.vault import frontmatter
+from kenning.vault.layout import STATE_DIR
+
+CONNECTOR = "email"
+THREAD_CONNECTORS = ("email", "imap")  # connectors whose threads share sources/email/
+BATCH = 2000  # messages threaded together before their files are written
+SAVE_EVERY = 200  # thread files written between state saves
 
 
 @dataclass(frozen=True)
@@ -18,21 +56,236 @@ class RawMessage:
     where: str  # for warnings: "path/to/mbox#message 12", "INBOX uid 42", "x.eml"
     folder: str | None = None  # mailbox folder / IMAP folder, stored as a label
     labels: tuple[str, ...] = ()  # e.g. Gmail X-GM-LABELS
+    # When the mailbox received it (mbox From_ line, Maildir file name, IMAP INTERNALDATE):
+    # the date used when the Date header is missing or impossible.
+    internal_date: datetime | None = None
 
 
 def ingest(store: SourceStore, messages: Iterable[RawMessage], report: SyncReport, *,
            owner: Owner, progress: Progress | None = None, total: int | None = None) -> None:
     """Parse, thread and write messages (thread files appended, never rewritten)."""
-    raise NotImplementedError  # filled in shortly
+    _Ingest(store, report, owner).run(messages, progress, total)
 
 
 def sync(root: Path, target: str, *, progress: Progress | None = None,
          folders: list[str] | None = None,
          password_env: str = "KENNING_IMAP_PASSWORD") -> SyncReport:
-    """Sync an mbox file, a Maildir, a folder of .eml files, or imap://… / imaps://…"""
+    """Sync an mbox file, a Maildir, a folder of .eml files, or imap://… / imaps://…
+
+    ``folders`` and ``password_env`` apply to IMAP only.
+    """
     if target.startswith(("imap://", "imaps://")):
         from kenning.sources.email import imap
 
         return imap.sync(root, target, progress=progress, folders=folders,
                          password_env=password_env)
-    raise NotImplementedError
+    from kenning.sources.email import files
+
+    path = Path(target).expanduser()
+    if not path.exists():
+        raise SyncError(f"{target}: no such file or folder")
+    owner = Owner.load(root)
+    report = SyncReport(CONNECTOR)
+    _remove_stale_temps(root)
+    with SourceStore(root, CONNECTOR) as store:
+        if store.load_warning:
+            report.warn(str(store.state_path), store.load_warning)
+        messages, total = files.read(path, report)
+        ingest(store, messages, report, owner=owner, progress=progress, total=total)
+        if not report.items_read:
+            report.warn(str(path), "no email messages found")
+    return report
+
+
+class _Ingest:
+    def __init__(self, store: SourceStore, report: SyncReport, owner: Owner) -> None:
+        from kenning.sources.email.threads import Threader
+
+        self.store, self.report, self.owner = store, report, owner
+        cursors = store.cursors
+        self.seen: dict[str, str] = cursors.setdefault("seen", {})
+        self.hashes: dict[str, str] = cursors.setdefault("hashes", {})
+        siblings = _sibling_states(store)
+        self.sibling_paths = {sid: rec["path"] for s in siblings
+                              for sid, rec in (s.get("sources") or {}).items()
+                              if isinstance(rec, dict) and rec.get("path")}
+        self.threader = Threader(cursors, [s.get("cursors") or {} for s in siblings])
+        self.written = 0
+        self.skipped: set[str] = set()
+        self.touched: set[str] = set()
+
+    def run(self, messages: Iterable[RawMessage], progress: Progress | None,
+            total: int | None) -> None:
+        from kenning.sources.email.message import parse
+
+        batch: list[Any] = []
+        pending_digests: set[str] = set()
+        for raw in messages:
+            self.report.items_read += 1
+            if progress is not None:
+                progress(self.report.items_read, total, raw.where)
+            digest = hashlib.sha1(raw.data.rstrip(b"\r\n")).hexdigest()
+            if digest in self.seen or digest in pending_digests:
+                sid = self.threader.lookup(self.seen.get(digest, ""))
+                if sid:
+                    self.skipped.add(sid)
+                continue
+            pending_digests.add(digest)
+            try:
+                parsed = parse(raw.data, raw.where, folder=raw.folder, labels=raw.labels,
+                               internal_date=raw.internal_date, digest=digest)
+            except Exception as exc:  # parse() is lenient; this is the last line of defence
+                self.report.warn(raw.where, f"skipped: {type(exc).__name__}: {exc}")
+                continue
+            for warning in parsed.warnings:
+                self.report.warn(raw.where, warning)
+            if parsed.truncated:
+                self.report.warn(raw.where, "the MIME structure ends without its closing "
+                                            "boundary (truncated?); what is there was kept")
+            batch.append(parsed)
+            if len(batch) >= BATCH:
+                self._write(batch)
+                batch, pending_digests = [], set()
+        if batch:
+            self._write(batch)
+        # Threads whose messages were all seen before count as unchanged.
+        self.report.unchanged += len(self.skipped - self.touched)
+        self.store.save()
+
+    # -- one batch -------------------------------------------------------------------------
+
+    def _write(self, batch: list[Any]) -> None:
+        from kenning.sources.email.render import entry_text, merge_fields, thread_title
+
+        unique, copies = self._dedupe(batch)
+        assignments = self.threader.assign(unique)
+        copies_by_sid: dict[str, list[Any]] = {}
+        for m in copies:
+            sid = self.threader.lookup(m.key)
+            if sid:
+                copies_by_sid.setdefault(sid, []).append(m)
+        for sid in copies_by_sid:
+            if sid not in assignments and (self.store.known(sid) or sid in self.sibling_paths):
+                from kenning.sources.email.threads import Assignment
+
+                assignments[sid] = Assignment(sid)
+        for sid, assignment in assignments.items():
+            messages = assignment.messages
+            old, stem = self._existing(sid)
+            subject = str(old.get("subject") or thread_title(messages))
+            entries = [Entry(m.key, entry_text(m, subject, assignment.notes.get(id(m))))
+                       for m in messages]
+            fields = merge_fields(old, messages, [m.key for m in messages], sid, self.owner)
+            extra = copies_by_sid.get(sid, [])
+            if extra:
+                fields["folders"] = sorted({*fields["folders"], *(m.folder for m in extra
+                                                                  if m.folder)})
+                fields["labels"] = sorted({*fields["labels"], *(lb for m in extra
+                                                                for lb in m.labels)})
+            if assignment.absorbed:
+                fields["merged_threads"] = sorted({*(old.get("merged_threads") or []),
+                                                   *assignment.absorbed})
+            first = fields.get("first_date")
+            title = str(old.get("title") or subject)
+            date = str(old.get("date") or (first[:10] if first else "")) or None
+            doc = SourceDoc("email", sid, title, date, entries, fields, name=stem)
+            if not messages and not extra and not assignment.absorbed:
+                continue
+            self.store.put(doc, self.report)
+            self.touched.add(sid)
+            for m in [*messages, *extra]:
+                self.seen[m.digest] = m.key
+            for m in messages:
+                self.hashes[m.key] = m.content_id[:16]
+            self.threader.commit(sid, messages)
+            for other in assignment.absorbed:
+                self._mark_continued(other, sid)
+            self.written += 1
+            if self.written % SAVE_EVERY == 0:
+                self.store.save()
+        for m in copies:
+            self.seen.setdefault(m.digest, m.key)
+
+    def _dedupe(self, batch: list[Any]) -> tuple[list[Any], list[Any]]:
+        """Copies of one message (same id, same content) are kept once; a different message
+        reusing an id gets its own key and a warning."""
+        unique, copies = [], []
+        in_batch: dict[str, Any] = {}
+        for m in batch:
+            content = m.content_id[:16]
+            known = self.hashes.get(m.key)
+            first = in_batch.get(m.key)
+            if known is None and first is None:
+                in_batch[m.key] = m
+                unique.append(m)
+                continue
+            if content in (known, first.content_id[:16] if first else None):
+                copies.append(m)
+                continue
+            original = m.key
+            m.alt_key = f"{original}~{content[:8]}"
+            if m.alt_key in self.hashes or m.alt_key in in_batch:
+                copies.append(m)
+                continue
+            m.references = [*m.references, original]
+            self.report.warn(m.where, f"duplicate Message-ID <{original}> with different "
+                                      f"content; kept both (this one as {m.alt_key})")
+            in_batch[m.alt_key] = m
+            unique.append(m)
+        return unique, copies
+
+    def _existing(self, sid: str) -> tuple[dict[str, Any], str | None]:
+        """The thread file's current frontmatter, and its stem when another connector wrote
+        it (so this one appends to the same file)."""
+        if self.store.known(sid):
+            return self.store.existing_fields(sid), None
+        rel = self.sibling_paths.get(sid)
+        if not rel:
+            return {}, None
+        path = self.store.root / rel
+        try:
+            parsed = frontmatter.read(path.read_text(encoding="utf-8"))
+        except OSError:
+            return {}, None
+        if str(parsed.data.get("source_id")) != sid:
+            return {}, None
+        return frontmatter.to_plain(parsed.data), Path(rel).stem
+
+    def _mark_continued(self, other: str, into: str) -> None:
+        if not self.store.known(other):
+            return
+        old = self.store.existing_fields(other)
+        if not old or old.get("continued_in") == into:
+            return
+        fields = {k: v for k, v in old.items()
+                  if k not in ("type", "kind", "title", "date", "connector", "source_id",
+                               "fetched", "content_hash")}
+        fields["continued_in"] = into
+        doc = SourceDoc("email", other, str(old.get("title") or other),
+                        str(old["date"]) if old.get("date") else None, [], fields)
+        self.store.put(doc, SyncReport(self.report.connector))
+
+
+def _remove_stale_temps(root: Path) -> None:
+    """A sync killed mid-write leaves the temporary file of its atomic write: remove it."""
+    folder = Path(root) / SOURCES / FOLDERS["email"]
+    if not folder.is_dir():
+        return
+    for tmp in folder.glob(".*.md.*.tmp"):
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+
+
+def _sibling_states(store: SourceStore) -> list[dict[str, Any]]:
+    out = []
+    for name in THREAD_CONNECTORS:
+        if name == store.connector:
+            continue
+        path = store.root / STATE_DIR / SYNC_DIR / f"{name}.json"
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, dict):
+            out.append(data)
+    return out
