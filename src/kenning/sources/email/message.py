@@ -9,10 +9,12 @@ Decoding rules:
   cp1252.
 - Text parts: the declared charset, then UTF-8, cp1252 and latin-1 (a warning says which was used
   when the declared one was unknown or wrong).
-- Date: the ``Date`` header; when it is missing or impossible (unparseable, before 1971, more than
-  a day in the future), the newest ``Received`` header's time, then the reader's delivery time
-  (mbox ``From_`` line, Maildir file name, IMAP INTERNALDATE); a warning names the fallback. A
-  file's modification time is never used (copying a mailbox changes it).
+- Date: the ``Date`` header; when it is missing or impossible (unparseable, before 1971, the
+  Lotus Notes/DOS "zero" date 1980-01-01T00:00Z, more than a day in the future), the newest
+  ``Received`` header's time, then the reader's delivery time (mbox ``From_`` line — except
+  ``From MAILER-DAEMON`` lines, which Python's :mod:`mailbox` writes with the conversion time —,
+  Maildir file name, IMAP INTERNALDATE); a warning names the fallback, and with none the message
+  is "undated". A file's modification time is never used (copying a mailbox changes it).
 - Attachments are listed by name, type and size; their content is never decoded (the size of a
   base64 part is computed from its encoded length).
 """
