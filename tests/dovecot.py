@@ -7,6 +7,10 @@ by default; ``tls=True`` also opens an implicit-TLS port with a self-signed cert
 127.0.0.1 and this machine's own address (made with the ``openssl`` command) that a test can
 trust through ``SSL_CERT_FILE``; the plain port then offers STARTTLS.
 
+As root, ``first_valid_uid = 0`` is set and the Maildirs belong to ``nobody``: Dovecot refuses
+uid 0 for mail access even then ("userdb returned 0 as uid"). The server is stopped by killing
+its process group (a clean SIGTERM costs a second per test).
+
 Tests skip cleanly when the ``dovecot`` binary is absent (``.ci/run`` installs Debian's
 ``dovecot-imapd``).
 """
