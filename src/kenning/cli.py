@@ -687,13 +687,15 @@ def demo(ctx: click.Context, path: Path | None) -> None:
                f"  {exe} -C {target} doctor")
 
 
-def _register_sources() -> None:
-    from kenning.cli_sync import register
+def _register_stages() -> None:
+    """Each stage keeps its commands in its own module (kenning/cli_<stage>.py)."""
+    from kenning import cli_build, cli_memory, cli_serve, cli_sync
 
-    register(main)
+    for module in (cli_sync, cli_build, cli_memory, cli_serve):
+        module.register(main)
 
 
-_register_sources()
+_register_stages()
 
 if __name__ == "__main__":
     main()

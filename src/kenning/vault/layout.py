@@ -240,3 +240,30 @@ def daily_log_date(path: str) -> str | None:
         return date.fromisoformat(stem).isoformat()
     except ValueError:
         return None
+
+
+def entity_file_name(title: str) -> str:
+    """The file name of a new entity page: the title, readable, safe on every file system.
+
+    Obsidian links by file name, so the name stays the title ("Sarah Chen.md" would need spaces
+    in links; "sarah-chen.md" keeps links and paths plain): lower case, runs of anything but
+    letters and digits become '-', CJK kept.
+    """
+    import unicodedata
+
+    kept = []
+    for ch in unicodedata.normalize("NFKD", title):
+        if unicodedata.combining(ch):
+            continue
+        kept.append(ch.lower() if ch.isalnum() else "-")
+    stem = "-".join(filter(None, "".join(kept).split("-")))[:80].rstrip("-")
+    return f"{stem or 'untitled'}.md"
+
+
+def entity_path(entity_type: str, title: str) -> str:
+    """Vault path for a new page of ``entity_type`` (already folded) titled ``title``:
+    ``people/sarah-chen.md``. Callers add a suffix (``-2``) when the path is taken."""
+    from kenning.vocabulary import TYPE_FOLDERS
+
+    folder = TYPE_FOLDERS.get(entity_type, "notes")
+    return f"{folder}/{entity_file_name(title)}"
