@@ -30,7 +30,7 @@ from kenning.api import Vault
 from kenning.cli import main
 from kenning.index import db as dbm
 from kenning.index import vectors
-from kenning.recall.search import estimate_tokens
+from kenning.recall.search import Signals, estimate_tokens
 
 SYNONYMS = {"automobile": "car", "vehicle": "car", "cars": "car", "bought": "purchase",
             "buy": "purchase", "purchased": "purchase", "purchases": "purchase"}
@@ -489,7 +489,8 @@ def test_hybrid_score_is_the_reciprocal_rank_sum_of_the_arms(hv: Vault,
     both = 0
     for r in results:
         ex = r.explain
-        weights = {"lexical_rank": 1.5, "dense_rank": 1.0}  # the default arm weights
+        lex, den = Signals().arm_weights  # the default arm weights
+        weights = {"lexical_rank": lex, "dense_rank": den}
         ranks = {k: ex[k] for k in weights if k in ex}
         assert ranks, ex
         both += len(ranks) == 2
@@ -579,7 +580,8 @@ def test_rrf_k_from_the_config_changes_the_fused_score(hv: Vault, fake: FakeEmbe
     def fused(vault: Vault, k: int) -> dict[str, float]:
         out = {}
         for r in vault.search("car purchase", explain=True, record=False):
-            weights = {"lexical_rank": 1.5, "dense_rank": 1.0}  # the default arm weights
+            lex, den = Signals().arm_weights  # the default arm weights
+            weights = {"lexical_rank": lex, "dense_rank": den}
             ranks = {a: r.explain[a] for a in weights if a in r.explain}
             assert r.hits[0].score == pytest.approx(
                 sum(weights[a] / (k + x) for a, x in ranks.items()))
@@ -949,3 +951,20 @@ def test_an_unreachable_embedding_server_degrades_to_lexical_with_clear_notes(
     finding = next(f for f in v.doctor().findings if f.check == "vectors")
     assert finding.level == "warn" and "lexical" in finding.message and finding.fix
     v.close()
+
+
+def test_a_chunk_found_first_by_meaning_is_cited_whole(vault: Vault, fake: FakeEmbedder) -> None:
+    # One chunk of two lines: the words "car" match only the first line, but the dense arm
+    # ranks the chunk first (automobile → car), so the whole chunk is the evidence.
+    put(vault, "notes/trip.md", "# Trip\n\nThe car was late again.\nWe bought an automobile "
+                                "for the field team instead.\n")
+    put(vault, PARKING, "# Parking\n\nThe car park is full on Mondays and car owners wait.\n")
+    vault.index()
+    results = vault.search("automobile purchase", mode="hybrid", explain=True, record=False,
+                           group="chunk")
+    trip = next(r for r in results if r.path == "notes/trip.md")
+    assert trip.explain["dense_rank"] <= trip.explain.get("lexical_rank", 10**6)
+    assert (trip.hits[0].start_line, trip.hits[0].end_line) == (3, 4)
+    lexical = vault.search("automobile purchase", mode="lexical", record=False, group="chunk")
+    narrow = next(r for r in lexical if r.path == "notes/trip.md")
+    assert (narrow.hits[0].start_line, narrow.hits[0].end_line) == (4, 4)

@@ -182,3 +182,25 @@ def test_scores_do_not_depend_on_the_hash_seed(v: Vault) -> None:
                                                        "PYTHONHASHSEED": seed}).stdout
             for seed in ("0", "1", "2", "3")}
     assert len(runs) == 1
+
+
+def test_turns_of_the_person_the_query_names_outrank_the_others(vault: Vault) -> None:
+    filler = "we went through the quarterly numbers line by line and talked it over at length " * 2
+    put(vault, "sources/chats/standup.md",
+        "---\ntype: source\nkind: chat\n---\n# Standup\n\n"
+        f"- **Bo** (09:00): the budget for the offsite is too small, {filler}\n"
+        f"- **Ana** (09:01): the budget for the offsite should double, {filler}\n"
+        f"- **Bo** (09:02): weather looks fine for the trip, {filler}\n")
+    vault.index()
+    said = vault.search("What did Ana say about the budget?", group="chunk", explain=True,
+                        record=False)
+    assert said[0].snippet.startswith("- **Ana**"), [r.snippet for r in said]
+    bo = next(r for r in said if r.snippet.startswith("- **Bo**") and "budget" in r.snippet)
+    assert bo.explain["speaker"] == 0.75 and "speaker" not in said[0].explain
+    # Naming nobody (or everybody) changes nothing: Bo's earlier line is as good as Ana's.
+    plain = vault.search("the budget for the offsite", group="chunk", explain=True,
+                         record=False)
+    assert all("speaker" not in r.explain for r in plain)
+    both = vault.search("What did Ana and Bo say about the budget?", group="chunk",
+                        explain=True, record=False)
+    assert all("speaker" not in r.explain for r in both)

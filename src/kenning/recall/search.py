@@ -157,8 +157,9 @@ class Signals:
     date_weight: float = 1.0     # pages dated when the query says ("on 4 March 2026") count ×2
     type_weight: float = 0.3     # "what did we decide …" favours decision pages ×1.3
     folder_weights: dict[str, float] = field(default_factory=dict)
+    speaker_factor: float = 0.75  # turns by someone other than the person the query names
     chunks_per_page: int = 2     # hits shown per page when results are pages
-    passages_per_page: int = 5   # at most this many results from one page when results are chunks
+    passages_per_page: int = 10  # at most this many results from one page when results are chunks
 
 
 @dataclass(frozen=True)
@@ -249,6 +250,9 @@ def search(db: sqlite3.Connection, text: str, *, filters: Filters = Filters(), l
         else:
             parts["score"] = parts.get(mode, 0.0)
 
+    if signals.speaker_factor != 1.0 and query.terms and fused:
+        _weigh_speakers(db, fused, query, signals.speaker_factor)
+
     best: dict[int, list[int]] = {}
     for chunk_id in sorted(fused, key=lambda c: -fused[c]["score"]):
         best.setdefault(info[chunk_id][0], []).append(chunk_id)
@@ -280,7 +284,11 @@ def search(db: sqlite3.Connection, text: str, *, filters: Filters = Filters(), l
                 covered[page_id] |= found | _marked_terms(title_marks)
                 if not found and "dense" not in fused[chunk_id]:
                     title_only.add(chunk_id)  # matched by the page title alone: no evidence
-                if not found and "dense" in fused[chunk_id]:
+                parts = fused[chunk_id]
+                # Found at least as much by meaning as by words: the whole chunk is the
+                # evidence, not only the lines that share the query's words.
+                if "dense" in parts and (not found or parts["dense_rank"] <= parts.get(
+                        "lexical_rank", parts["dense_rank"])):
                     first, last, snippet = _whole_chunk(body, start, meta[page_id][3])
             else:
                 # Found by meaning alone: the evidence is the chunk's text (frontmatter left out).
@@ -352,19 +360,49 @@ def search(db: sqlite3.Connection, text: str, *, filters: Filters = Filters(), l
             result.score += EXACT_TITLE_BOOST
         if explain:
             top = result.hits[0].chunk_id if result.hits else None
-            arms = {k: round(v, 4) for k, v in fused.get(top, {}).items() if k != "score"}
-            result.explain = {"mode": mode, **arms, "chunk": round(best_score, 4),
+            result.explain = {"mode": mode, **_arms(fused, top), "chunk": round(best_score, 4),
                               "more_chunks": round(extra, 4),
                               **{k: round(v, 4) for k, v in factors.items()},
                               "exact_title": result.exact, "score": round(result.score, 4)}
     if group == "chunk":
-        ranked = sorted((passage for r in pages.values() for passage in _passages(r)),
+        ranked = sorted((passage for r in pages.values() for passage in _passages(r, fused)),
                         key=lambda r: (-r.score, r.path, r.hits[0].start_line))
     else:
         ranked = sorted(pages.values(), key=lambda r: (-r.score, r.path))
     ranked = _distinct(ranked, limit)
     out.extend(_within_budget(ranked, budget) if budget else ranked)
     return out
+
+
+# A transcript turn: "- **Name** (time): text", "- **[00:01:02] Name:** text", "**Name:** text".
+_TURN = re.compile(r"^\s*(?:[-*]\s+)?\*\*(?:\[[^\]]*\]\s*)?([^*\n:\]]{1,60}?):?\*\*", re.M)
+
+
+def _weigh_speakers(db: sqlite3.Connection, fused: dict[int, dict[str, float]], query: Query,
+                    factor: float) -> None:
+    """Turns spoken by someone the query does not name count ``factor``, when it names one.
+
+    "What did Sarah say about pricing?" asks for Sarah's turns: in a transcript, the other
+    people's turns that use the same words are weaker evidence. Nothing changes when the query
+    names no speaker of the candidates, or names them all.
+    """
+    bodies = _plain_bodies(db, list(fused))
+    speakers: dict[int, set[str]] = {}
+    everyone: set[str] = set()
+    terms = set(query.terms)
+    for chunk_id, body in bodies.items():
+        names = {m.casefold().strip() for m in _TURN.findall(body)}
+        if names:
+            speakers[chunk_id] = names
+            everyone |= names
+    named = {n for n in everyone if n in terms or n.split()[0] in terms}
+    if not named or named == everyone:
+        return
+    for chunk_id, names in speakers.items():
+        if not names & named:
+            parts = fused[chunk_id]
+            parts["speaker"] = factor
+            parts["score"] *= factor
 
 
 _QUESTION = re.compile(r"\?\s*(?:\[[^\]]*\]\s*)?$")
@@ -407,7 +445,13 @@ def _distinct(ranked: list[Result], limit: int) -> list[Result]:
     return out
 
 
-def _passages(result: Result) -> list[Result]:
+def _arms(fused: dict[int, dict[str, float]], chunk_id: int | None) -> dict[str, float]:
+    """A chunk's part of an explanation: each arm's score and rank, and its own factors."""
+    return {k: round(v, 4) for k, v in fused.get(chunk_id, {}).items()  # type: ignore[arg-type]
+            if k != "score"}
+
+
+def _passages(result: Result, fused: dict[int, dict[str, float]]) -> list[Result]:
     """One result per hit of a page result, each scored by its own chunk and the page signals."""
     if not result.hits:
         return [result]
@@ -416,7 +460,12 @@ def _passages(result: Result) -> list[Result]:
         score = hit.score * result.factor
         if result.exact and index == 0:
             score += EXACT_TITLE_BOOST
-        explain = dict(result.explain, score=round(score, 4)) if result.explain else None
+        explain = None
+        if result.explain:
+            page_part = {k: v for k, v in result.explain.items()
+                         if k not in _arms(fused, result.hits[0].chunk_id)}
+            explain = {**page_part, **_arms(fused, hit.chunk_id),
+                       "chunk": round(hit.score, 4), "score": round(score, 4)}
         out.append(Result(path=result.path, title=result.title, type=result.type, score=score,
                           hits=[hit], exact=result.exact and index == 0,
                           backlinks=result.backlinks, matched=result.matched, explain=explain,
