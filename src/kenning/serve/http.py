@@ -1,0 +1,113 @@
+"""Streamable HTTP for the MCP server: loopback by default, a bearer token off it, rate limits.
+
+The SDK's Starlette app does the protocol (and DNS-rebinding checks on loopback, and the 413 for
+bodies over ``trust.MAX_BODY_BYTES``); ``Guard`` in front of it checks the bearer token (401)
+and each client's token bucket (429) before a request reaches it.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import socket
+import sys
+from pathlib import Path
+from typing import Any
+
+from kenning.serve import trust
+from kenning.serve.trust import Caller, TokenBucket
+
+MCP_PATH = "/mcp"
+
+
+class Guard:
+    """ASGI middleware: bearer token, then a per-client rate limit, for every HTTP request."""
+
+    def __init__(self, app: Any, *, token: str | None, bucket: TokenBucket | None) -> None:
+        self.app, self.bucket = app, bucket
+        self.token = token.encode("utf-8") if token else None
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        if self.token is not None and not self._authorized(scope):
+            await _reply(send, 401, "missing or wrong bearer token",
+                         [(b"www-authenticate", b'Bearer realm="kenning"')])
+            return
+        if self.bucket is not None:
+            client = (scope.get("client") or ("unknown", 0))[0]
+            wait = self.bucket.take(str(client))
+            if wait > 0:
+                await _reply(send, 429, "too many requests; slow down",
+                             [(b"retry-after", str(max(1, round(wait))).encode())])
+                return
+        await self.app(scope, receive, send)
+
+    def _authorized(self, scope: dict[str, Any]) -> bool:
+        for name, value in scope.get("headers") or ():
+            if name.lower() == b"authorization":
+                scheme, _, given = value.partition(b" ")
+                return scheme.lower() == b"bearer" and hmac.compare_digest(
+                    given.strip(), self.token or b"")
+        return False
+
+
+async def _reply(send: Any, status: int, message: str,
+                 headers: list[tuple[bytes, bytes]] | None = None) -> None:
+    body = json.dumps({"error": message}).encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"),
+                            (b"content-length", str(len(body)).encode()), *(headers or [])]})
+    await send({"type": "http.response.body", "body": body})
+
+
+def build_app(root: Path, *, profile: str, host: str, trusted: bool, token: str | None,
+              rate: float = trust.RATE_PER_SECOND, burst: int = trust.RATE_BURST) -> Any:
+    """The ASGI app: Guard in front of the SDK's streamable HTTP app for this vault."""
+    from kenning.serve.mcp_server import KenningMCP
+
+    kmcp = KenningMCP(root, profile=profile, caller=Caller("http", trusted=trusted))
+    inner = kmcp.server.streamable_http_app(
+        streamable_http_path=MCP_PATH, json_response=True, host=host,
+        max_request_body_size=trust.MAX_BODY_BYTES)
+    bucket = TokenBucket(rate, burst) if rate > 0 else None
+    app = Guard(inner, token=token, bucket=bucket)
+    app.kenning = kmcp  # type: ignore[attr-defined]
+    return app
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket on ``host:port`` (port 0: any free port)."""
+    family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host.strip("[]"), port))
+    sock.listen(128)
+    sock.set_inheritable(True)
+    return sock
+
+
+def serve_http(root: Path, *, profile: str, host: str, port: int, trusted: bool,
+               token: str | None, rate: float = trust.RATE_PER_SECOND,
+               burst: int = trust.RATE_BURST) -> None:
+    """Serve until interrupted; prints the URL (with the real port) on stderr first."""
+    import anyio
+    import uvicorn
+
+    app = build_app(root, profile=profile, host=host, trusted=trusted, token=token,
+                    rate=rate, burst=burst)
+    sock = bind(host, port)
+    real_port = sock.getsockname()[1]
+    shown = f"[{host}]" if ":" in host else host
+    who = "trusted" if trusted else "remote (no delete, no link)"
+    print(f"kenning: serving {root} (profile {profile}; HTTP callers {who}"
+          f"{'; bearer token required' if token else ''}) at http://{shown}:{real_port}"
+          f"{MCP_PATH}", file=sys.stderr, flush=True)
+    config = uvicorn.Config(app, log_level="warning", lifespan="on",
+                            timeout_graceful_shutdown=3)
+    server = uvicorn.Server(config)
+    try:
+        anyio.run(lambda: server.serve(sockets=[sock]))
+    finally:
+        app.kenning.close()

@@ -1,0 +1,288 @@
+"""The Kenning MCP server on the official ``mcp`` SDK (low-level ``Server``).
+
+One process serves one vault with one profile. Tools come from ``kenning.serve.tools``; every
+call is checked (NUL bytes, argument size, vocabulary folding, JSON schema, caller policy) before
+its handler runs on a single worker thread, so calls into the vault never overlap inside one
+process; writes between processes are serialised by the memory module's vault write lock.
+
+Resources: ``kenning://page/{path}`` (any Markdown page inside the vault; ``memory.md`` is
+listed). Prompts: ``session-start`` and ``session-close``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import traceback
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, unquote
+
+import anyio
+import mcp_types as types
+from mcp.server import Server
+from mcp.shared.exceptions import MCPError
+
+from kenning import __version__
+from kenning.errors import KenningError
+from kenning.serve import trust
+from kenning.serve.tools import Runtime, ToolSpec, fold_vocabulary, offered
+from kenning.serve.trust import Caller
+
+log = logging.getLogger("kenning.serve")
+
+PAGE_URI = "kenning://page/"
+RESOURCE_NOT_FOUND = -32002
+INSTRUCTIONS = (
+    "Kenning is the user's memory: Markdown pages of people, projects, decisions and facts, "
+    "each answer cited path#Lstart-Lend. Search or recall before asking the user; record what "
+    "you learn.")
+
+
+class KenningMCP:
+    """The server's state: the vault, the caller policy, the profile and its tools."""
+
+    def __init__(self, root: Path, *, profile: str, caller: Caller) -> None:
+        from kenning.api import Vault
+
+        self.vault = Vault.open(root)
+        self.caller = caller
+        self.profile = profile
+        self.tools: dict[str, ToolSpec] = {t.name: t for t in offered(profile, caller)}
+        self.every_tool = {t.name for t in offered("full", Caller("stdio", True))}
+        self.last_index = [0.0]
+        self._limiter: anyio.CapacityLimiter | None = None
+        self._validators: dict[str, Any] = {}
+        self.server: Server[Any] = Server(
+            "kenning", version=__version__, instructions=INSTRUCTIONS,
+            on_list_tools=self._list_tools, on_call_tool=self._call_tool,
+            on_list_resources=self._list_resources,
+            on_list_resource_templates=self._list_templates,
+            on_read_resource=self._read_resource,
+            on_list_prompts=self._list_prompts, on_get_prompt=self._get_prompt)
+
+    def close(self) -> None:
+        self.vault.close()
+
+    # -- tools -----------------------------------------------------------------------------
+
+    def tool_list(self) -> list[types.Tool]:
+        """The tools this server lists, as MCP ``Tool`` objects."""
+        return [types.Tool(
+            name=t.name, description=t.description, input_schema=t.schema,
+            annotations=types.ToolAnnotations(
+                read_only_hint=t.read_only, destructive_hint=t.destructive,
+                idempotent_hint=t.idempotent, open_world_hint=False))
+            for t in self.tools.values()]
+
+    async def _list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=self.tool_list())
+
+    async def _call_tool(self, ctx: Any, params: types.CallToolRequestParams
+                         ) -> types.CallToolResult:
+        name, args = params.name, dict(params.arguments or {})
+        try:
+            spec = self._lookup(name)
+            args = self._check(spec, args)
+            rt = Runtime(self.vault, self.caller, last_index=self.last_index)
+            data = await self._run(spec, rt, args)
+        except (KenningError, ValueError, LookupError) as exc:
+            return _error(str(exc))
+        except Exception as exc:  # a bug: say so, keep serving
+            traceback.print_exc(file=sys.stderr)
+            return _error(f"internal error in {name}: {type(exc).__name__}: {exc}")
+        if rt.notes:
+            data = {**data, "notes": [*data.get("notes", []), *rt.notes]} if isinstance(
+                data, dict) else {"result": data, "notes": rt.notes}
+        text = json.dumps(data, ensure_ascii=False, default=str)
+        return types.CallToolResult(
+            content=[types.TextContent(text=text)],
+            structured_content=data if isinstance(data, dict) else {"result": data})
+
+    def _lookup(self, name: str) -> ToolSpec:
+        spec = self.tools.get(name)
+        if spec is not None:
+            return spec
+        if name in trust.TRUSTED_ONLY and self.caller.remote:
+            trust.refuse_unless_allowed(self.caller, name)
+        if name in self.every_tool:
+            raise trust.Refused(f"`{name}` is not in the {self.profile} profile; start the "
+                                "server with a larger --profile to offer it")
+        raise trust.Refused(f"unknown tool {name!r}; this server offers: "
+                            + ", ".join(self.tools))
+
+    def _check(self, spec: ToolSpec, args: dict[str, Any]) -> dict[str, Any]:
+        size = len(json.dumps(args, ensure_ascii=False).encode("utf-8"))
+        if size > trust.MAX_ARGUMENT_BYTES:
+            raise trust.Refused(f"arguments of {size:,} bytes are over the "
+                                f"{trust.MAX_ARGUMENT_BYTES:,}-byte limit of one call")
+        trust.check_strings(args)
+        args = fold_vocabulary(args)
+        validator = self._validators.get(spec.name)
+        if validator is None:
+            from jsonschema import Draft202012Validator
+
+            validator = self._validators[spec.name] = Draft202012Validator(spec.schema)
+        problems = sorted(validator.iter_errors(args), key=lambda e: list(e.absolute_path))
+        if problems:
+            raise trust.Refused("invalid arguments: " + "; ".join(
+                f"{_where(e.absolute_path)}: {_short(e.message)}" for e in problems[:10]))
+        return args
+
+    async def _run(self, spec: ToolSpec, rt: Runtime, args: dict[str, Any]) -> Any:
+        if self._limiter is None:
+            self._limiter = anyio.CapacityLimiter(1)
+        # Not cancellable: a client that leaves mid-call does not cut a write in half.
+        return await anyio.to_thread.run_sync(spec.handler, rt, args, limiter=self._limiter)
+
+    async def run_sync(self, fn: Any, *args: Any) -> Any:
+        """Run ``fn`` on the vault's worker thread."""
+        if self._limiter is None:
+            self._limiter = anyio.CapacityLimiter(1)
+        return await anyio.to_thread.run_sync(fn, *args, limiter=self._limiter)
+
+    # -- resources -------------------------------------------------------------------------
+
+    async def _list_resources(self, ctx: Any, params: Any) -> types.ListResourcesResult:
+        resources = []
+        if (self.vault.root / "memory.md").is_file():
+            resources.append(types.Resource(
+                name="memory.md", uri=PAGE_URI + "memory.md", mime_type="text/markdown",
+                description="Core memory: durable facts and preferences, always loaded."))
+        return types.ListResourcesResult(resources=resources)
+
+    async def _list_templates(self, ctx: Any, params: Any
+                              ) -> types.ListResourceTemplatesResult:
+        return types.ListResourceTemplatesResult(resource_templates=[types.ResourceTemplate(
+            name="page", uri_template=PAGE_URI + "{path}", mime_type="text/markdown",
+            description="A Markdown page of the vault by its vault path.")])
+
+    async def _read_resource(self, ctx: Any, params: types.ReadResourceRequestParams
+                             ) -> types.ReadResourceResult:
+        uri = str(params.uri)
+        path = self._resource_path(uri)
+        text = await self.run_sync(_read_page, path)
+        return types.ReadResourceResult(contents=[types.TextResourceContents(
+            uri=uri, mime_type="text/markdown", text=text)])
+
+    def _resource_path(self, uri: str) -> Path:
+        if not uri.startswith(PAGE_URI):
+            raise MCPError(RESOURCE_NOT_FOUND, f"unknown resource {uri!r}; pages are "
+                           f"{PAGE_URI}<vault path>")
+        relative = unquote(uri[len(PAGE_URI):])
+        try:
+            trust.check_strings(relative, "uri")
+            path = trust.safe_path(self.vault.root, relative)
+        except KenningError as exc:
+            raise MCPError(types.INVALID_PARAMS, str(exc)) from None
+        rel_parts = path.relative_to(self.vault.root).parts
+        if any(p.startswith(".") for p in rel_parts) or path.suffix.lower() != ".md":
+            raise MCPError(types.INVALID_PARAMS, f"not a Markdown page of the vault: {relative!r}")
+        if not path.is_file():
+            raise MCPError(RESOURCE_NOT_FOUND, f"no page at {relative!r}")
+        return path
+
+    # -- prompts ---------------------------------------------------------------------------
+
+    async def _list_prompts(self, ctx: Any, params: Any) -> types.ListPromptsResult:
+        project = types.PromptArgument(name="project", description="project name",
+                                       required=False)
+        return types.ListPromptsResult(prompts=[
+            types.Prompt(name="session-start", arguments=[project],
+                         description="Load core memory, the last handoff and recent changes."),
+            types.Prompt(name="session-close", arguments=[project],
+                         description="Save what this session learned and write the handoff."),
+        ])
+
+    async def _get_prompt(self, ctx: Any, params: types.GetPromptRequestParams
+                          ) -> types.GetPromptResult:
+        args = params.arguments or {}
+        try:
+            trust.check_strings(args)
+        except KenningError as exc:
+            raise MCPError(types.INVALID_PARAMS, str(exc)) from None
+        project = args.get("project") or None
+        if params.name == "session-start":
+            text = await self.run_sync(self._start_text, project)
+            description = "What Kenning remembers for this session."
+        elif params.name == "session-close":
+            text = _close_text(project, set(self.tools))
+            description = "Save what this session learned."
+        else:
+            raise MCPError(types.INVALID_PARAMS, f"unknown prompt {params.name!r}; prompts: "
+                           "session-start, session-close")
+        return types.GetPromptResult(description=description, messages=[types.PromptMessage(
+            role="user", content=types.TextContent(text=text))])
+
+    def _start_text(self, project: str | None) -> str:
+        if hasattr(self.vault, "session_start"):
+            rt = Runtime(self.vault, self.caller, last_index=self.last_index)
+            rt.fresh()
+            data = self.vault.session_start(project, budget=2000)
+            body = data.get("text") or json.dumps(data, ensure_ascii=False, default=str)
+        else:
+            path = self.vault.root / "memory.md"
+            body = path.read_text(encoding="utf-8") if path.is_file() else "(no memory.md yet)"
+        return ("Here is what Kenning remembers" + (f" for {project}" if project else "")
+                + ". Use it; search or recall for more, cite what you use.\n\n" + body)
+
+
+def _close_text(project: str | None, tools: set[str]) -> str:
+    steps = []
+    if "record" in tools:
+        steps.append("record new people, projects and facts (entities, relations, "
+                     "observations) with `record`; decisions with `decide`, including the "
+                     "rejected options and why; changed beliefs with `revise`")
+    if "session_close" in tools:
+        steps.append("call `session_close` with this session's transcript (or your summary)"
+                     + (f" and project={project!r}" if project else "")
+                     + "; its handoff is loaded at the next session start")
+    if not steps:
+        steps.append("this server is read-only (profile recall): tell the user what is worth "
+                     "keeping so they can record it")
+    return ("This session is ending. Keep what the next one needs:\n"
+            + "\n".join(f"{i}. {s}." for i, s in enumerate(steps, 1))
+            + "\nWrite facts as dated, sourced statements; mark guesses as hypothesis.")
+
+
+def _read_page(path: Path) -> str:
+    from kenning.vault.fsio import decode_markdown
+
+    return decode_markdown(path.read_bytes())
+
+
+def _error(message: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(text=f"error: {message}")],
+                                is_error=True)
+
+
+def _where(path: Any) -> str:
+    parts = list(path)
+    if not parts:
+        return "arguments"
+    out = ""
+    for p in parts:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+    return out
+
+
+def _short(message: str, limit: int = 600) -> str:
+    return message if len(message) <= limit else message[:limit] + "…"
+
+
+def page_uri(path: str) -> str:
+    """The resource URI of a vault page."""
+    return PAGE_URI + quote(path)
+
+
+async def serve_stdio(root: Path, *, profile: str) -> None:
+    """Serve the vault at ``root`` over stdin/stdout (a trusted, local caller)."""
+    from mcp.server.stdio import stdio_server
+
+    app = KenningMCP(root, profile=profile, caller=Caller("stdio", trusted=True))
+    try:
+        async with stdio_server() as (read, write):
+            await app.server.run(read, write, app.server.create_initialization_options())
+    finally:
+        app.close()

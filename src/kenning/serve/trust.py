@@ -1,0 +1,147 @@
+"""The caller policy of the MCP server: who is trusted, what remote callers may not do, clamps.
+
+Local stdio callers are trusted (they run as the vault's owner, with the same rights as the CLI).
+HTTP callers are remote unless the server was started with ``--trust-http``. Remote callers:
+
+- never see or call ``delete`` and ``link`` (manual links change ranking);
+- are limited in request size (``MAX_BODY_BYTES``, HTTP 413) and rate (``RATE_PER_SECOND``
+  with a burst of ``RATE_BURST`` per client address, HTTP 429).
+
+For everyone: paths stay inside the vault (absolute paths, ``..`` and symlinks out refused),
+strings carry no NUL bytes, one call's arguments stay under ``MAX_ARGUMENT_BYTES``, and graph
+depth, result counts and token budgets are clamped.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kenning.errors import KenningError, UnsafePath
+from kenning.vault.fsio import resolve_inside
+
+MAX_DEPTH = 4
+MAX_LIMIT = 50
+MAX_BUDGET = 8000
+MAX_ARGUMENT_BYTES = 1_000_000
+MAX_BODY_BYTES = 1_048_576
+RATE_PER_SECOND = 20.0
+RATE_BURST = 40
+
+# Tools a remote caller never sees and cannot call.
+TRUSTED_ONLY = frozenset({"delete", "link"})
+
+
+class Refused(KenningError):
+    """A call the caller policy does not allow."""
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who is calling: the transport and whether it is trusted."""
+
+    transport: str  # "stdio" | "http"
+    trusted: bool
+
+    @property
+    def remote(self) -> bool:
+        """True for callers without the owner's rights."""
+        return not self.trusted
+
+
+def may_call(caller: Caller, tool: str) -> bool:
+    """Whether ``caller`` may see and call ``tool``."""
+    return caller.trusted or tool not in TRUSTED_ONLY
+
+
+def refuse_unless_allowed(caller: Caller, tool: str) -> None:
+    """Raise Refused when a remote caller asks for a trusted-only tool."""
+    if not may_call(caller, tool):
+        raise Refused(f"`{tool}` is not available to remote callers (HTTP without --trust-http); "
+                      "run it locally with the CLI or over stdio")
+
+
+def clamp(value: int | None, upper: int, *, default: int, lower: int = 1,
+          name: str = "value", notes: list[str] | None = None) -> int:
+    """``value`` limited to ``lower..upper`` (``default`` when None); notes say when cut."""
+    if value is None:
+        return default
+    out = max(lower, min(upper, int(value)))
+    if out != value and notes is not None:
+        notes.append(f"{name} {value} clamped to {out} (server limit {lower}..{upper})")
+    return out
+
+
+def check_strings(value: Any, where: str = "arguments") -> None:
+    """Refuse NUL bytes anywhere in a call's arguments (they end C strings and file names)."""
+    if isinstance(value, str):
+        if "\x00" in value:
+            raise Refused(f"{where} contains a NUL byte")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            check_strings(item, f"{where}.{key}")
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            check_strings(item, f"{where}[{i}]")
+
+
+def looks_like_path(ref: str) -> bool:
+    """True for a page reference written as a path rather than a title or alias."""
+    return ("/" in ref or "\\" in ref or ref.startswith(("~", "."))
+            or ref.lower().endswith(".md") or os.path.isabs(ref))
+
+
+def safe_path(root: Path, relative: str) -> Path:
+    """The file ``relative`` names inside the vault; refuses absolute paths, ``..``, symlinks out.
+
+    Stricter than ``resolve_inside``: a ``..`` component is refused even when it would land
+    inside the vault again, so a caller cannot probe the folders around the vault.
+    """
+    parts = relative.replace("\\", "/").split("/")
+    if ".." in parts:
+        raise UnsafePath(f"path must not contain '..': {relative!r}")
+    if relative.startswith("\\") or (len(relative) > 1 and relative[1] == ":"):
+        raise UnsafePath(f"path must be relative to the vault: {relative!r}")
+    return resolve_inside(root, relative)
+
+
+def is_loopback(host: str) -> bool:
+    """True when ``host`` names this machine only (127.0.0.0/8, ::1, localhost)."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+class TokenBucket:
+    """Per-client token buckets: ``rate`` requests a second, bursts up to ``burst``."""
+
+    def __init__(self, rate: float = RATE_PER_SECOND, burst: int = RATE_BURST,
+                 *, max_clients: int = 10_000) -> None:
+        self.rate, self.burst, self.max_clients = rate, float(burst), max_clients
+        self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def take(self, client: str, now: float | None = None) -> float:
+        """Take one token for ``client``: 0.0 when allowed, else seconds until the next token."""
+        now = time.monotonic() if now is None else now
+        with self._lock:
+            tokens, last = self._buckets.pop(client, (self.burst, now))
+            tokens = min(self.burst, tokens + (now - last) * self.rate)
+            if tokens >= 1.0:
+                self._buckets[client] = (tokens - 1.0, now)
+                wait = 0.0
+            else:
+                self._buckets[client] = (tokens, now)
+                wait = (1.0 - tokens) / self.rate
+            while len(self._buckets) > self.max_clients:
+                self._buckets.popitem(last=False)
+            return wait
