@@ -15,6 +15,7 @@ import json
 import logging
 import sys
 import traceback
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote
@@ -69,12 +70,7 @@ class KenningMCP:
 
     def tool_list(self) -> list[types.Tool]:
         """The tools this server lists, as MCP ``Tool`` objects."""
-        return [types.Tool(
-            name=t.name, description=t.description, input_schema=t.schema,
-            annotations=types.ToolAnnotations(
-                read_only_hint=t.read_only, destructive_hint=t.destructive,
-                idempotent_hint=t.idempotent, open_world_hint=False))
-            for t in self.tools.values()]
+        return mcp_tools(self.tools.values())
 
     async def _list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=self.tool_list())
@@ -228,6 +224,16 @@ class KenningMCP:
                 + ". Use it; search or recall for more, cite what you use.\n\n" + body)
 
 
+def mcp_tools(specs: Iterable[ToolSpec]) -> list[types.Tool]:
+    """Tool specs as MCP ``Tool`` objects, every annotation spelled out."""
+    return [types.Tool(
+        name=t.name, description=t.description, input_schema=t.schema,
+        annotations=types.ToolAnnotations(
+            read_only_hint=t.read_only, destructive_hint=t.destructive,
+            idempotent_hint=t.idempotent, open_world_hint=False))
+        for t in specs]
+
+
 def _close_text(project: str | None, tools: set[str]) -> str:
     steps = []
     if "record" in tools:
@@ -271,6 +277,16 @@ def _short(message: str, limit: int = 600) -> str:
     return message if len(message) <= limit else message[:limit] + "…"
 
 
+def _rpc_error(exc: Exception) -> types.JSONRPCError:
+    """The JSON-RPC error for a line that could not be read as a message (id null)."""
+    if "json_invalid" in str(exc) or "Invalid JSON" in str(exc):
+        code, message = types.PARSE_ERROR, "Parse error: the line is not valid JSON"
+    else:
+        code, message = types.INVALID_REQUEST, "Invalid Request: not a JSON-RPC 2.0 message"
+    return types.JSONRPCError(jsonrpc="2.0", id=None,
+                              error=types.ErrorData(code=code, message=message))
+
+
 def page_uri(path: str) -> str:
     """The resource URI of a vault page."""
     return PAGE_URI + quote(path)
@@ -279,10 +295,26 @@ def page_uri(path: str) -> str:
 async def serve_stdio(root: Path, *, profile: str) -> None:
     """Serve the vault at ``root`` over stdin/stdout (a trusted, local caller)."""
     from mcp.server.stdio import stdio_server
+    from mcp.shared.message import SessionMessage
 
     app = KenningMCP(root, profile=profile, caller=Caller("stdio", trusted=True))
     try:
         async with stdio_server() as (read, write):
-            await app.server.run(read, write, app.server.create_initialization_options())
+            # The SDK drops a line that is not JSON-RPC without a word; answer it with a
+            # JSON-RPC parse error (id null) instead, and go on serving.
+            send, receive = anyio.create_memory_object_stream[Any](0)
+
+            async def relay() -> None:
+                async with send:
+                    async for item in read:
+                        if isinstance(item, Exception):
+                            await write.send(SessionMessage(_rpc_error(item)))
+                        else:
+                            await send.send(item)
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(relay)
+                await app.server.run(receive, write, app.server.create_initialization_options())
+                tg.cancel_scope.cancel()
     finally:
         app.close()

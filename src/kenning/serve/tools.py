@@ -287,7 +287,7 @@ def _record(rt: Runtime, a: dict[str, Any]) -> Any:
 def _decide(rt: Runtime, a: dict[str, Any]) -> Any:
     out = rt.vault.record_decision(a["name"], a["domain"], a["decided"], a["because"],
                                    a.get("rejected"), date=_date(a, "date"),
-                                   source=a.get("source"))
+                                   source=a.get("source"), trusted=rt.caller.trusted)
     rt.wrote()
     return out
 
@@ -298,12 +298,14 @@ def _revise(rt: Runtime, a: dict[str, Any]) -> Any:
         if not a.get("reason"):
             raise Refused("give new_text (or superseded_by) to revise, or reason to invalidate")
         out = rt.vault.invalidate(entity, a["observation"], reason=a["reason"],
-                                  source=a.get("source"))
+                                  source=a.get("source"), trusted=rt.caller.trusted)
     else:
         out = rt.vault.revise(entity, a["observation"], a.get("new_text"),
                               superseded_by=a.get("superseded_by"),
                               superseding_entity=a.get("superseding_entity"),
-                              valid_from=_date(a, "valid_from"), source=a.get("source"))
+                              valid_from=_date(a, "valid_from"), source=a.get("source"),
+                              epistemic=a.get("epistemic"), confidence=a.get("confidence"),
+                              trusted=rt.caller.trusted)
     rt.wrote()
     return out
 
@@ -312,9 +314,10 @@ def _retain(rt: Runtime, a: dict[str, Any]) -> Any:
     if not a["text"].strip():
         raise Refused("text: empty")
     if a["kind"] == "note":
-        out = rt.vault.note(a["text"], title=a.get("title"))
+        out = rt.vault.note(a["text"], title=a.get("title"), trusted=rt.caller.trusted)
     else:
-        out = rt.vault.retain(a["kind"], a["text"], a.get("entities"), a.get("confidence"))
+        out = rt.vault.retain(a["kind"], a["text"], a.get("entities"), a.get("confidence"),
+                              trusted=rt.caller.trusted)
     rt.wrote()
     return out
 
@@ -446,7 +449,9 @@ def build_tools() -> list[ToolSpec]:
             "reason, invalidate it. observation = fact text or id.",
             _obj({"entity": _str(), "observation": _str(), "new_text": _str(),
                   "superseded_by": _str(), "superseding_entity": _str(),
-                  "valid_from": _str(), "reason": _str(), "source": _str()},
+                  "valid_from": _str(), "epistemic": epistemic,
+                  "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+                  "reason": _str(), "source": _str()},
                  ("entity", "observation")),
             _revise, read_only=False, needs="revise"),
         ToolSpec(
