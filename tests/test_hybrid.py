@@ -28,6 +28,7 @@ from conftest import write as put
 
 from kenning.api import Vault
 from kenning.cli import main
+from kenning.errors import KenningError
 from kenning.index import db as dbm
 from kenning.index import vectors
 from kenning.recall.search import Signals, estimate_tokens
@@ -968,3 +969,30 @@ def test_a_chunk_found_first_by_meaning_is_cited_whole(vault: Vault, fake: FakeE
     lexical = vault.search("automobile purchase", mode="lexical", record=False, group="chunk")
     narrow = next(r for r in lexical if r.path == "notes/trip.md")
     assert (narrow.hits[0].start_line, narrow.hits[0].end_line) == (4, 4)
+
+
+def test_int8_storage_is_four_times_smaller_and_ranks_the_same(vault: Vault,
+                                                               fake: FakeEmbedder,
+                                                               tmp_path: Path) -> None:
+    notes(vault)
+    vault.index()
+    floats = [r.path for r in vault.search("vehicle purchase", record=False)]
+    other, _ = Vault.init(tmp_path / "small")
+    notes(other)
+    other = write_config(other, "embeddings:\n  storage: int8\n")
+    other.index()
+    sizes = {length for (length,) in other.db.execute("SELECT length(vector) FROM embeddings")}
+    dim = fake.dim
+    assert sizes == {dim + 4}
+    assert {length for (length,) in vault.db.execute("SELECT length(vector) FROM embeddings")} \
+        == {4 * dim}
+    assert [r.path for r in other.search("vehicle purchase", record=False)] == floats
+    assert other.doctor().ok
+    other.close()
+
+
+def test_unknown_vector_storage_is_a_clear_error(vault: Vault) -> None:
+    broken = write_config(vault, "embeddings:\n  storage: float8\n")
+    with pytest.raises(KenningError, match=r"embeddings\.storage.*float8.*float32, int8"):
+        broken.index()
+    broken.close()

@@ -144,7 +144,8 @@ class Vault:
             embedder = self.embedder()
             if embedder is not None:
                 report.embedding = embed_pending(self.db, embedder, progress=progress,
-                                                 batch_size=self.embedding_config.batch_size)
+                                                 batch_size=self.embedding_config.batch_size,
+                                                 storage=self.embedding_config.storage)
         except EmbedderUnavailable as exc:
             # A server that is down mid-run: what was embedded is kept, the rest waits.
             report.embed_error = f"{exc.message}; fix: {exc.fix}"
@@ -430,6 +431,96 @@ class Vault:
                 indexer.sync_manual_links()
                 indexer.resolve_links()
         return {"key": manual_key(a.path, rel, b.path), **entry}
+
+    # -- memory writes (kenning.memory; signatures in its docstring) -------------------------
+
+    def record(self, entities: list[dict[str, Any]] | None = None,
+               relations: list[dict[str, Any]] | None = None,
+               observations: list[dict[str, Any]] | None = None, *,
+               trusted: bool = True) -> dict[str, Any]:
+        """Entities, relations and observations in one all-or-nothing call (validated first)."""
+        from kenning.memory import write
+
+        return write.record(self, entities, relations, observations, trusted=trusted)
+
+    def record_decision(self, name: str, domain: str, decided: str, because: str,
+                        rejected: list[dict[str, str]] | None = None, *,
+                        date: str | None = None, source: str | None = None,
+                        trusted: bool = True) -> dict[str, Any]:
+        """A decision page: what was decided, why, and each rejected option with its why."""
+        from kenning.memory import write
+
+        return write.record_decision(self, name, domain, decided, because, rejected, date=date,
+                                     source=source, trusted=trusted)
+
+    def revise(self, entity: str, observation: str, new_text: str | None = None, *,
+               superseded_by: str | None = None, superseding_entity: str | None = None,
+               valid_from: str | None = None, source: str | None = None,
+               epistemic: str | None = None, confidence: float | None = None,
+               trusted: bool = True) -> dict[str, Any]:
+        """Supersede a fact (kept, dated, linked to its successor) with new text or a fact."""
+        from kenning.memory import write
+
+        return write.revise(self, entity, observation, new_text, superseded_by=superseded_by,
+                            superseding_entity=superseding_entity, valid_from=valid_from,
+                            source=source, epistemic_status=epistemic, confidence=confidence,
+                            trusted=trusted)
+
+    def invalidate(self, entity: str, observation: str, *, reason: str,
+                   source: str | None = None, trusted: bool = True) -> dict[str, Any]:
+        """Mark a fact invalidated (kept, dated; the reason goes on the timeline)."""
+        from kenning.memory import write
+
+        return write.invalidate(self, entity, observation, reason=reason, source=source,
+                                trusted=trusted)
+
+    def retain(self, kind: str, text: str, entities: list[str] | None = None,
+               confidence: float | None = None, *, trusted: bool = True) -> dict[str, Any]:
+        """Append a typed bullet (W, B, O, S) to today's daily log."""
+        from kenning.memory import write
+
+        return write.retain(self, kind, text, entities, confidence, trusted=trusted)
+
+    def note(self, text: str, *, title: str | None = None, trusted: bool = True
+             ) -> dict[str, Any]:
+        """A quick free note under ``notes/``."""
+        from kenning.memory import write
+
+        return write.note(self, text, title=title, trusted=trusted)
+
+    def delete(self, ref: str, *, trusted: bool = True) -> dict[str, Any]:
+        """Move a page to ``.trash/``; refused for untrusted (remote) callers."""
+        from kenning.memory import write
+
+        return write.delete(self, ref, trusted=trusted)
+
+    def facts(self, entity: str, *, as_of: str | None = None, believed_on: str | None = None,
+              history: bool = False) -> dict[str, Any]:
+        """An entity's facts: true on ``as_of``, believed on ``believed_on``, or (history) all."""
+        from kenning.memory.facts import facts
+
+        return facts(self, entity, as_of=as_of, believed_on=believed_on, history=history)
+
+    def session_start(self, project: str | None = None, *, budget: int = 2000
+                      ) -> dict[str, Any]:
+        """Core memory, the last handoff and what changed since, within a token budget."""
+        from kenning.memory import sessions
+
+        return sessions.session_start(self, project, budget=budget)
+
+    def session_close(self, transcript: str | list[dict[str, Any]], *,
+                      project: str | None = None, summary: str | None = None
+                      ) -> dict[str, Any]:
+        """Export the transcript, record its explicit markers, write the next handoff."""
+        from kenning.memory import sessions
+
+        return sessions.session_close(self, transcript, project=project, summary=summary)
+
+    def reflect(self, since: str = "7d", *, apply: bool = True) -> dict[str, Any]:
+        """Fold retained bullets into entity pages; propose edits to memory.md."""
+        from kenning.memory import reflect
+
+        return reflect.reflect(self, since, apply=apply)
 
     # -- health ----------------------------------------------------------------------------
 

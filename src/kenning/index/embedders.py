@@ -66,6 +66,7 @@ class EmbeddingConfig:
     batch_size: int = 8
     threads: int | None = None
     timeout: float = 60.0
+    storage: str = "float32"  # or "int8": one byte per dimension plus a float32 scale
 
     @classmethod
     def from_raw(cls, raw: Any) -> EmbeddingConfig:
@@ -80,8 +81,12 @@ class EmbeddingConfig:
                 f"config field 'embeddings.provider' is {provider!r}; allowed: "
                 + ", ".join(PROVIDERS), field="embeddings.provider")
         known = {"provider", "model", "url", "api_key_env", "path", "dimensions", "batch_size",
-                 "threads", "timeout"}
+                 "threads", "timeout", "storage"}
         unknown = sorted(set(raw) - known)
+        storage = str(raw.get("storage", "float32")).strip().lower()
+        if storage not in ("float32", "int8"):
+            raise KenningError(f"config field 'embeddings.storage' is {storage!r}; allowed: "
+                               "float32, int8", field="embeddings.storage")
         if unknown:
             raise KenningError(f"unknown config field(s) embeddings.{', embeddings.'.join(unknown)}"
                                f"; allowed: {', '.join(sorted(known))}", field="embeddings")
@@ -95,6 +100,7 @@ class EmbeddingConfig:
                 dimensions=int(raw["dimensions"]) if raw.get("dimensions") else None,
                 batch_size=max(1, int(raw.get("batch_size", 8))),
                 threads=int(raw["threads"]) if raw.get("threads") else None,
+                storage=storage,
                 timeout=float(raw.get("timeout", 60.0)),
             )
         except (TypeError, ValueError) as exc:

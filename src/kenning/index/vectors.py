@@ -1,9 +1,11 @@
 """Vectors in the index: what text a chunk embeds, the embedding pass, and exact dense search.
 
-Vectors live in the same SQLite file as everything else (float32 BLOBs keyed by model and text
-hash). Search is an exact matrix product over a matrix cached in the process and rebuilt when the
-index changes; SQL filters pick the rows first. Exact search is fast enough for a person's vault
-(~1 ms at 10k chunks, ~15 ms at 100k); an HNSW index is an optional extra (index/ann.py).
+Vectors live in the same SQLite file as everything else, keyed by model and text hash: float32
+BLOBs (4 bytes per dimension), or with ``embeddings.storage: int8`` a little-endian float32 scale
+followed by one signed byte per dimension (4x smaller on disk; float32 again in memory). Search is
+an exact matrix product over a matrix cached in the process and rebuilt when the index changes;
+SQL filters pick the rows first. Exact search is fast enough for a person's vault (~1 ms at 10k
+chunks, ~15 ms at 100k); an HNSW index is an optional extra (index/ann.py).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ if TYPE_CHECKING:
 
 MAX_EMBED_CHARS = 2000  # the model reads ~512 tokens; more text only costs time
 # A stored vector is used only when it has the model's dimension and the bytes to match.
-SOUND = "e.dim = ? AND length(e.vector) = 4 * e.dim"
+SOUND = "e.dim = ? AND length(e.vector) IN (4 * e.dim, 4 + e.dim)"
 EmbedProgress = Callable[[int, int], None]
 
 
@@ -106,8 +108,34 @@ def chunk_embed_text(db: sqlite3.Connection, chunk_id: int) -> str:
     return embed_text(title, heading, lines)
 
 
+def encode_vector(vector: np.ndarray, storage: str = "float32") -> bytes:
+    """The BLOB of one vector: float32, or int8 with its scale in front (see the module doc)."""
+    import numpy as np
+
+    if storage == "int8":
+        scale = float(np.abs(vector).max()) / 127.0 or 1.0
+        quantized = np.clip(np.rint(vector / scale), -127, 127).astype(np.int8)
+        return np.float32(scale).astype("<f4").tobytes() + quantized.tobytes()
+    return np.asarray(vector, dtype="<f4").tobytes()
+
+
+def decode_vectors(blobs: Sequence[bytes], dim: int) -> np.ndarray:
+    """Rows of float32 from BLOBs of either storage (their length says which)."""
+    import numpy as np
+
+    out = np.empty((len(blobs), dim), dtype=np.float32)
+    for row, blob in enumerate(blobs):
+        if len(blob) == 4 * dim:
+            out[row] = np.frombuffer(blob, dtype="<f4")
+        else:
+            scale = np.frombuffer(blob[:4], dtype="<f4")[0]
+            out[row] = np.frombuffer(blob[4:], dtype=np.int8).astype(np.float32) * scale
+    return out
+
+
 def embed_pending(db: sqlite3.Connection, embedder: Embedder, *, batch_size: int = 8,
-                  progress: EmbedProgress | None = None) -> EmbedReport:
+                  progress: EmbedProgress | None = None,
+                  storage: str = "float32") -> EmbedReport:
     """Embed every chunk text that has no vector yet; commits per batch so a kill loses little."""
     import numpy as np
 
@@ -135,7 +163,7 @@ def embed_pending(db: sqlite3.Connection, embedder: Embedder, *, batch_size: int
                 db.executemany(
                     "INSERT OR REPLACE INTO embeddings(model, text_hash, dim, vector)"
                     " VALUES (?, ?, ?, ?)",
-                    [(embedder.model_id, digest, embedder.dim, vec.astype("<f4").tobytes())
+                    [(embedder.model_id, digest, embedder.dim, encode_vector(vec, storage))
                      for (digest, _), vec in zip(batch, vectors, strict=True)])
                 bump_version(db)
             report.embedded += len(batch)
@@ -280,8 +308,11 @@ def _read_db(db: sqlite3.Connection, model: str, version: str) -> Matrix:
            ON e.text_hash = c.text_hash AND e.model = ? AND {SOUND} ORDER BY c.id""",
         (model, dim)).fetchall()
     ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-    vectors = (np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), dim)
-               if rows else np.zeros((0, dim), dtype=np.float32))
+    if all(len(r[1]) == 4 * dim for r in rows):  # all float32: one copy, no loop
+        vectors = (np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), dim)
+                   if rows else np.zeros((0, dim), dtype=np.float32))
+    else:
+        vectors = decode_vectors([r[1] for r in rows], dim)
     finite = np.isfinite(vectors).all(axis=1)
     if not finite.all():
         ids, vectors = ids[finite], vectors[finite]
