@@ -110,9 +110,9 @@ class KenningMCP:
 
     def _check(self, spec: ToolSpec, args: dict[str, Any]) -> dict[str, Any]:
         size = len(json.dumps(args, ensure_ascii=False).encode("utf-8"))
-        if size > trust.MAX_ARGUMENT_BYTES:
+        if size > self.caller.max_argument_bytes:
             raise trust.Refused(f"arguments of {size:,} bytes are over the "
-                                f"{trust.MAX_ARGUMENT_BYTES:,}-byte limit of one call")
+                                f"{self.caller.max_argument_bytes:,}-byte limit of one call")
         trust.check_strings(args)
         args = fold_vocabulary(args)
         validator = self._validators.get(spec.name)

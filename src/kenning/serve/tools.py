@@ -216,10 +216,10 @@ def _page(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
         return {"path": page.path, "text": rt.vault.read(page.path)}
     data = rt.vault.show(ref)
     as_of, believed_on = _date(a, "as_of"), _date(a, "believed_on")
-    if (as_of or believed_on) and hasattr(rt.vault, "facts"):
-        data["facts"] = rt.vault.facts(data["path"], as_of=as_of, believed_on=believed_on)
-    elif as_of or believed_on:
-        rt.notes.append("as_of/believed_on need the memory module; all facts shown")
+    if as_of or believed_on:
+        held = rt.vault.facts(data["path"], as_of=as_of, believed_on=believed_on)
+        data["facts"] = held.get("facts", []) if isinstance(held, dict) else held
+        data["facts_as_of"], data["facts_believed_on"] = as_of, believed_on
     return data
 
 

@@ -8,7 +8,8 @@ HTTP callers are remote unless the server was started with ``--trust-http``. Rem
   with a burst of ``RATE_BURST`` per client address, HTTP 429).
 
 For everyone: paths stay inside the vault (absolute paths, ``..`` and symlinks out refused),
-strings carry no NUL bytes, one call's arguments stay under ``MAX_ARGUMENT_BYTES``, and graph
+strings carry no NUL bytes, one call's arguments stay under ``MAX_ARGUMENT_BYTES`` (remote) or
+``MAX_LOCAL_ARGUMENT_BYTES`` (trusted: room for a long transcript), and graph
 depth, result counts and token budgets are clamped.
 """
 
@@ -29,7 +30,8 @@ from kenning.vault.fsio import resolve_inside
 MAX_DEPTH = 4
 MAX_LIMIT = 50
 MAX_BUDGET = 8000
-MAX_ARGUMENT_BYTES = 1_000_000
+MAX_ARGUMENT_BYTES = 1_000_000  # one call's arguments, remote callers
+MAX_LOCAL_ARGUMENT_BYTES = 10_000_000  # trusted callers (a long session transcript)
 MAX_BODY_BYTES = 1_048_576
 RATE_PER_SECOND = 20.0
 RATE_BURST = 40
@@ -53,6 +55,11 @@ class Caller:
     def remote(self) -> bool:
         """True for callers without the owner's rights."""
         return not self.trusted
+
+    @property
+    def max_argument_bytes(self) -> int:
+        """How large one call's arguments may be (JSON, UTF-8)."""
+        return MAX_LOCAL_ARGUMENT_BYTES if self.trusted else MAX_ARGUMENT_BYTES
 
 
 def may_call(caller: Caller, tool: str) -> bool:
