@@ -619,6 +619,41 @@ def eval_locomo(path: Path, modes: tuple[str, ...], budgets: tuple[int, ...],
     click.echo(locomo.to_json(result) if as_json else locomo.format_report(result))
 
 
+@eval_group.command("resolution")
+@click.argument("path", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--enron", is_flag=True, help="PATH is the Enron folder: check the address ↔ "
+              "display-name silver map instead of a gold file (found by itself when there).")
+@click.option("--workdir", type=click.Path(file_okay=False, path_type=Path),
+              help="Build the vault here (empty or new folder) and keep it.")
+@click.option("--batch-size", type=click.IntRange(1, 100_000), default=50, show_default=True)
+@JSON_OPTION
+def eval_resolution(path: Path, enron: bool, workdir: Path | None, batch_size: int,
+                    as_json: bool) -> None:
+    """Entity resolution on a labelled corpus (PATH/gold.jsonl + PATH/sources/) or on the Enron
+    silver map (e.g. ../shared/eval/enron): sync into a fresh vault, build, score.
+
+    Prints B-cubed and pairwise precision/recall and the worst merges and splits; nothing is
+    written in PATH. The corpus format is documented in kenning.evaluate.resolution.
+    """
+    from kenning.evaluate import resolution
+
+    say = None if as_json or not sys.stderr.isatty() else (
+        lambda what: click.echo(f"… {what}", err=True))
+    if enron or (resolution.is_silver(path) and not resolution.is_corpus(path)):
+        if not resolution.is_silver(path):
+            raise click.BadParameter(f"no {resolution.SILVER_NAME} in {path}", param_hint="PATH")
+        silver = resolution.run_silver(path, workdir=workdir, batch_size=batch_size,
+                                       progress=say)
+        click.echo(resolution.to_json(silver) if as_json else resolution.format_silver(silver))
+        return
+    if not resolution.is_corpus(path):
+        raise click.BadParameter(f"no {resolution.GOLD_NAME} (a labelled corpus) or "
+                                 f"{resolution.SILVER_NAME} (Enron) in {path}", param_hint="PATH")
+    result = resolution.run_resolution(path, workdir=workdir, batch_size=batch_size,
+                                       progress=say)
+    click.echo(resolution.to_json(result) if as_json else resolution.format_report(result))
+
+
 # -- health / demo -------------------------------------------------------------------------
 
 
@@ -654,9 +689,12 @@ def doctor(ctx: click.Context, strict: bool, as_json: bool) -> None:
 @click.argument("path", required=False, type=click.Path(file_okay=False, path_type=Path))
 @click.pass_context
 def demo(ctx: click.Context, path: Path | None) -> None:
-    """Copy the bundled sample vault to PATH, index it and show cited recall and the graph."""
+    """Run the whole pipeline on the bundled samples: copy the sample vault to PATH, sync the
+    sample email, meeting and chat into sources/, build entity pages, index, and show the pages
+    created and cited answers."""
     from kenning.api import Vault
     from kenning.sample import copy_sample
+    from kenning.sample import sources as sample_sources
 
     target = path or Path(os.environ.get("KENNING_DEMO_DIR", "kenning-demo"))
     if target.exists() and any(target.iterdir()):
@@ -666,9 +704,40 @@ def demo(ctx: click.Context, path: Path | None) -> None:
         click.echo(f"Copied the sample vault (a fictional team, Kestrel Labs) to {target}.")
     ctx.obj["vault"] = target
     vault, _ = Vault.init(target)
+    if sample_sources.apply_owner(target):
+        click.echo("Set the vault owner to Maya Okafor (.kenning/config.yaml).")
+    base = sample_sources.sample_sources_path()
+    click.echo(f"\n$ kenning sync email|meetings|chats {base}/…")
+    for report in sample_sources.sync_sample(target):
+        click.echo(f"{report.connector}: read {report.items_read}; {report.created} new source "
+                   f"file(s), {report.appended} updated, {report.unchanged} unchanged.")
+        for warning in report.warnings:
+            click.secho(f"warning: {warning}", fg="yellow", err=True)
+    click.echo("\n$ kenning build")
+    before = sample_sources.vault_pages(target)
+    try:
+        from kenning.build import run_build
+    except ImportError:
+        run_build = None
+        click.echo("The build stage is not installed in this version; skipping it.")
+    if run_build is not None:
+        run_build(target)
+        after = sample_sources.vault_pages(target)
+        created = [p for p in after.values() if p.path not in before]
+        updated = [p for p in after.values()
+                   if p.path in before and before[p.path].digest != p.digest]
+        click.echo(f"Created {len(created)} page(s), updated {len(updated)}.")
+        for label, pages in (("created", created), ("updated", updated)):
+            for page in pages[:12]:
+                click.echo(f"  {label:8} {page.path}  ({page.title})")
+            if len(pages) > 12:
+                click.echo(f"  … and {len(pages) - 12} more {label}")
     report = vault.index()
+    click.echo("\n$ kenning index")
     _print_report(report, "Indexed")
-    for query in ("what did we decide about caching", "who invested in Kestrel", "定例会議"):
+    click.echo("\n$ kenning recall 'who is Sarah?'")
+    ctx.invoke(recall, question=("who is Sarah?",), budget=400, overview=False, as_json=False)
+    for query in ("what did we decide about caching?", "定例会議"):
         click.echo(f"\n$ kenning search {query!r}")
         ctx.invoke(search, query=(query,), mode="hybrid", limit=3, types=(), domains=(),
                    folders=(), entity=None, since=None, until=None, as_of=None, budget=None,
@@ -682,6 +751,7 @@ def demo(ctx: click.Context, path: Path | None) -> None:
     here = os.path.abspath(sys.argv[0])
     exe = "kenning" if on_path and os.path.abspath(on_path) == here else os.path.relpath(here)
     click.echo(f"\nTry more:\n  {exe} -C {target} show 'Maya Okafor'\n"
+               f"  {exe} -C {target} sources list\n"
                f"  {exe} -C {target} search 'pricing' --type decision\n"
                f"  {exe} -C {target} graph traverse 'Kestrel Labs' --depth 2\n"
                f"  {exe} -C {target} doctor")
