@@ -77,6 +77,8 @@ class Fact:
     confidence: float | None = None
     source: str | None = None
     block_id: str | None = None
+    recorded: str | None = None    # when Kenning learned it (bi-temporal: belief time)
+    expired: str | None = None     # when Kenning retired it (superseded or invalidated)
 
 
 @dataclass(frozen=True)
@@ -162,7 +164,8 @@ _BARE_NAME = re.compile(r"[\w][\w.\-]*")
 _LONE_CR = re.compile(r"\r(?!\n)")
 _ATX = re.compile(r" {0,3}#{1,6}(?:[ \t]|$)")
 
-_FACT_FIELDS = ("from", "to", "status", "by", "epistemic", "confidence", "source")
+_FACT_FIELDS = ("from", "to", "recorded", "expired", "status", "by", "epistemic", "confidence",
+                "source")
 # Fact fields whose values come from the vocabulary.
 _FOLDERS: dict[str, Callable[[str], str]] = {"status": vocabulary.fact_status,
                                               "epistemic": vocabulary.epistemic}
@@ -207,7 +210,7 @@ def _parse_fact(line: int, content: str, problems: list[Problem]) -> Fact:
         ok = True
         if key not in _FACT_FIELDS:
             ok = False  # not ours: stays in the text untouched
-        elif key in ("from", "to"):
+        elif key in ("from", "to", "recorded", "expired"):
             if _valid_date(raw):
                 values[key] = raw
             else:
@@ -257,7 +260,7 @@ def _parse_fact(line: int, content: str, problems: list[Problem]) -> Fact:
     return Fact(line, relation, target, text, values.get("from"), values.get("to"),
                 values.get("status", "active"), values.get("by"),
                 values.get("epistemic", vocabulary.EPISTEMIC_DEFAULT), values.get("confidence"),
-                values.get("source"), block_id)
+                values.get("source"), block_id, values.get("recorded"), values.get("expired"))
 
 
 def _parse_timeline(line: int, content: str, problems: list[Problem]) -> TimelineEntry | None:
@@ -463,6 +466,7 @@ def render_fact(fact: Fact) -> str:
     else:
         out = f"- {text}".rstrip()
     fields = [("from", fact.valid_from), ("to", fact.valid_to),
+              ("recorded", fact.recorded), ("expired", fact.expired),
               ("status", None if fact.status == "active" else fact.status),
               ("by", fact.successor),
               ("epistemic", None if fact.epistemic == vocabulary.EPISTEMIC_DEFAULT

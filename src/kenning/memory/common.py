@@ -1,0 +1,357 @@
+"""Shared pieces of the memory write path: the write lock, input checks, finding pages, the
+journal of writes, and re-indexing after a write.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import errno
+import fcntl
+import json
+import os
+import re
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from kenning import vocabulary
+from kenning.errors import KenningError, UnsafePath, VocabularyError
+from kenning.vault.fsio import atomic_write_text, decode_markdown, resolve_inside
+from kenning.vault.layout import ENTITY_FOLDERS, STATE_DIR, entity_file_name
+from kenning.vault.page import Page, parse_page
+
+if TYPE_CHECKING:
+    from kenning.api import Vault
+
+WRITE_LOCK = "write.lock"
+JOURNAL = "journal.jsonl"
+MAX_NAME = 200            # characters in an entity name or alias
+MAX_TEXT = 20_000         # characters in one observation, summary or decision part
+MAX_ITEMS = 1_000         # entities + relations + observations in one record call
+LOCK_WAIT = 60.0          # seconds a writer waits for another writer
+
+
+class MemoryInputError(KenningError, ValueError):
+    """Input that cannot be written; ``problems`` lists every one of them. Nothing was written."""
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = list(problems)
+        head = "1 problem" if len(problems) == 1 else f"{len(problems)} problems"
+        super().__init__(f"{head}, nothing written: " + "; ".join(problems))
+
+
+class WriteBusy(KenningError):
+    """Another process held the vault write lock for too long."""
+
+
+def today() -> str:
+    """Today as YYYY-MM-DD (``KENNING_TODAY`` overrides it, for back-filling and tests)."""
+    override = os.environ.get("KENNING_TODAY")
+    if override:
+        return _dt.date.fromisoformat(override).isoformat()
+    return _dt.date.today().isoformat()
+
+
+def now() -> _dt.datetime:
+    """The current local time to the second, on the day ``today()`` says."""
+    moment = _dt.datetime.now().replace(microsecond=0)
+    day = _dt.date.fromisoformat(today())
+    return moment.replace(year=day.year, month=day.month, day=day.day)
+
+
+def cite(path: str, start: int, end: int | None = None) -> str:
+    """A citation a person can open: ``people/sarah.md#L4-L4``."""
+    return f"{path}#L{start}-L{end if end is not None else start}"
+
+
+# -- the write lock ------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def write_lock(root: Path, *, wait: float = LOCK_WAIT) -> Iterator[None]:
+    """Hold ``.kenning/write.lock`` (flock) around a read-modify-write of vault pages.
+
+    Separate from the index lock: a writer never waits for a long index run, only for another
+    writer. The kernel drops the lock when its holder dies.
+    """
+    path = root / STATE_DIR / WRITE_LOCK
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    deadline = time.monotonic() + wait
+    try:
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError as exc:
+                if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                    raise
+                if time.monotonic() >= deadline:
+                    raise WriteBusy(f"another kenning process held the vault write lock "
+                                    f"({path}) for {wait:.0f} s; nothing written") from None
+                time.sleep(0.01)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock
+
+
+# -- input checks --------------------------------------------------------------------------------
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_DATE = re.compile(r"\d{4}(?:-\d{2}(?:-\d{2})?)?")
+
+
+class Problems:
+    """Collects every problem of a batch; ``raise_if_any`` raises them all at once."""
+
+    def __init__(self) -> None:
+        self.items: list[str] = []
+
+    def add(self, where: str, message: str) -> None:
+        self.items.append(f"{where}: {message}" if where else message)
+
+    def __bool__(self) -> bool:
+        return bool(self.items)
+
+    def raise_if_any(self) -> None:
+        if self.items:
+            raise MemoryInputError(self.items)
+
+    def name(self, where: str, value: Any) -> str | None:
+        """A page name: text, not blank, one line, no NUL, no path parts, not too long."""
+        if not isinstance(value, str):
+            self.add(where, f"must be a name (text), not {type(value).__name__}")
+            return None
+        name = value.strip()
+        if not name:
+            self.add(where, "is empty or only whitespace")
+            return None
+        if len(name) > MAX_NAME:
+            self.add(where, f"is {len(name)} characters long (at most {MAX_NAME})")
+            return None
+        if "\x00" in name or _CONTROL.search(name) or "\n" in name or "\r" in name:
+            self.add(where, f"{_short(name)!r} contains NUL, control characters or a newline")
+            return None
+        if "/" in name or "\\" in name or name.startswith(".") or ".." in name:
+            self.add(where, f"{_short(name)!r} may not contain '/', '\\', '..' or start "
+                     "with '.' (names are not paths)")
+            return None
+        if any(ch in name for ch in "[]|#^"):
+            self.add(where, f"{_short(name)!r} may not contain [ ] | # ^ (they break links)")
+            return None
+        return name
+
+    def text(self, where: str, value: Any, *, limit: int = MAX_TEXT, required: bool = True,
+             one_line: bool = False) -> str | None:
+        """Free text: a string, not blank when required, no NUL, at most ``limit`` characters."""
+        if value is None and not required:
+            return None
+        if not isinstance(value, str):
+            self.add(where, f"must be text, not {type(value).__name__}")
+            return None
+        if len(value) > limit:
+            self.add(where, f"is {len(value):,} characters long (at most {limit:,})")
+            return None
+        if "\x00" in value:
+            self.add(where, "contains a NUL byte")
+            return None
+        text = value.strip()
+        if one_line:
+            text = " ".join(text.split())
+        if required and not text:
+            self.add(where, "is empty or only whitespace")
+            return None
+        return text
+
+    def date(self, where: str, value: Any) -> str | None:
+        """``YYYY``, ``YYYY-MM`` or ``YYYY-MM-DD`` that names a real date, or None."""
+        if value is None or value == "":
+            return None
+        if isinstance(value, _dt.date):
+            return value.isoformat()[:10]
+        if not isinstance(value, str) or not _DATE.fullmatch(value.strip()):
+            self.add(where, f"{value!r} is not a date (YYYY, YYYY-MM or YYYY-MM-DD)")
+            return None
+        text = value.strip()
+        parts = [int(p) for p in text.split("-")] + [1, 1]
+        try:
+            _dt.date(parts[0], parts[1], parts[2])
+        except ValueError:
+            self.add(where, f"{value!r} is not a real date")
+            return None
+        return text
+
+    def vocab(self, where: str, fold: Callable[[str], str], value: Any) -> str | None:
+        """A vocabulary term with synonyms folded; the error lists the allowed values."""
+        if not isinstance(value, str):
+            self.add(where, f"must be text, not {type(value).__name__}")
+            return None
+        try:
+            return fold(value)
+        except VocabularyError as exc:
+            self.add(where, exc.message)
+            return None
+
+    def confidence(self, where: str, value: Any) -> float | None:
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int | float) \
+                or not 0.0 <= float(value) <= 1.0:
+            self.add(where, f"confidence {value!r} must be a number from 0 to 1")
+            return None
+        return float(value)
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def epistemic(problems: Problems, where: str, value: Any) -> str:
+    if value is None:
+        return vocabulary.EPISTEMIC_DEFAULT
+    return problems.vocab(where, vocabulary.epistemic, value) or vocabulary.EPISTEMIC_DEFAULT
+
+
+# -- pages ---------------------------------------------------------------------------------------
+
+
+def read_page(root: Path, rel: str) -> tuple[str, Page]:
+    """The text and parsed page at vault path ``rel``."""
+    text = decode_markdown(resolve_inside(root, rel).read_bytes())
+    return text, parse_page(text, rel)
+
+
+def write_page(root: Path, rel: str, text: str) -> None:
+    atomic_write_text(resolve_inside(root, rel), text)
+
+
+def link_to(path: str, title: str, anchor: str = "") -> str:
+    """``[[sarah-chen|Sarah Chen]]`` (file stem + title) so Obsidian resolves it."""
+    stem = path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    target = stem + anchor
+    return f"[[{target}]]" if stem == title and not anchor else f"[[{target}|{title}]]"
+
+
+def wiki_target(path: str, anchor: str = "") -> str:
+    """``[[sarah-chen#^f3]]``: a link target without alias (fact fields, citations)."""
+    stem = path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    return f"[[{stem}{anchor}]]"
+
+
+_FACT_ID = re.compile(r"f(\d+)")
+
+
+def next_fact_id(page: Page, taken: set[str] | None = None) -> str:
+    """The next free ``fN`` block id on a page."""
+    numbers = [int(m.group(1)) for f in page.facts if f.block_id
+               and (m := _FACT_ID.fullmatch(f.block_id))]
+    numbers += [int(m.group(1)) for b in taken or () if (m := _FACT_ID.fullmatch(b))]
+    return f"f{max(numbers, default=0) + 1}"
+
+
+class Resolver:
+    """Finds the page a name means: a vault path, then the index's names (title, alias, file
+    name), then the file an entity of that name would have on disk. Files are checked on disk so
+    a page written by another process and not yet indexed is still found."""
+
+    def __init__(self, vault: Vault) -> None:
+        self.vault = vault
+        self.root = vault.root
+
+    def find(self, ref: str) -> tuple[str | None, list[str]]:
+        """(path, []) when found, (None, candidates) when ambiguous, (None, []) when missing."""
+        from kenning.index.indexer import norm_name
+
+        name = ref.strip().removeprefix("[[").removesuffix("]]").split("|")[0].split("#")[0]
+        name = name.strip()
+        if not name or "\x00" in name:
+            return None, []
+        if "/" in name or name.lower().endswith((".md", ".markdown")):
+            rel = name if name.lower().endswith((".md", ".markdown")) else name + ".md"
+            try:
+                if resolve_inside(self.root, rel).is_file():
+                    return rel, []
+            except UnsafePath:
+                return None, []
+        norm = norm_name(name)
+        with contextlib.suppress(Exception):  # a broken index must not stop a write
+            rows = self.vault.db.execute(
+                "SELECT n.priority, p.path FROM names n JOIN pages p ON p.id = n.page_id"
+                " WHERE n.norm = ? ORDER BY n.priority, p.path", (norm,)).fetchall()
+            rows = [r for r in rows if (self.root / r[1]).is_file()]
+            if rows:
+                best = rows[0][0]
+                paths = sorted({r[1] for r in rows if r[0] == best})
+                return (paths[0], []) if len(paths) == 1 else (None, paths)
+        found = []
+        for folder in sorted(set(ENTITY_FOLDERS) | set(vocabulary.TYPE_FOLDERS.values())):
+            if folder in ("sources", "memory", "sessions"):
+                continue
+            for file_name in (entity_file_name(name), f"{name}.md"):
+                rel = f"{folder}/{file_name}"
+                if rel not in found and (self.root / rel).is_file():
+                    found.append(rel)
+        if len(found) == 1:
+            return found[0], []
+        return (None, found) if found else (None, [])
+
+
+# -- after a write -------------------------------------------------------------------------------
+
+
+def journal(root: Path, entries: list[dict[str, Any]]) -> None:
+    """Append what was written to ``.kenning/journal.jsonl`` (sessions build handoffs from it)."""
+    if not entries:
+        return
+    path = root / STATE_DIR / JOURNAL
+    stamp = now().isoformat()
+    data = "".join(json.dumps({"at": stamp, **e}, ensure_ascii=False) + "\n" for e in entries)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        os.write(fd, data.encode("utf-8"))
+    finally:
+        os.close(fd)
+
+
+def read_journal(root: Path, since: str | None = None) -> list[dict[str, Any]]:
+    """Journal entries at or after ``since`` (an ISO timestamp), oldest first."""
+    path = root / STATE_DIR / JOURNAL
+    if not path.exists():
+        return []
+    out = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            entry = json.loads(line)
+        except json.JSONDecodeError:
+            continue  # a torn last line after a crash
+        if isinstance(entry, dict) and (since is None or str(entry.get("at", "")) >= since):
+            out.append(entry)
+    return out
+
+
+def reindex(vault: Vault) -> dict[str, Any]:
+    """Bring the index up to date after a write, so recall sees it at once (no embedding: the
+    next ``kenning index`` adds vectors; lexical recall finds the new text immediately)."""
+    try:
+        report = vault.index(embed=False, wait=LOCK_WAIT)
+    except KenningError as exc:
+        return {"indexed": False, "note": f"written, not yet indexed: {exc.message}"}
+    return {"indexed": True, "index_seconds": round(report.seconds, 3)}
+
+
+def load_state(root: Path, name: str) -> dict[str, Any]:
+    path = root / STATE_DIR / name
+    if not path.exists():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def save_state(root: Path, name: str, data: dict[str, Any]) -> None:
+    atomic_write_text(root / STATE_DIR / name,
+                      json.dumps(data, ensure_ascii=False, indent=1, sort_keys=True) + "\n")

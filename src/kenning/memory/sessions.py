@@ -1,0 +1,401 @@
+"""Sessions: ``session_start`` loads what a new session needs within a token budget;
+``session_close`` exports the transcript, records its explicit markers and writes the handoff
+the next start loads.
+
+Files: ``sessions/<project>/<stamp>-transcript.md`` and ``sessions/<project>/<stamp>-handoff.md``
+(``<stamp>`` = ``YYYY-MM-DD-HHMMSS``, so names sort by time). State: ``.kenning/sessions.json``
+keeps per project when the last session started and closed. Works with any client: nothing here
+depends on one vendor's hooks.
+
+Markers (deterministic; one per line, anywhere in any message, not inside code fences):
+
+- ``DECISION: <what> [because <why>] [; rejected: <option> (<why>); <option> — <why>]``
+  → ``record_decision`` (domain ``general``, name = the first words of <what>);
+- ``REMEMBER: <text>`` → ``retain("W", text)``; ``W|B|O|S [(c=0.8)] [@Name …]: <text>`` →
+  ``retain`` with that kind, confidence and mentions;
+- ``TODO: <text>`` → the handoff's open items (and ``retain("B", "TODO: …")``).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import sqlite3
+import time
+from typing import TYPE_CHECKING, Any
+
+from kenning.errors import KenningError
+from kenning.memory import write
+from kenning.memory.common import (
+    MemoryInputError,
+    Problems,
+    cite,
+    link_to,
+    load_state,
+    now,
+    read_journal,
+    reindex,
+    save_state,
+    today,
+    write_lock,
+    write_page,
+)
+from kenning.vault.frontmatter import read as read_frontmatter
+from kenning.vault.layout import entity_file_name
+from kenning.vault.page import new_page, parse_page
+
+if TYPE_CHECKING:
+    from kenning.api import Vault
+
+STATE = "sessions.json"
+MAX_TRANSCRIPT = 8_000_000   # characters (the index skips files over 10 MB)
+DEFAULT_PROJECT = "default"
+
+_MARKER = re.compile(
+    r"^(?P<key>DECISION|REMEMBER|TODO|[WBOSwbos](?:\([^)]*\))?(?:[ \t]+@\S+)*)[ \t]*:[ \t]*"
+    r"(?P<text>\S.*)$")
+_FENCE = re.compile(r"^[ \t]*(```|~~~)")
+_LEAD = re.compile(r"^[ \t]*(?:>[ \t]?)*(?:[-*+][ \t]+)?")
+
+
+def tokens(text: str) -> int:
+    """A cheap token estimate (about four characters a token for English and code)."""
+    return math.ceil(len(text) / 4)
+
+
+def _project(p: Problems, project: str | None) -> str:
+    if project is None or project == "":
+        return DEFAULT_PROJECT
+    name = p.name("project", project)
+    return entity_file_name(name)[:-3] if name else DEFAULT_PROJECT
+
+
+def _fit(text: str, budget: int, more: str) -> str:
+    """``text`` cut at a line boundary to fit ``budget`` tokens, saying where the rest is."""
+    if tokens(text) <= budget:
+        return text
+    note = f"\n… (cut to fit the budget; the rest is in {more})"
+    room = max(0, budget * 4 - len(note))
+    cut = text[:room]
+    if "\n" in cut:
+        cut = cut[: cut.rindex("\n")]
+    return (cut.rstrip() + note) if budget * 4 > len(note) else ""
+
+
+def _body(text: str) -> str:
+    block = read_frontmatter(text)
+    return text[block.body_offset:].strip() if not block.error else text.strip()
+
+
+def _handoffs(vault: Vault, project: str) -> list[str]:
+    folder = vault.root / "sessions" / project
+    if not folder.is_dir():
+        return []
+    return sorted(f"sessions/{project}/{f.name}" for f in folder.iterdir()
+                  if f.name.endswith("-handoff.md") and f.is_file())
+
+
+def session_start(vault: Vault, project: str | None = None, *, budget: int = 2000
+                  ) -> dict[str, Any]:
+    """``memory.md``, the last handoff of ``project`` and the pages changed since it closed,
+    together within ``budget`` tokens."""
+    p = Problems()
+    slug = _project(p, project)
+    if not isinstance(budget, int) or isinstance(budget, bool) or budget < 50:
+        p.add("budget", f"{budget!r} must be a whole number of tokens, at least 50")
+    p.raise_if_any()
+    reindex(vault)
+    state = load_state(vault.root, STATE).get(slug, {})
+    memory_path = vault.root / "memory.md"
+    memory = _body(memory_path.read_text(encoding="utf-8")) if memory_path.is_file() else ""
+    handoffs = _handoffs(vault, slug)
+    handoff = None
+    if handoffs:
+        rel = handoffs[-1]
+        handoff = {"path": rel, "text": _body((vault.root / rel).read_text(encoding="utf-8"))}
+    since = state.get("closed")
+    changed = _changed(vault, state.get("closed_clock"))
+
+    # Budget: the handoff is the most specific, then core memory, then the list of changes.
+    head = f"# Session start — {slug} — {now().isoformat(sep=' ', timespec='minutes')}\n"
+    left = budget - tokens(head)
+    parts = [head]
+    sections: list[tuple[str, str, str, float]] = [
+        ("## Last handoff" + (f" ({handoff['path']})" if handoff else ""),
+         handoff["text"] if handoff else "(no handoff yet for this project)",
+         handoff["path"] if handoff else "sessions/", 0.45),
+        ("## Core memory (memory.md)", memory or "(memory.md is empty)", "memory.md", 0.35),
+        ("## Changed since the last session" + (f" ({since})" if since else ""),
+         "\n".join(f"- {c['path']} — {c['title']} ({c['changed']})" for c in changed)
+         or "(nothing changed)", "`kenning search --since`", 0.2),
+    ]
+    spare = 0
+    for i, (title, text, where, share) in enumerate(sections):
+        room = int(left * share) + spare
+        if i == len(sections) - 1:
+            room = left - sum(tokens(x) for x in parts[1:])
+        block = f"\n{title}\n\n" + text.strip() + "\n"
+        if tokens(block) > room:
+            block = _fit(block, max(room, 0), where)
+        spare = max(0, room - tokens(block))
+        if block:
+            parts.append(block)
+    out = "".join(parts)
+    if tokens(out) > budget:
+        out = _fit(out, budget, "the files above")
+    with write_lock(vault.root):
+        all_state = load_state(vault.root, STATE)
+        all_state.setdefault(slug, {})["started"] = now().isoformat()
+        save_state(vault.root, STATE, all_state)
+    return {"project": slug, "memory": memory, "handoff": handoff, "changed": changed,
+            "since": since, "budget": budget, "tokens": tokens(out), "text": out}
+
+
+def _changed(vault: Vault, since: float | None, limit: int = 30) -> list[dict[str, Any]]:
+    """Pages whose files changed after ``since`` (epoch seconds), newest first, from the index;
+    without ``since``, the most recently changed pages."""
+    import datetime as dt
+
+    where, params = "p.folder != 'sessions'", []
+    if isinstance(since, int | float):
+        where += " AND f.mtime_ns > ?"
+        params.append(int(since * 1e9))
+    try:
+        rows = vault.db.execute(
+            f"SELECT p.path, p.title, f.mtime_ns FROM pages p JOIN files f ON f.id = p.id"
+            f" WHERE {where} ORDER BY f.mtime_ns DESC, p.path LIMIT ?",
+            (*params, limit if since else 10)).fetchall()
+    except sqlite3.Error:  # a missing or broken index only loses this list
+        return []
+    return [{"path": r[0], "title": r[1],
+             "changed": dt.datetime.fromtimestamp(r[2] / 1e9).isoformat(timespec="minutes")}
+            for r in rows]
+
+
+# -- close -------------------------------------------------------------------------------------
+
+
+def _messages(p: Problems, transcript: Any) -> list[tuple[str, str]]:
+    if isinstance(transcript, str):
+        if "\x00" in transcript:
+            p.add("transcript", "contains a NUL byte")
+        if len(transcript) > MAX_TRANSCRIPT:
+            p.add("transcript", f"is {len(transcript):,} characters (at most {MAX_TRANSCRIPT:,})")
+        return [("", transcript)]
+    if not isinstance(transcript, list):
+        p.add("transcript", "must be text or a list of {role, content} messages")
+        return []
+    out, size = [], 0
+    for i, msg in enumerate(transcript):
+        if not isinstance(msg, dict) or not isinstance(msg.get("content"), str):
+            p.add(f"transcript[{i}]", "must be an object with text 'content' (and 'role')")
+            continue
+        role = msg.get("role", "")
+        if not isinstance(role, str) or "\n" in role or len(role) > 40:
+            p.add(f"transcript[{i}].role", "must be a short one-line name")
+            continue
+        if "\x00" in msg["content"]:
+            p.add(f"transcript[{i}].content", "contains a NUL byte")
+        size += len(msg["content"])
+        out.append((role, msg["content"]))
+    if size > MAX_TRANSCRIPT:
+        p.add("transcript", f"is {size:,} characters (at most {MAX_TRANSCRIPT:,})")
+    return out
+
+
+def _render(messages: list[tuple[str, str]], header: str) -> tuple[str, list[tuple[int, str]]]:
+    """The transcript page, every message line quoted (so no line in it reads as a section,
+    a fact or a marker of the page itself), and (file line, original line) of each message
+    line for citations."""
+    lines = header.rstrip("\n").split("\n")
+    lines += ["", "## Transcript"]
+    mapped: list[tuple[int, str]] = []
+    for role, content in messages:
+        lines.append("")
+        if role:
+            lines.append(f"**{role}:**")
+            lines.append("")
+        for raw in content.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+            lines.append("> " + raw if raw else ">")
+            mapped.append((len(lines), raw))
+    return "\n".join(lines) + "\n", mapped
+
+
+def extract_markers(mapped: list[tuple[int, str]]) -> list[tuple[int, str, str]]:
+    """(line, key, text) of each explicit marker line, skipping fenced code."""
+    out = []
+    fenced = False
+    for line, raw in mapped:
+        if _FENCE.match(raw):
+            fenced = not fenced
+            continue
+        if fenced:
+            continue
+        body = _LEAD.sub("", raw, count=1).strip()
+        m = _MARKER.match(body)
+        if m:
+            out.append((line, m.group("key"), m.group("text").strip()))
+    return out
+
+
+_BECAUSE = re.compile(r"\s+because\s+", re.I)
+_REJECTED = re.compile(r"[;.]?\s*\brejected\s*:\s*", re.I)
+
+
+def parse_decision(text: str) -> dict[str, Any]:
+    """``<what> [because <why>] [; rejected: a (why); b — why]`` → the decision's parts."""
+    m = _REJECTED.search(text)
+    main, rest = (text[: m.start()], text[m.end():]) if m else (text, "")
+    parts = _BECAUSE.split(main, maxsplit=1)
+    decided = parts[0].strip().rstrip(".;")
+    because = parts[1].strip() if len(parts) > 1 else ""
+    rejected = []
+    for part in filter(None, (s.strip() for s in rest.split(";"))):
+        m = re.match(r"(?P<o>.+?)\s*\((?P<w>.+)\)\s*\.?$", part) or re.match(
+            r"(?P<o>.+?)\s+(?:—|–|-|:)\s+(?P<w>.+)$", part)
+        if m:
+            rejected.append({"option": m.group("o").strip(), "why": m.group("w").strip()})
+        else:
+            rejected.append({"option": part.rstrip("."), "why": "not stated"})
+    words = decided.split()
+    name = " ".join(words[:8]).rstrip(".,;:")
+    return {"name": name or "Decision", "decided": decided,
+            "because": because.rstrip(".") + "." if because else
+            "Not stated in the session; see the transcript.", "rejected": rejected}
+
+
+def session_close(vault: Vault, transcript: str | list[dict[str, Any]], *,
+                  project: str | None = None, summary: str | None = None) -> dict[str, Any]:
+    """Write the transcript, run the marker writes, and write the handoff."""
+    p = Problems()
+    slug = _project(p, project)
+    messages = _messages(p, transcript)
+    note = p.text("summary", summary, required=False)
+    p.raise_if_any()
+    moment = now()
+    stamp = moment.strftime("%Y-%m-%d-%H%M%S")
+    folder = f"sessions/{slug}"
+    tpath, hpath = f"{folder}/{stamp}-transcript.md", f"{folder}/{stamp}-handoff.md"
+    n = 2
+    while (vault.root / tpath).exists() or (vault.root / hpath).exists():
+        tpath, hpath = f"{folder}/{stamp}-{n}-transcript.md", f"{folder}/{stamp}-{n}-handoff.md"
+        n += 1
+    header = new_page(title=f"Session {moment.isoformat(sep=' ', timespec='minutes')} — {slug}",
+                      frontmatter={"type": "session", "project": slug, "date": today(),
+                                   "closed": moment.isoformat()})
+    text, mapped = _render(messages, header)
+    with write_lock(vault.root):
+        state = load_state(vault.root, STATE).get(slug, {})
+        write_page(vault.root, tpath, text)
+    since = state.get("started") or state.get("closed")
+
+    decisions: list[dict[str, Any]] = []
+    retained: list[dict[str, Any]] = []
+    todos: list[dict[str, Any]] = []
+    errors: list[str] = []
+    link = tpath[:-3]
+    for line, key, body in extract_markers(mapped):
+        where = cite(tpath, line)
+        try:
+            if key == "DECISION":
+                parts = parse_decision(body)
+                try:
+                    result = write.record_decision(
+                        vault, parts["name"], "general", parts["decided"], parts["because"],
+                        parts["rejected"], source=f"[[{link}#L{line}]]")
+                except MemoryInputError as exc:
+                    if not any(x.startswith("name:") for x in exc.problems):
+                        raise
+                    result = write.record_decision(
+                        vault, f"{parts['name']} ({stamp})", "general", parts["decided"],
+                        parts["because"], parts["rejected"], source=f"[[{link}#L{line}]]")
+                decisions.append({"path": result["path"], "title": result["title"],
+                                  "decided": parts["decided"], "from": where,
+                                  "citation": result["citations"]["decided"]})
+            elif key == "TODO":
+                todos.append({"text": body, "from": where})
+                result = write.retain(vault, "B", f"TODO: {body}")
+                retained.append({"kind": "B", "text": f"TODO: {body}", "from": where,
+                                 "citation": result["citation"]})
+            else:
+                kind, text, ents, conf = "W", body, [], None
+                if key != "REMEMBER":
+                    item = parse_page(f"## Retain\n- {key}: {body}\n", "m.md").retain
+                    if not item:
+                        raise MemoryInputError([f"{key}: is not a retain bullet"])
+                    kind, text = item[0].kind, item[0].text
+                    ents, conf = list(item[0].entities), item[0].confidence
+                result = write.retain(vault, kind, text, ents, conf)
+                retained.append({"kind": kind, "text": text, "from": where,
+                                 "citation": result["citation"]})
+        except KenningError as exc:
+            errors.append(f"{where}: {key}: {exc.message}")
+
+    changes = [e for e in read_journal(vault.root, since)
+               if e.get("op") in ("record", "revise", "invalidate", "note", "delete")]
+    handoff = _handoff(vault, slug, moment.isoformat(), tpath, note, messages, decisions,
+                       retained, todos, changes, errors)
+    with write_lock(vault.root):
+        write_page(vault.root, hpath, handoff)
+        all_state = load_state(vault.root, STATE)
+        # "closed_clock": the real clock after every write of this session; "changed since"
+        # compares it with file modification times.
+        all_state[slug] = {**all_state.get(slug, {}), "closed": now().isoformat(),
+                           "closed_clock": time.time(), "handoff": hpath}
+        all_state[slug].pop("started", None)
+        save_state(vault.root, STATE, all_state)
+    return {"project": slug, "transcript": tpath, "handoff": hpath, "decisions": decisions,
+            "retained": retained, "todos": todos, "changes": changes, "errors": errors,
+            **reindex(vault)}
+
+
+def _handoff(vault: Vault, slug: str, closed: str, tpath: str, note: str | None,
+             messages: list[tuple[str, str]], decisions: list[dict[str, Any]],
+             retained: list[dict[str, Any]], todos: list[dict[str, Any]],
+             changes: list[dict[str, Any]], errors: list[str]) -> str:
+    summary = note or (
+        f"Session of {len(messages)} message{'s' if len(messages) != 1 else ''}: "
+        f"{len(decisions)} decision(s), {len(changes)} change(s) to pages, "
+        f"{len(retained)} item(s) retained, {len(todos)} open TODO(s).")
+    lines: list[str] = []
+    if decisions:
+        lines += ["## Decisions", ""]
+        lines += [f"- {link_to(d['path'], d['title'])}: {d['decided']} ({d['citation']})"
+                  for d in decisions]
+        lines.append("")
+    if changes:
+        lines += ["## Changes", ""]
+        for c in changes:
+            op, path = c.get("op"), str(c.get("path", ""))
+            title = path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+            if op == "revise":
+                lines.append(f"- Revised {path}: {c.get('old', '')!r} → {c.get('text', '')!r}"
+                             f" ({c.get('citation', '')}); the old fact stays, superseded")
+            elif op == "invalidate":
+                lines.append(f"- Invalidated on {path}: {c.get('text', '')!r} — "
+                             f"{c.get('reason', '')} ({c.get('citation', '')})")
+            elif op == "delete":
+                lines.append(f"- Deleted {path} (moved to {c.get('trash', '')})")
+            else:
+                lines.append(f"- {str(op).capitalize()} {title}: {c.get('text', '')} "
+                             f"({c.get('citation', '')})")
+        lines.append("")
+    if retained:
+        lines += ["## Retained", ""]
+        lines += [f"- {r['kind']}: {r['text']} ({r['citation']})" for r in retained]
+        lines.append("")
+    if todos:
+        lines += ["## Open TODOs", ""]
+        lines += [f"- [ ] {t['text']} ({t['from']})" for t in todos]
+        lines.append("")
+    if errors:
+        lines += ["## Not recorded", ""]
+        lines += [f"- {e}" for e in errors]
+        lines.append("")
+    body = "\n".join(lines)
+    return new_page(
+        title=f"Handoff — {slug} — {closed.replace('T', ' ')[:16]}",
+        frontmatter={"type": "session", "project": slug, "closed": closed,
+                     "transcript": f"[[{tpath[:-3]}]]"},
+        summary=f"{summary} Transcript: [[{tpath[:-3]}]].",
+        body=body)

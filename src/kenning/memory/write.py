@@ -1,0 +1,760 @@
+"""The agent write path: record, record_decision, revise, invalidate, retain, note, delete.
+
+Every call works in two phases under the vault write lock: first it builds the new text of every
+page it touches in memory, collecting every problem of the whole batch (vocabulary, names, sizes,
+missing entities, malformed pages); if there is any, it raises one ``MemoryInputError`` listing
+them all and writes nothing. Then it writes each file atomically, appends to the write journal and
+indexes incrementally, so recall sees the write at once.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from kenning import vocabulary
+from kenning.errors import KenningError
+from kenning.index.edges import date_ceiling, date_floor
+from kenning.memory.common import (
+    MAX_ITEMS,
+    MAX_TEXT,
+    MemoryInputError,
+    Problems,
+    Resolver,
+    cite,
+    epistemic,
+    journal,
+    link_to,
+    next_fact_id,
+    read_page,
+    reindex,
+    today,
+    wiki_target,
+    write_lock,
+    write_page,
+)
+from kenning.vault.frontmatter import FrontmatterError
+from kenning.vault.layout import entity_file_name, entity_path
+from kenning.vault.page import (
+    Fact,
+    Page,
+    RetainItem,
+    TimelineEntry,
+    add_fact,
+    append_retain,
+    append_timeline,
+    new_page,
+    parse_page,
+    render_retain,
+    replace_fact,
+    set_frontmatter,
+)
+
+if TYPE_CHECKING:
+    from kenning.api import Vault
+
+
+class NotAllowed(KenningError, PermissionError):
+    """An operation the caller may not do (e.g. a remote caller deleting a page)."""
+
+
+_ENTITY_KEYS = {"name", "type", "domain", "aliases", "summary", "observations"}
+_OBS_KEYS = {"text", "valid_from", "valid_to", "epistemic", "confidence", "source"}
+_REL_KEYS = {"from", "rel", "to", "text", "valid_from", "valid_to", "epistemic", "confidence",
+             "source"}
+_HEADING = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)", re.M)
+_LINK = re.compile(r"\[\[|\]\(")
+
+
+@dataclass
+class _Edit:
+    """A page being changed in memory: its path, title, text and the fact ids it got."""
+
+    path: str
+    title: str
+    text: str
+    created: bool
+    facts: list[tuple[str, str]] = field(default_factory=list)   # (block id, text)
+    taken: set[str] = field(default_factory=set)
+
+
+class _Batch:
+    """Pages a call will write, built in memory first."""
+
+    def __init__(self, vault: Vault, problems: Problems) -> None:
+        self.vault = vault
+        self.root = vault.root
+        self.p = problems
+        self.edits: dict[str, _Edit] = {}
+        self.resolver = Resolver(vault)
+
+    def open(self, path: str, where: str) -> _Edit | None:
+        if path in self.edits:
+            return self.edits[path]
+        try:
+            text, page = read_page(self.root, path)
+        except (OSError, KenningError) as exc:
+            self.p.add(where, f"cannot read {path}: {exc}")
+            return None
+        edit = _Edit(path, page.title, text, created=False)
+        self.edits[path] = edit
+        return edit
+
+    def add_fact(self, edit: _Edit, fact: Fact) -> str:
+        page = parse_page(edit.text, edit.path)
+        block = next_fact_id(page, edit.taken)
+        edit.taken.add(block)
+        edit.text = add_fact(edit.text, replace(fact, block_id=block))
+        edit.facts.append((block, fact.text))
+        return block
+
+    def touch(self, edit: _Edit, updates: dict[str, Any] | None = None) -> None:
+        """Set ``updated`` (and other owned keys) unless the frontmatter is malformed."""
+        if edit.created:
+            return
+        try:
+            edit.text = set_frontmatter(edit.text, {**(updates or {}), "updated": today()})
+        except FrontmatterError as exc:
+            if updates:
+                self.p.add(edit.path, f"cannot change its frontmatter ({exc}); fix the YAML")
+
+    def write(self) -> list[dict[str, Any]]:
+        """Write every edited page (atomically, one by one); return the facts written."""
+        out = []
+        for edit in self.edits.values():
+            write_page(self.root, edit.path, edit.text)
+            page = parse_page(edit.text, edit.path)
+            by_id = {f.block_id: f for f in page.facts if f.block_id}
+            for block, text in edit.facts:
+                fact = by_id.get(block)
+                if fact is not None:
+                    out.append({"entity": edit.title, "path": edit.path, "id": block,
+                                "citation": cite(edit.path, fact.line), "text": text})
+        return out
+
+
+# -- checks shared by the operations -------------------------------------------------------------
+
+
+def _fact_body(p: Problems, where: str, text: str, *, trusted: bool) -> tuple[
+        str | None, str | None, str] | None:
+    """(relation, target, text) of fact text; a leading ``rel:: [[Target]]`` makes it typed.
+
+    Text that would read back as something else (``[key:: value]`` fields, a trailing ``^id``)
+    is refused rather than silently changed.
+    """
+    if not trusted and _LINK.search(text):
+        p.add(where, "remote callers cannot write links ([[…]] or […](…)) in text; "
+              "use relations between recorded entities")
+        return None
+    parsed = parse_page("## Facts\n- " + text + "\n", "check.md")
+    facts = parsed.facts
+    if len(facts) != 1 or parsed.problems:
+        why = parsed.problems[0].message if parsed.problems else "it is not one line of text"
+        p.add(where, f"cannot be stored as a fact: {why}")
+        return None
+    fact = facts[0]
+    if (fact.valid_from, fact.valid_to, fact.recorded, fact.expired, fact.successor,
+            fact.confidence, fact.source, fact.block_id) != (None,) * 8 \
+            or fact.status != "active" or fact.epistemic != vocabulary.EPISTEMIC_DEFAULT:
+        p.add(where, f"{text[:60]!r} contains Kenning fact syntax ([key:: value] or a trailing "
+              "^id); pass dates, status and sources as fields")
+        return None
+    return fact.relation, fact.target, fact.text
+
+
+def _source(p: Problems, where: str, value: Any, resolver: Resolver, *, trusted: bool
+            ) -> str | None:
+    source = p.text(where, value, required=False, limit=1000, one_line=True)
+    if not source:
+        return None
+    if re.search(r"[\[\]]", re.sub(r"\[\[[^\[\]]*\]\]", "", source)):
+        p.add(where, f"{source!r} may contain brackets only as [[wikilinks]]")
+        return None
+    if not trusted:
+        for target in re.findall(r"\[\[([^\]]*)\]\]", source):
+            found, _ = resolver.find(target)
+            if found is None:
+                p.add(where, f"{target!r} is not a page of the vault (remote callers may cite "
+                      "only existing pages)")
+                return None
+    return source
+
+
+def _observation(p: Problems, where: str, raw: Any, resolver: Resolver, *, trusted: bool,
+                 allow_entity: bool = False) -> Fact | None:
+    """A Fact (line 0, no block id) from an observation string or dict, or None with problems."""
+    if isinstance(raw, str):
+        raw = {"text": raw}
+    if not isinstance(raw, dict):
+        p.add(where, f"must be text or an object with 'text', not {type(raw).__name__}")
+        return None
+    allowed = _OBS_KEYS | ({"entity"} if allow_entity else set())
+    for key in sorted(set(raw) - allowed):
+        p.add(where, f"unknown field {key!r} (allowed: {', '.join(sorted(allowed))})")
+    text = p.text(where + ".text", raw.get("text"), one_line=True)
+    if text is None:
+        return None
+    body = _fact_body(p, where + ".text", text, trusted=trusted)
+    start = p.date(where + ".valid_from", raw.get("valid_from"))
+    end = p.date(where + ".valid_to", raw.get("valid_to"))
+    if start and end and date_floor(start) > (date_ceiling(end) or ""):
+        p.add(where, f"valid_from {start} is after valid_to {end}")
+    status = epistemic(p, where + ".epistemic", raw.get("epistemic"))
+    conf = p.confidence(where + ".confidence", raw.get("confidence"))
+    source = _source(p, where + ".source", raw.get("source"), resolver, trusted=trusted)
+    if body is None:
+        return None
+    relation, target, rest = body
+    if relation and target and trusted:
+        found, candidates = resolver.find(target)
+        if found is None:
+            p.add(where + ".text", f"{relation}:: points at {target!r}, which "
+                  + ("names several pages: " + ", ".join(candidates) if candidates
+                     else "is not a page; record it first"))
+    return Fact(0, relation, target, rest, start, end, "active", None, status, conf, source,
+                None, today(), None)
+
+
+def _items(p: Problems, where: str, value: Any) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list | tuple):
+        p.add(where, f"must be a list, not {type(value).__name__}")
+        return []
+    return list(value)
+
+
+# -- record --------------------------------------------------------------------------------------
+
+
+def record(vault: Vault, entities: list[dict[str, Any]] | None = None,
+           relations: list[dict[str, Any]] | None = None,
+           observations: list[dict[str, Any]] | None = None, *,
+           trusted: bool = True) -> dict[str, Any]:
+    """Create or update entities, relations and observations in one all-or-nothing call."""
+    p = Problems()
+    ents = _items(p, "entities", entities)
+    rels = _items(p, "relations", relations)
+    obs = _items(p, "observations", observations)
+    if len(ents) + len(rels) + len(obs) > MAX_ITEMS:
+        p.add("", f"{len(ents) + len(rels) + len(obs)} items in one call (at most {MAX_ITEMS})")
+        p.raise_if_any()
+    if not (ents or rels or obs):
+        p.add("", "nothing to record: give entities, relations or observations")
+    p.raise_if_any()
+    with write_lock(vault.root):
+        batch = _Batch(vault, p)
+        named: dict[str, _Edit] = {}   # normalised name or alias → page, for this call
+
+        def find(where: str, ref: Any) -> _Edit | None:
+            from kenning.index.indexer import norm_name
+
+            name = p.name(where, ref)
+            if name is None:
+                return None
+            if norm_name(name) in named:
+                return named[norm_name(name)]
+            path, candidates = batch.resolver.find(name)
+            if path is None:
+                p.add(where, f"{name!r} names several pages: {', '.join(candidates)}; give the "
+                      "path" if candidates else f"no entity named {name!r}: record it in "
+                      "'entities' of the same call or first")
+                return None
+            return batch.open(path, where)
+
+        for i, raw in enumerate(ents):
+            _plan_entity(batch, named, f"entities[{i}]", raw, trusted=trusted)
+        for i, raw in enumerate(rels):
+            where = f"relations[{i}]"
+            if not isinstance(raw, dict):
+                p.add(where, f"must be an object with from, rel, to, not {type(raw).__name__}")
+                continue
+            for key in sorted(set(raw) - _REL_KEYS):
+                p.add(where, f"unknown field {key!r} (allowed: {', '.join(sorted(_REL_KEYS))})")
+            rel = p.vocab(where + ".rel", vocabulary.relation, raw.get("rel"))
+            src = find(where + ".from", raw.get("from"))
+            dst = find(where + ".to", raw.get("to"))
+            extra = {k: v for k, v in raw.items() if k in _OBS_KEYS - {"text"}}
+            text = raw.get("text")
+            if text is not None and not isinstance(text, str):
+                p.add(where + ".text", "must be text")
+                text = None
+            fact = _observation(p, where, {"text": text or "relation", **extra}, batch.resolver,
+                                trusted=trusted)
+            if fact is None or src is None or dst is None or rel is None:
+                continue
+            link = link_to(dst.path, dst.title)
+            fact = replace(fact, relation=rel, target=link[2:-2].split("|")[0],
+                           text=f"{link} {text.strip() if text else ''}".strip())
+            batch.add_fact(src, fact)
+        for i, raw in enumerate(obs):
+            where = f"observations[{i}]"
+            if not isinstance(raw, dict):
+                p.add(where, f"must be an object with entity and text, not {type(raw).__name__}")
+                continue
+            target = find(where + ".entity", raw.get("entity"))
+            fact = _observation(p, where, raw, batch.resolver, trusted=trusted,
+                                allow_entity=True)
+            if fact is not None and target is not None:
+                batch.add_fact(target, fact)
+        for edit in batch.edits.values():
+            batch.touch(edit)
+        p.raise_if_any()
+        facts = batch.write()
+        journal(vault.root, [{"op": "record", **f} for f in facts])
+    created = [e.path for e in batch.edits.values() if e.created]
+    updated = [e.path for e in batch.edits.values() if not e.created]
+    return {"created": created, "updated": updated, "facts": facts, **reindex(vault)}
+
+
+def _plan_entity(batch: _Batch, named: dict[str, _Edit], where: str, raw: Any, *,
+                 trusted: bool) -> None:
+    from kenning.index.indexer import norm_name
+
+    p = batch.p
+    if not isinstance(raw, dict):
+        p.add(where, f"must be an object with name and type, not {type(raw).__name__}")
+        return
+    for key in sorted(set(raw) - _ENTITY_KEYS):
+        p.add(where, f"unknown field {key!r} (allowed: {', '.join(sorted(_ENTITY_KEYS))})")
+    name = p.name(where + ".name", raw.get("name"))
+    if "type" not in raw:
+        p.add(where + ".type", "is required; allowed: " + ", ".join(vocabulary.ENTITY_TYPES))
+        etype = None
+    else:
+        etype = p.vocab(where + ".type", vocabulary.entity_type, raw.get("type"))
+    domain = p.vocab(where + ".domain", vocabulary.domain, raw["domain"]) \
+        if raw.get("domain") is not None else None
+    aliases = [alias for j, raw_alias in enumerate(_items(p, where + ".aliases",
+                                                          raw.get("aliases")))
+               if (alias := p.name(f"{where}.aliases[{j}]", raw_alias))]
+    summary = p.text(where + ".summary", raw.get("summary"), required=False)
+    if summary and _HEADING.search(summary):
+        p.add(where + ".summary", "may not contain a Markdown heading line")
+        summary = None
+    if summary and not trusted and _LINK.search(summary):
+        p.add(where + ".summary", "remote callers cannot write links in text")
+    facts = [f for j, o in enumerate(_items(p, where + ".observations", raw.get("observations")))
+             if (f := _observation(p, f"{where}.observations[{j}]", o, batch.resolver,
+                                   trusted=trusted))]
+    if name is None or etype is None:
+        return
+    if norm_name(name) in named:
+        p.add(where + ".name", f"{name!r} appears twice in this call")
+        return
+    path, candidates = batch.resolver.find(name)
+    if candidates:
+        p.add(where + ".name", f"{name!r} names several pages: {', '.join(candidates)}")
+        return
+    if path is not None:
+        edit = batch.open(path, where)
+        if edit is None:
+            return
+        page = parse_page(edit.text, path)
+        if page.type and page.type != etype:
+            p.add(where + ".type", f"{name!r} exists as {path} with type {page.type}, not "
+                  f"{etype}")
+            return
+        updates: dict[str, Any] = {}
+        new_aliases = [a for a in aliases if a not in page.aliases and a != page.title]
+        if new_aliases:
+            updates["aliases"] = [*page.aliases, *new_aliases]
+        if domain and not page.domain:
+            updates["domain"] = domain
+        if updates:
+            batch.touch(edit, updates)
+        if summary and not page.summary:
+            from kenning.vault.page import set_summary
+
+            try:
+                edit.text = set_summary(edit.text, summary)
+            except ValueError as exc:
+                p.add(where + ".summary", str(exc))
+    else:
+        path = entity_path(etype, name)
+        stem, n = path[:-3], 2
+        while (batch.root / path).exists() or path in batch.edits:
+            path, n = f"{stem}-{n}.md", n + 1
+        front: dict[str, Any] = {"type": etype}
+        if aliases:
+            front["aliases"] = aliases
+        if domain:
+            front["domain"] = domain
+        front["created"] = today()
+        front["updated"] = today()
+        edit = _Edit(path, name, new_page(title=name, frontmatter=front, summary=summary or ""),
+                     created=True)
+        batch.edits[path] = edit
+    named[norm_name(name)] = edit
+    for alias in aliases:
+        named.setdefault(norm_name(alias), edit)
+    for fact in facts:
+        batch.add_fact(edit, fact)
+
+
+# -- decisions -----------------------------------------------------------------------------------
+
+
+def record_decision(vault: Vault, name: str, domain: str, decided: str, because: str,
+                    rejected: list[dict[str, str]] | None = None, *, date: str | None = None,
+                    source: str | None = None, trusted: bool = True) -> dict[str, Any]:
+    """A ``decisions/`` page whose decision, reason and each rejected option (with its why) are
+    separate lines, so each can be found and cited on its own."""
+    p = Problems()
+    title = p.name("name", name)
+    dom = p.vocab("domain", vocabulary.domain, domain)
+    what = p.text("decided", decided, one_line=True)
+    why = p.text("because", because)
+    if why and _HEADING.search(why):
+        p.add("because", "may not contain a Markdown heading line")
+    day = p.date("date", date) or today()
+    options: list[tuple[str, str]] = []
+    for i, raw in enumerate(_items(p, "rejected", rejected)):
+        if isinstance(raw, str):
+            option, _, reason = raw.partition(":")
+            raw = {"option": option, "why": reason}
+        if not isinstance(raw, dict):
+            p.add(f"rejected[{i}]", "must be an object with option and why")
+            continue
+        for key in sorted(set(raw) - {"option", "why"}):
+            p.add(f"rejected[{i}]", f"unknown field {key!r} (allowed: option, why)")
+        option = p.text(f"rejected[{i}].option", raw.get("option"), one_line=True, limit=1000)
+        reason = p.text(f"rejected[{i}].why", raw.get("why"), one_line=True)
+        if option and reason:
+            options.append((option, reason))
+    for where, value in (("decided", what), ("because", why),
+                         *((f"rejected[{i}]", o + " " + r) for i, (o, r) in enumerate(options))):
+        if value and not trusted and _LINK.search(value):
+            p.add(where, "remote callers cannot write links in text")
+    with write_lock(vault.root):
+        resolver = Resolver(vault)
+        cited = _source(p, "source", source, resolver, trusted=trusted)
+        path = entity_path("decision", title) if title else None
+        if title and path:
+            existing, candidates = resolver.find(title)
+            if existing or candidates or (vault.root / path).exists():
+                p.add("name", f"a page named {title!r} exists ({existing or path}); revise it "
+                      "or choose another name")
+        p.raise_if_any()
+        assert title and path and what and why and dom
+        front: dict[str, Any] = {
+            "type": "decision", "domain": dom, "status": "active", "decided": day,
+            "because": " ".join(why.split()),
+            "rejected": [f"{o} — {r}" for o, r in options],
+            "created": today(), "updated": today(),
+        }
+        if not options:
+            del front["rejected"]
+        body = "## Because\n\n" + why.replace("\r\n", "\n") + "\n"
+        if options:
+            body += "\n## Rejected\n\n" + "".join(
+                f"- {o} — rejected: {r}\n" for o, r in options)
+        text = new_page(title=title, frontmatter=front, summary=f"Decided on {day}: {what}",
+                        body=body)
+        text = append_timeline(text, TimelineEntry(0, day, f"Decided: {what[:200]}", cited))
+        write_page(vault.root, path, text)
+        lines = text.split("\n")
+        summary_line = next(n for n, line in enumerate(lines, 1)
+                            if line.startswith(f"Decided on {day}:"))
+        because_line = lines.index("## Because") + 3
+        rejected_out = []
+        if options:
+            start = lines.index("## Rejected") + 3
+            rejected_out = [{"option": o, "why": r, "citation": cite(path, start + i)}
+                            for i, (o, r) in enumerate(options)]
+        because_end = because_line + len(why.split("\n")) - 1
+        result = {
+            "path": path, "created": True, "title": title,
+            "citations": {"decided": cite(path, summary_line),
+                          "because": cite(path, because_line, because_end),
+                          "rejected": rejected_out},
+        }
+        journal(vault.root, [{"op": "decide", "path": path, "citation": cite(path, summary_line),
+                              "text": what}])
+    return {**result, **reindex(vault)}
+
+
+# -- revise / invalidate -------------------------------------------------------------------------
+
+
+def _match_fact(p: Problems, where: str, page: Page, ref: Any) -> Fact | None:
+    """The active fact ``ref`` names: a block id (``^f3``/``f3``), its exact text, or a unique
+    case-insensitive part of its text."""
+    if not isinstance(ref, str) or not ref.strip():
+        p.add(where, "give the fact's id (^f3) or its text")
+        return None
+    key = ref.strip()
+    block = key[1:] if key.startswith("^") else key
+    by_id = [f for f in page.facts if f.block_id == block]
+    if by_id:
+        fact = by_id[0]
+    else:
+        fold = " ".join(key.casefold().split())
+        exact = [f for f in page.facts if " ".join(f.text.casefold().split()) == fold]
+        part = [f for f in page.facts if fold in " ".join(f.text.casefold().split())]
+        pool = exact or part
+        active = [f for f in pool if f.status == "active"]
+        if len(active) == 1:
+            fact = active[0]
+        elif len(active) > 1:
+            p.add(where, f"{_q(key)} matches {len(active)} facts of {page.path} (lines "
+                  + ", ".join(str(f.line) for f in active) + "); give the id (^fN)")
+            return None
+        elif pool:
+            fact = pool[0]
+        else:
+            p.add(where, f"no fact of {page.path} matches {_q(key)}")
+            return None
+    if fact.status != "active":
+        p.add(where, f"the fact on {page.path}:{fact.line} is already {fact.status}"
+              + (f" (by {fact.successor})" if fact.successor else ""))
+        return None
+    return fact
+
+
+def _q(text: str) -> str:
+    return repr(text if len(text) <= 60 else text[:57] + "...")
+
+
+def _day_before(value: str) -> str:
+    floor = date_floor(value) or value
+    return (_dt.date.fromisoformat(floor) - _dt.timedelta(days=1)).isoformat()
+
+
+def _entity(p: Problems, batch: _Batch, where: str, ref: Any) -> _Edit | None:
+    if not isinstance(ref, str) or not ref.strip():
+        p.add(where, "give the entity's name or path")
+        return None
+    path, candidates = batch.resolver.find(ref)
+    if path is None:
+        p.add(where, f"{ref!r} names several pages: {', '.join(candidates)}" if candidates
+              else f"no page named {ref!r}")
+        return None
+    return batch.open(path, where)
+
+
+def revise(vault: Vault, entity: str, observation: str, new_text: str | None = None, *,
+           superseded_by: str | None = None, superseding_entity: str | None = None,
+           valid_from: str | None = None, source: str | None = None,
+           epistemic_status: str | None = None, confidence: float | None = None,
+           trusted: bool = True) -> dict[str, Any]:
+    """Supersede a fact: it stays, marked ``superseded`` with the day and a link to its successor
+    (a new fact with ``new_text``, or an existing one named by ``superseded_by``)."""
+    p = Problems()
+    if (new_text is None) == (superseded_by is None):
+        p.add("new_text", "give either the new text or superseded_by (an existing fact), "
+              "not both or neither")
+    start = p.date("valid_from", valid_from)
+    with write_lock(vault.root):
+        batch = _Batch(vault, p)
+        edit = _entity(p, batch, "entity", entity)
+        old = _match_fact(p, "observation", parse_page(edit.text, edit.path), observation) \
+            if edit else None
+        target = _entity(p, batch, "superseding_entity", superseding_entity) \
+            if superseding_entity else edit
+        new_fact = None
+        if new_text is not None:
+            new_fact = _observation(p, "new_text", {
+                "text": new_text, "valid_from": valid_from, "source": source,
+                "epistemic": epistemic_status, "confidence": confidence}, batch.resolver,
+                trusted=trusted)
+        successor: tuple[_Edit, Fact] | None = None
+        if superseded_by is not None and target is not None:
+            ref = superseded_by.strip().removeprefix("[[").removesuffix("]]")
+            page_ref, _, block = ref.rpartition("#")
+            holder = _entity(p, batch, "superseded_by", page_ref) if page_ref else target
+            if holder is not None:
+                fact = _match_fact(p, "superseded_by", parse_page(holder.text, holder.path),
+                                   block or ref)
+                if fact is not None:
+                    successor = (holder, fact)
+        p.raise_if_any()
+        assert edit is not None and old is not None and target is not None
+        old_id = old.block_id
+        if old_id is None:
+            old_id = next_fact_id(parse_page(edit.text, edit.path), edit.taken)
+            edit.taken.add(old_id)
+        if successor is not None:
+            holder, fact = successor
+            new_id = fact.block_id
+            if new_id is None:
+                new_id = next_fact_id(parse_page(holder.text, holder.path), holder.taken)
+                holder.taken.add(new_id)
+                holder.text = replace_fact(holder.text, fact.line, replace(fact, block_id=new_id))
+            new_holder = holder
+            new_line_text = fact.text
+        else:
+            assert new_fact is not None
+            new_id = batch.add_fact(target, new_fact)
+            new_holder = target
+            new_line_text = new_fact.text
+        # Re-read the old fact's line: adding to the same page appends after it.
+        current = min((f for f in parse_page(edit.text, edit.path).facts
+                       if f.text == old.text and f.status == "active"),
+                      key=lambda f: abs(f.line - old.line))
+        closed = current.valid_to
+        if closed is None and start:
+            closed = _day_before(start)
+        edit.text = replace_fact(edit.text, current.line, replace(
+            current, status="superseded", successor=wiki_target(new_holder.path, "#^" + new_id),
+            expired=today(), valid_to=closed, block_id=old_id))
+        edit.text = append_timeline(edit.text, TimelineEntry(
+            0, today(), f"Revised {_q(old.text)} → {_q(new_line_text)}",
+            None if successor else new_fact.source if new_fact else None))
+        for e in batch.edits.values():
+            batch.touch(e)
+        p.raise_if_any()
+        batch.write()
+        old_page = parse_page(edit.text, edit.path)
+        new_page_ = parse_page(new_holder.text, new_holder.path)
+        old_line = next(f.line for f in old_page.facts if f.block_id == old_id)
+        new_line = next(f.line for f in new_page_.facts if f.block_id == new_id)
+        result = {
+            "path": edit.path,
+            "old": {"id": old_id, "text": old.text, "citation": cite(edit.path, old_line)},
+            "new": {"id": new_id, "path": new_holder.path, "text": new_line_text,
+                    "citation": cite(new_holder.path, new_line)},
+        }
+        journal(vault.root, [{"op": "revise", "path": edit.path, "id": old_id,
+                              "citation": result["new"]["citation"], "old": old.text,
+                              "text": new_line_text}])
+    return {**result, **reindex(vault)}
+
+
+def invalidate(vault: Vault, entity: str, observation: str, *, reason: str,
+               source: str | None = None, trusted: bool = True) -> dict[str, Any]:
+    """Mark a fact ``invalidated`` (it was never true), with the day; the reason goes on the
+    page's timeline. Nothing is deleted."""
+    p = Problems()
+    why = p.text("reason", reason, one_line=True)
+    if why and not trusted and _LINK.search(why):
+        p.add("reason", "remote callers cannot write links in text")
+    with write_lock(vault.root):
+        batch = _Batch(vault, p)
+        cited = _source(p, "source", source, batch.resolver, trusted=trusted)
+        edit = _entity(p, batch, "entity", entity)
+        old = _match_fact(p, "observation", parse_page(edit.text, edit.path), observation) \
+            if edit else None
+        p.raise_if_any()
+        assert edit is not None and old is not None and why is not None
+        block = old.block_id or next_fact_id(parse_page(edit.text, edit.path))
+        edit.text = replace_fact(edit.text, old.line, replace(
+            old, status="invalidated", expired=today(), block_id=block))
+        edit.text = append_timeline(edit.text, TimelineEntry(
+            0, today(), f"Invalidated {_q(old.text)}: {why}", cited))
+        batch.touch(edit)
+        p.raise_if_any()
+        batch.write()
+        result = {"path": edit.path, "id": block, "text": old.text,
+                  "citation": cite(edit.path, old.line)}
+        journal(vault.root, [{"op": "invalidate", "path": edit.path, "id": block,
+                              "citation": result["citation"], "text": old.text,
+                              "reason": why}])
+    return {**result, **reindex(vault)}
+
+
+# -- retain / note / delete ----------------------------------------------------------------------
+
+
+def daily_log_path(day: str | None = None) -> str:
+    return f"memory/{day or today()}.md"
+
+
+def retain(vault: Vault, kind: str, text: str, entities: list[str] | None = None,
+           confidence: float | None = None, *, trusted: bool = True) -> dict[str, Any]:
+    """Append ``- K(c=…) @Name: text`` to the ``## Retain`` section of today's daily log."""
+    p = Problems()
+    letter = kind.strip().upper() if isinstance(kind, str) else ""
+    if letter not in vocabulary.RETAIN_KINDS:
+        p.add("kind", f"unknown retain kind {kind!r}; allowed: "
+              + ", ".join(f"{k} ({v})" for k, v in vocabulary.RETAIN_KINDS.items()))
+    body = p.text("text", text, one_line=True)
+    if body and not trusted and _LINK.search(body):
+        p.add("text", "remote callers cannot write links in text")
+    names = [n for i, e in enumerate(_items(p, "entities", entities))
+             if (n := p.name(f"entities[{i}]", e))]
+    conf = p.confidence("confidence", confidence)
+    if body and letter in vocabulary.RETAIN_KINDS:
+        item = RetainItem(0, letter, tuple(dict.fromkeys(names)), conf, body)
+        back = parse_page("## Retain\n" + render_retain(item) + "\n", "check.md")
+        if back.problems or len(back.retain) != 1 or back.retain[0].text != body:
+            p.add("text", f"{_q(body)} does not read back as one retain bullet")
+    p.raise_if_any()
+    assert body is not None
+    item = RetainItem(0, letter, tuple(dict.fromkeys(names)), conf, body)
+    path = daily_log_path()
+    with write_lock(vault.root):
+        target = vault.root / path
+        if target.exists():
+            old, _ = read_page(vault.root, path)
+        else:
+            old = new_page(title=today(), frontmatter={"type": "daily", "date": today()})
+        new = append_retain(old, item)
+        write_page(vault.root, path, new)
+        line = parse_page(new, path).retain[-1].line
+        journal(vault.root, [{"op": "retain", "path": path, "citation": cite(path, line),
+                              "text": render_retain(item)[2:]}])
+    return {"path": path, "line": line, "citation": cite(path, line), "kind": letter,
+            "entities": list(item.entities), **reindex(vault)}
+
+
+def note(vault: Vault, text: str, *, title: str | None = None, trusted: bool = True
+         ) -> dict[str, Any]:
+    """A quick free note: ``notes/YYYY-MM-DD-<title>.md`` with the text as written."""
+    p = Problems()
+    body = p.text("text", text, limit=MAX_TEXT * 5)
+    name = p.text("title", title, required=False, one_line=True, limit=200)
+    if body and not trusted and _LINK.search(body):
+        p.add("text", "remote callers cannot write links in text")
+    p.raise_if_any()
+    assert body is not None
+    if not name:
+        first = next(line for line in body.splitlines() if line.strip())
+        name = " ".join(first.lstrip("#").split())[:60] or "note"
+    stem = f"notes/{today()}-{entity_file_name(name)[:-3]}"
+    with write_lock(vault.root):
+        path, n = stem + ".md", 2
+        while (vault.root / path).exists():
+            path, n = f"{stem}-{n}.md", n + 1
+        try:
+            content = new_page(title=name, frontmatter={"type": "note", "created": today()},
+                               body=body.replace("\r\n", "\n").rstrip("\n") + "\n")
+        except ValueError as exc:
+            raise MemoryInputError([f"title: {exc}"]) from None
+        write_page(vault.root, path, content)
+        start = content[: content.rindex(body.replace("\r\n", "\n"))].count("\n") + 1
+        journal(vault.root, [{"op": "note", "path": path, "citation": cite(path, start),
+                              "text": name}])
+    return {"path": path, "title": name, "citation": cite(path, start,
+                                                          len(content.rstrip("\n").split("\n"))),
+            **reindex(vault)}
+
+
+def delete(vault: Vault, ref: str, *, trusted: bool = True) -> dict[str, Any]:
+    """Move a page to ``.trash/`` (Obsidian's trash; never indexed). Local callers only."""
+    if not trusted:
+        raise NotAllowed("delete is not available to remote callers; nothing was deleted")
+    p = Problems()
+    with write_lock(vault.root):
+        batch = _Batch(vault, p)
+        path = None
+        if isinstance(ref, str) and ref.strip():
+            path, candidates = batch.resolver.find(ref)
+            if path is None:
+                p.add("ref", f"{ref!r} names several pages: {', '.join(candidates)}"
+                      if candidates else f"no page named {ref!r}")
+        else:
+            p.add("ref", "give the page's name or path")
+        p.raise_if_any()
+        assert path is not None
+        trash = f".trash/{path}"
+        stem, n = trash[:-3], 2
+        while (vault.root / trash).exists():
+            trash, n = f"{stem}-{n}.md", n + 1
+        (vault.root / trash).parent.mkdir(parents=True, exist_ok=True)
+        (vault.root / path).replace(vault.root / trash)
+        journal(vault.root, [{"op": "delete", "path": path, "trash": trash}])
+    return {"deleted": path, "trash": trash, **reindex(vault)}
