@@ -46,9 +46,13 @@ def _root(ctx: click.Context) -> Path:
               "`Authorization: Bearer <token>`.")
 @click.option("--trust-http", is_flag=True,
               help="Treat HTTP callers as trusted (local) callers: they may delete and link.")
+@click.option("--rate", type=click.FloatRange(0), default=20.0, show_default=True,
+              help="HTTP requests a second per client address (0: no limit).")
+@click.option("--burst", type=click.IntRange(1), default=40, show_default=True,
+              help="HTTP requests a client may send at once before --rate applies.")
 @click.pass_context
 def serve(ctx: click.Context, use_http: bool, host: str, port: int, profile: str,
-          token_env: str | None, trust_http: bool) -> None:
+          token_env: str | None, trust_http: bool, rate: float, burst: int) -> None:
     """Serve the vault to agents over MCP (stdio by default; --http for streamable HTTP).
 
     Stdio callers are trusted. HTTP callers are remote unless --trust-http: they cannot
@@ -77,7 +81,7 @@ def serve(ctx: click.Context, use_http: bool, host: str, port: int, profile: str
             f"secret (e.g. `export {name}=$(openssl rand -hex 32)`), or bind 127.0.0.1")
     try:
         serve_http(root, profile=profile, host=host, port=port, trusted=trust_http,
-                   token=token)
+                   token=token, rate=rate, burst=burst)
     except OSError as exc:
         raise click.ClickException(f"cannot listen on {host}:{port}: {exc.strerror or exc}"
                                    ) from None

@@ -204,7 +204,16 @@ def _recall(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
     budget = trust.clamp(a.get("budget"), trust.MAX_BUDGET, default=1500, lower=50,
                          name="budget", notes=rt.notes)
     rt.fresh()
-    answer = rt.vault.recall(a["entity"], budget=budget, overview=bool(a.get("overview")))
+    if rt.caller.trusted:
+        answer = rt.vault.recall(a["entity"], budget=budget, overview=bool(a.get("overview")))
+    else:
+        # The same answer without recording recall activity: a remote caller must not move
+        # the recency signal that ranks everyone's results.
+        from kenning.recall.entity import recall
+
+        page = rt.vault.resolve_entity(a["entity"])
+        answer = recall(rt.vault.reader, page.id, budget=budget,
+                        overview=bool(a.get("overview")))
     return dict(answer.to_dict())
 
 
@@ -479,7 +488,7 @@ def build_tools() -> list[ToolSpec]:
             _link, read_only=False, destructive=True, idempotent=True),
         ToolSpec(
             "delete", "full",
-            "Delete a page the agent recorded. Local callers only.",
+            "Move a page to .trash/ (recoverable). Local callers only.",
             _obj({"ref": _str()}, ("ref",)),
             _delete, read_only=False, destructive=True, idempotent=True, needs="delete"),
         ToolSpec(
