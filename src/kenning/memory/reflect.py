@@ -205,6 +205,8 @@ def reflect(vault: Vault, since: str = "7d", *, apply: bool = True) -> dict[str,
                     if item.kind in ("W", "O"):
                         proposals.append(text)
                         folded[key] = {"to": [PROPOSED], "on": end}
+                        folded_out.append({"from": where, "kind": item.kind,
+                                           "text": item.text, "to": [PROPOSED]})
                     else:
                         folded[key] = {"to": [], "on": end}
                     continue

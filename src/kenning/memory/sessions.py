@@ -287,7 +287,8 @@ def session_close(vault: Vault, transcript: str | list[dict[str, Any]], *,
     with write_lock(vault.root):
         state = load_state(vault.root, STATE).get(slug, {})
         write_page(vault.root, tpath, text)
-    since = state.get("started") or state.get("closed")
+    # What this session wrote: since it started, else since the last close, else today.
+    since = state.get("started") or state.get("closed") or today()
 
     decisions: list[dict[str, Any]] = []
     retained: list[dict[str, Any]] = []
@@ -358,6 +359,10 @@ def _handoff(vault: Vault, slug: str, closed: str, tpath: str, note: str | None,
         f"{len(decisions)} decision(s), {len(changes)} change(s) to pages, "
         f"{len(retained)} item(s) retained, {len(todos)} open TODO(s).")
     lines: list[str] = []
+    if todos:
+        lines += ["## Open TODOs", ""]
+        lines += [f"- [ ] {t['text']} ({t['from']})" for t in todos]
+        lines.append("")
     if decisions:
         lines += ["## Decisions", ""]
         lines += [f"- {link_to(d['path'], d['title'])}: {d['decided']} ({d['citation']})"
@@ -383,10 +388,6 @@ def _handoff(vault: Vault, slug: str, closed: str, tpath: str, note: str | None,
     if retained:
         lines += ["## Retained", ""]
         lines += [f"- {r['kind']}: {r['text']} ({r['citation']})" for r in retained]
-        lines.append("")
-    if todos:
-        lines += ["## Open TODOs", ""]
-        lines += [f"- [ ] {t['text']} ({t['from']})" for t in todos]
         lines.append("")
     if errors:
         lines += ["## Not recorded", ""]
