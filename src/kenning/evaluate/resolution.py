@@ -685,6 +685,8 @@ class SilverResult:
     consistent: int  # … of those, all resolved mentions on one page
     scattered: list[dict[str, Any]]
     pages_checked: int  # pages holding at least one silver address
+    multi_address_pages: int  # … of those, pages holding several (the merges checked)
+    partly_unresolved: int  # multi-form addresses with some mentions left unresolved
     violations: list[dict[str, Any]]
     violation_count: int
     mentions_logged: int
@@ -707,10 +709,13 @@ def check_silver(silver: dict[str, dict[str, int]], mentions: list[Mention]) -> 
     pages_of: dict[str, Counter[str]] = defaultdict(Counter)
     addrs_of: dict[str, Counter[str]] = defaultdict(Counter)
     address_mentions = resolved = 0
+    unresolved: set[str] = set()
     for m in mentions:
         if not m.email:
             continue
         address_mentions += 1
+        if not m.page:
+            unresolved.add(m.email)
         if m.page:
             resolved += 1
             pages_of[m.email][m.page] += 1
@@ -732,7 +737,9 @@ def check_silver(silver: dict[str, dict[str, int]], mentions: list[Mention]) -> 
     return SilverResult(
         data="", addresses=len(silver), multi_form=len(multi), multi_form_logged=len(logged),
         consistent=len(logged) - len(scattered), scattered=scattered[:SHOWN],
-        pages_checked=len(addrs_of), violations=violations[:SHOWN],
+        pages_checked=len(addrs_of),
+        multi_address_pages=sum(1 for addrs in addrs_of.values() if len(addrs) > 1),
+        partly_unresolved=sum(1 for a in logged if a in unresolved), violations=violations[:SHOWN],
         violation_count=len(violations), mentions_logged=len(mentions),
         address_mentions=address_mentions, resolved_address_mentions=resolved, messages=0,
         sources=0, seconds={}, warnings=[])
@@ -856,9 +863,11 @@ def format_silver(result: SilverResult) -> str:
              f"address ({result.resolved_address_mentions} resolved)",
              f"  addresses with several display forms: {result.multi_form} in the map, "
              f"{result.multi_form_logged} resolved in the log, {result.consistent} on one page "
-             f"({result.consistent_share:.1%})",
+             f"({result.consistent_share:.1%}); {result.partly_unresolved} of them with some "
+             "mentions left unresolved",
              f"  pages merging different silver names: {result.violation_count} "
-             f"(of {result.pages_checked} pages holding a silver address)"]
+             f"(of {result.pages_checked} pages holding a silver address, "
+             f"{result.multi_address_pages} of them several)"]
     for v in result.violations:
         lines.append(f"    {v['page']}: " + "; ".join(
             f"{a} ({', '.join(n)})" for a, n in v["addresses"].items()))
