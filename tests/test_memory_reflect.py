@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
 from conftest import write
+
 from kenning.api import Vault
 from kenning.memory.common import MemoryInputError
 from kenning.vault.page import parse_page
