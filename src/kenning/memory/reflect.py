@@ -266,6 +266,13 @@ def reflect(vault: Vault, since: str = "7d", *, apply: bool = True) -> dict[str,
     return result
 
 
+def _short(text: str, limit: int = 80) -> str:
+    """``'text'`` quoted, cut at a word boundary with an ellipsis when longer than ``limit``."""
+    if len(text) > limit:
+        text = text[:limit].rsplit(" ", 1)[0].rstrip(",;:.") + "…"
+    return f"'{text}'"
+
+
 def _digest(text: str) -> str:
     return hashlib.sha1(" ".join(text.split()).encode("utf-8")).hexdigest()[:16]
 
@@ -293,8 +300,8 @@ def _opinion(batch: _Batch, edit: _Edit, item: RetainItem, text: str, evidence: 
     edit.text = replace_fact(edit.text, best.line, replace(best, confidence=new))
     verb = "supported" if agrees else "contradicted"
     edit.text = append_timeline(edit.text, TimelineEntry(
-        0, day, f"Confidence in '{best.text[:80]}' {old:.2f} → {new:.2f}: {verb} by "
-        f"'{text[:80]}'", evidence))
+        0, day, f"Confidence in {_short(best.text)} {old:.2f} → {new:.2f}: {verb} by "
+        f"{_short(text)}", evidence))
     return {"path": edit.path, "fact": best.text, "old": old, "new": new,
             "direction": "up" if agrees else "down", "evidence": evidence}
 
