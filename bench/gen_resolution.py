@@ -454,7 +454,14 @@ class Generator:
 
     def _mention(self, sg: SourceGold, p: Person, when: dt.datetime, participant: bool) -> str:
         org, _ = p.at(when)
-        form = self.rng.choice(self.forms.prose(p, org, participant))
+        # A form that names two people of the corpus at that time ("Robert from Initech" when
+        # two Roberts work there) is ambiguous to any reader: not generated. Bare first names are
+        # only used for people present in the source, where context decides.
+        taken = {f.casefold() for q in self.people if q is not p
+                 for f in self.forms.prose(q, q.at(when)[0], participant=False)}
+        forms = [f for f in self.forms.prose(p, org, participant)
+                 if " " not in f or f.casefold() not in taken]
+        form = self.rng.choice(forms)
         sg.add(form, p.ident, "person")
         if " from " in form or f"({org.forms[0]})" in form:
             sg.add(org.short or org.name if " from " in form else org.forms[0], org.ident,
