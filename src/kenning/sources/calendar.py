@@ -89,13 +89,8 @@ def sync(root: Path, target: Path | str, *, progress: Progress | None = None,
             # nothing can change, so the file is not expanded again (warnings are repeated).
             key = str(path.resolve())
             stamp = hashlib.sha256(raw + f"|{start}|{end}|{owner_key}".encode()).hexdigest()
-            seen = store.state["cursors"].get("files", {}).get(key)
-            if seen and seen.get("sha256") == stamp and all(
-                    (r := store.known(sid)) and (root / r["path"]).exists()
-                    for sid in seen.get("sources", [])):
-                report.items_read += seen.get("read", 0)
-                report.unchanged += len(seen.get("sources", []))
-                report.warnings.extend(seen.get("warnings", []))
+            seen = store.input_unchanged(key, stamp, report)
+            if seen is not None:
                 outside += seen.get("outside", 0)
                 continue
             first_warning, read_before, file_outside = len(report.warnings), report.items_read, 0
@@ -112,9 +107,8 @@ def sync(root: Path, target: Path | str, *, progress: Progress | None = None,
                 if written % SAVE_EVERY == 0:
                     store.save()
             outside += file_outside
-            store.cursors.setdefault("files", {})[key] = {
-                "sha256": stamp, "sources": sources, "read": report.items_read - read_before,
-                "outside": file_outside, "warnings": report.warnings[first_warning:]}
+            store.remember_input(key, stamp, sources, read=report.items_read - read_before,
+                                 warnings=report.warnings[first_warning:], outside=file_outside)
         if progress:
             progress(len(files), len(files), "")
     if outside and not (report.created or report.appended or report.unchanged):

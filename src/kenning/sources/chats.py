@@ -148,33 +148,20 @@ def _sync_file(store: SourceStore, path: Path, report: SyncReport) -> int:
     except OSError as exc:
         report.warn(str(path), f"cannot read ({exc.strerror or exc})")
         return 0
-    files = store.cursors.setdefault("files", {})
     key = str(path.resolve())
-    seen = files.get(key)
     # An input whose size and mtime are unchanged gives the same sources: skip reading it,
     # unless a person deleted one of its files (then it is written again).
-    if (isinstance(seen, dict) and seen.get("size") == stat.st_size
-            and seen.get("mtime_ns") == stat.st_mtime_ns
-            and all(_present(store, sid) for sid in seen.get("sources", []))):
-        report.unchanged += len(seen.get("sources", []))
-        report.items_read += int(seen.get("items", 0))
-        report.warnings.extend(seen.get("warnings", []))
+    stamp = f"{stat.st_size}:{stat.st_mtime_ns}"
+    if store.input_unchanged(key, stamp, report) is not None:
         return 0
     warned, read = len(report.warnings), report.items_read
     sessions = _read(store, path, report)
     for session in sessions:
         store.put(_doc(session), report)
         report.items_read += sum(1 for t in session.turns if t.counts)
-    files[key] = {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns,
-                  "sources": [s.source_id for s in sessions],
-                  "items": report.items_read - read,
-                  "warnings": report.warnings[warned:][:50]}
+    store.remember_input(key, stamp, [s.source_id for s in sessions],
+                         read=report.items_read - read, warnings=report.warnings[warned:])
     return len(sessions)
-
-
-def _present(store: SourceStore, source_id: str) -> bool:
-    record = store.known(source_id)
-    return bool(record) and (store.root / record["path"]).exists()
 
 
 # -- reading and recognising a file --------------------------------------------------------------

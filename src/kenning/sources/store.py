@@ -293,6 +293,35 @@ class SourceStore:
             return True
         return str(data.get("source_id")) != source_id
 
+    # -- input files ------------------------------------------------------------------------
+
+    def input_unchanged(self, key: str, stamp: str, report: SyncReport) -> dict[str, Any] | None:
+        """The record of input ``key`` if it was synced before with the same ``stamp`` and every
+        source it gave is still on disk; its sources then count as unchanged and its warnings
+        are repeated. None means: read the input (new, changed, or a source file was deleted).
+
+        ``stamp`` is whatever proves the input unchanged (a content hash, size + mtime, plus any
+        option that changes the output, such as a calendar window).
+        """
+        seen = self.state["cursors"].get("files", {}).get(key)
+        if not isinstance(seen, dict) or seen.get("stamp") != stamp:
+            return None
+        sources = seen.get("sources", [])
+        for source_id in sources:
+            record = self.known(source_id)
+            if not record or not (self.root / record["path"]).exists():
+                return None
+        report.items_read += int(seen.get("read", 0))
+        report.unchanged += len(sources)
+        report.warnings.extend(seen.get("warnings", []))
+        return seen
+
+    def remember_input(self, key: str, stamp: str, sources: list[str], *, read: int,
+                       warnings: list[str], **extra: Any) -> None:
+        """Record what input ``key`` gave, for :meth:`input_unchanged` on the next sync."""
+        self.cursors.setdefault("files", {})[key] = {
+            "stamp": stamp, "sources": sources, "read": read, "warnings": warnings[:50], **extra}
+
     def paths(self) -> Iterator[str]:
         for record in self.state["sources"].values():
             yield record["path"]

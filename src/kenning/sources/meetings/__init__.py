@@ -74,10 +74,10 @@ def sync(root: Path, target: Path | str, *, progress: Progress | None = None) ->
                 report.warn(where, f"cannot read ({exc.strerror or exc})")
                 continue
             # An input file read before, unchanged, whose sources are all still in the vault,
-            # is not parsed again (its warnings are repeated); see _unchanged().
+            # is not parsed again (its warnings are repeated).
             key = str(path.resolve())
             stamp = hashlib.sha256(raw + owner_key).hexdigest()
-            if _unchanged(root, store, key, stamp, report):
+            if store.input_unchanged(key, stamp, report) is not None:
                 continue
             first_warning = len(report.warnings)
             written: list[str] = []
@@ -94,9 +94,8 @@ def sync(root: Path, target: Path | str, *, progress: Progress | None = None) ->
                     store.put(doc, report)
                     _remember(store, doc)
                     written.append(doc.source_id)
-            store.cursors.setdefault("files", {})[key] = {
-                "sha256": stamp, "sources": written, "read": len(meetings),
-                "warnings": report.warnings[first_warning:]}
+            store.remember_input(key, stamp, written, read=len(meetings),
+                                 warnings=report.warnings[first_warning:])
             if n % SAVE_EVERY == 0:
                 store.save()
         if progress:
@@ -105,20 +104,6 @@ def sync(root: Path, target: Path | str, *, progress: Progress | None = None) ->
 
     link_sources(root, report)
     return report
-
-
-def _unchanged(root: Path, store: SourceStore, key: str, stamp: str,
-               report: SyncReport) -> bool:
-    seen = store.state["cursors"].get("files", {}).get(key)
-    if not seen or seen.get("sha256") != stamp:
-        return False
-    records = [store.known(sid) for sid in seen.get("sources", [])]
-    if not all(r and (root / r["path"]).exists() for r in records):
-        return False  # a source file was deleted: write it again
-    report.items_read += seen.get("read", 0)
-    report.unchanged += len(records)
-    report.warnings.extend(seen.get("warnings", []))
-    return True
 
 
 def _remember(store: SourceStore, doc: SourceDoc) -> None:
