@@ -21,7 +21,7 @@ import hashlib
 import json
 import re
 import unicodedata
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -335,11 +335,13 @@ def _join(blocks: list[str]) -> str:
     return "\n\n".join(b.strip("\n") for b in blocks if b.strip()) + "\n"
 
 
-def read_states(root: Path) -> list[dict[str, Any]]:
-    """Every connector's state file, for ``kenning sources list``."""
+def read_states(root: Path, connectors: Iterable[str] | None = None) -> list[dict[str, Any]]:
+    """The state files of ``connectors`` (default: every connector), unreadable ones skipped."""
     folder = Path(root) / STATE_DIR / SYNC_DIR
+    paths = (sorted(folder.glob("*.json")) if connectors is None
+             else [folder / f"{name}.json" for name in connectors])
     out = []
-    for path in sorted(folder.glob("*.json")):
+    for path in paths:
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):

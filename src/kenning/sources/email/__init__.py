@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
@@ -31,16 +30,15 @@ from kenning.sources.owner import Owner
 from kenning.sources.store import (
     FOLDERS,
     SOURCES,
-    SYNC_DIR,
     Entry,
     Progress,
     SourceDoc,
     SourceStore,
     SyncError,
     SyncReport,
+    read_states,
 )
 from kenning.vault import frontmatter
-from kenning.vault.layout import STATE_DIR
 
 CONNECTOR = "email"
 THREAD_CONNECTORS = ("email", "imap")  # connectors whose threads share sources/email/
@@ -277,15 +275,4 @@ def _remove_stale_temps(root: Path) -> None:
 
 
 def _sibling_states(store: SourceStore) -> list[dict[str, Any]]:
-    out = []
-    for name in THREAD_CONNECTORS:
-        if name == store.connector:
-            continue
-        path = store.root / STATE_DIR / SYNC_DIR / f"{name}.json"
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        if isinstance(data, dict):
-            out.append(data)
-    return out
+    return read_states(store.root, [n for n in THREAD_CONNECTORS if n != store.connector])
