@@ -54,8 +54,9 @@ def http_server(root: Path, *args: str, env: dict[str, str] | None = None
     try:
         assert proc.stderr is not None
         line = proc.stderr.readline()
-        assert "http://127.0.0.1:" in line, line + proc.stderr.read()
-        yield line.rsplit(" at ", 1)[1].strip(), proc
+        assert " at http://" in line, line + proc.stderr.read()
+        url = line.rsplit(" at ", 1)[1].strip().replace("//0.0.0.0:", "//127.0.0.1:")
+        yield url, proc
     finally:
         proc.terminate()
         proc.wait(timeout=10)
@@ -347,7 +348,9 @@ def test_bearer_token_is_checked_on_every_request(sample: Path) -> None:
             return data(await client.call_tool("search", {"query": "Horizon"}))
 
     init = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).encode()
-    with http_server(sample, "--token-env", "MY_TOKEN", env={"MY_TOKEN": token}) as (url, _):
+    # Off loopback (all interfaces) with the token; the test connects through 127.0.0.1.
+    with http_server(sample, "--host", "0.0.0.0", "--token-env", "MY_TOKEN",
+                     env={"MY_TOKEN": token}) as (url, _):
         none = post(url, init)
         wrong = post(url, init, {"Authorization": "Bearer nope"})
         basic = post(url, init, {"Authorization": f"Basic {token}"})
