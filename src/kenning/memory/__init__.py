@@ -20,10 +20,11 @@ Signatures (``Vault`` methods; the same names exist as functions here taking the
 
     record_decision(name, domain, decided, because, rejected=None, *, date=None, source=None)
         rejected: [{option, why}]
-        -> {"path", "created": bool, "citations": {"decided", "because", "rejected": [..]}}
+        -> {"path", "title", "created": True,
+            "citations": {"decided", "because", "rejected": [{"option", "why", "citation"}]}}
 
-    revise(entity, observation, new_text, *, superseded_by=None, superseding_entity=None,
-           valid_from=None, source=None) -> dict
+    revise(entity, observation, new_text=None, *, superseded_by=None, superseding_entity=None,
+           valid_from=None, source=None, epistemic=None, confidence=None, trusted=True) -> dict
         observation: the fact's text (exact, or a unique case-insensitive substring) or its
         block id ("^f3" / "f3"). The old line stays, [status:: superseded] [expired:: today]
         [by:: [[stem#^fN]]]; the new fact gets a new id.
@@ -48,16 +49,23 @@ Signatures (``Vault`` methods; the same names exist as functions here taking the
 
     session_close(transcript, *, project=None, summary=None) -> dict
         transcript: str, or [{"role", "content"}]
-        -> {"transcript": path, "handoff": path, "recorded": [...], "retained": [...],
-            "decisions": [...], "todos": [str]}
+        -> {"project", "transcript": path, "handoff": path, "decisions": [...],
+            "retained": [...], "todos": [{"text", "from"}], "changes": [journal entries],
+            "errors": [str]}      # a marker that cannot be written is listed, not fatal
 
     reflect(since="7d", *, apply=True) -> dict
         -> {"folded": [{"from": "memory/D.md#L7", "to": path}], "confidence": [...],
             "summaries": [path], "proposed": "memory.proposed.md" | None, "skipped": [..]}
 
-    facts(entity, *, as_of=None, believed_on=None) -> list[dict]
+    facts(entity, *, as_of=None, believed_on=None, history=False)
+        -> {"entity", "path", "as_of", "believed_on", "facts": [{..., "status_then",
+            "citation"}]}
         as_of: what was true in the world on that day (valid_from <= D <= valid_to);
         believed_on: what Kenning believed on that day (recorded <= D < expired).
+
+Every write takes ``trusted`` (default True). Untrusted (remote) callers may not write links
+in free text, may cite as ``source`` only pages that exist, and cannot delete.
+Every write result also has ``indexed`` (and ``note`` when indexing had to wait).
 
 Fact lines carry two more inline fields besides the format's ``from``/``to``:
 ``[recorded:: YYYY-MM-DD]`` (when Kenning learned it) and ``[expired:: YYYY-MM-DD]`` (when it
