@@ -50,12 +50,16 @@ class Runtime:
         return self.vault.root
 
     def fresh(self) -> None:
-        """Bring the index up to date when it may be stale (edits made outside the server)."""
+        """Bring the index up to date when it may be stale (edits made outside the server).
+
+        Lexical only, like the write path: an embedding pass over many new chunks can take
+        minutes, longer than a client waits; `kenning index` (or the `index` tool) adds vectors.
+        """
         now = time.monotonic()
         if now - self.last_index[0] < INDEX_STALE_SECONDS:
             return
         try:
-            self.vault.index(wait=0.0)
+            self.vault.index(wait=0.0, embed=False)
         except IndexBusy:
             self.notes.append("another kenning process is indexing; answers may miss the "
                               "newest edits")
