@@ -118,3 +118,12 @@ def test_dry_run_writes_nothing_and_person_summaries_are_kept(vault: Vault) -> N
     assert page(vault, "people/peter.md").summary == "My own words about Peter."
     with pytest.raises(MemoryInputError, match="since"):
         vault.reflect("yesterday-ish")
+
+
+def test_the_proposal_for_memory_md_is_never_indexed(vault) -> None:
+    from kenning.vault.layout import NEVER_INDEXED
+
+    (vault.root / "memory.proposed.md").write_text("# Proposed\n\n- zebrafish husbandry notes\n")
+    vault.index()
+    assert "memory.proposed.md" in NEVER_INDEXED
+    assert vault.search("zebrafish husbandry", mode="lexical", record=False) == []

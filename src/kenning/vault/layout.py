@@ -24,6 +24,8 @@ FOLDERS = (*ENTITY_FOLDERS, "memory", "sources", "sessions")
 MARKDOWN_SUFFIXES = (".md", ".markdown")
 # Folders never indexed: tool state, trash, version control.
 ALWAYS_EXCLUDED = {".kenning", ".obsidian", ".trash", ".git", ".hg", ".svn", "node_modules"}
+# Files Kenning writes for a person to review, never part of what recall answers from.
+NEVER_INDEXED = {"memory.proposed.md"}
 
 DEFAULT_CONFIG = """\
 # Kenning vault configuration. Comments and order are kept when Kenning edits this file.
@@ -164,7 +166,8 @@ def iter_markdown_files(root: Path, exclude: tuple[str, ...] = (),
         for entry in entries:
             name = entry.name
             rel = f"{rel_dir}/{name}" if rel_dir else name
-            if name.startswith(".") or name in ALWAYS_EXCLUDED or _excluded(rel, exclude):
+            if name.startswith(".") or name in ALWAYS_EXCLUDED or rel in NEVER_INDEXED \
+                    or _excluded(rel, exclude):
                 continue
             try:
                 is_link = entry.is_symlink()
@@ -215,7 +218,7 @@ def _relative(real: str, root_real: str) -> str:
 def _hidden(rel: str, exclude: tuple[str, ...]) -> bool:
     """True when the walk never enters ``rel``: a dot or tool folder on its way, or excluded."""
     return any(part.startswith(".") or part in ALWAYS_EXCLUDED for part in rel.split("/")) \
-        or _excluded(rel, exclude)
+        or rel in NEVER_INDEXED or _excluded(rel, exclude)
 
 
 def _inside(real: str, root_real: str) -> bool:
