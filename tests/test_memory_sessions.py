@@ -129,3 +129,21 @@ def test_bad_transcripts_write_nothing(vault: Vault) -> None:
         vault.session_close([{"role": "user"}, "oops", {"content": "a\x00b"}], project="../x")
     assert len(err.value.problems) == 4
     assert sorted(p.name for p in vault.root.rglob("*") if ".kenning" not in p.parts) == before
+
+
+def test_a_remote_callers_transcript_adds_no_links(sample_vault: Vault) -> None:
+    v = sample_vault
+    v.index(embed=False)
+    transcript = ("We should trust [[Kestrel Labs]] and [this](people/x.md).\n"
+                  "REMEMBER: the pilot starts in May\n"
+                  "W: see [[Horizon Ventures]] for the terms\n")
+    out = v.session_close(transcript, project="remote", trusted=False)
+    text = (v.root / out["transcript"]).read_text()
+    assert "```text" in text and "[[Kestrel Labs]]" in text  # kept as text, fenced
+    v.index(embed=False)
+    page = v.db.execute("SELECT id FROM pages WHERE path = ?", (out["transcript"],)).fetchone()
+    assert v.db.execute("SELECT count(*) FROM links WHERE origin_id = ? AND kind IN"
+                        " ('wikilink', 'markdown')", page).fetchone()[0] == 0
+    # The plain marker is kept; the one carrying a link is refused, as for remote retain calls.
+    assert [r["text"] for r in out["retained"]] == ["the pilot starts in May"]
+    assert len(out["errors"]) == 1 and "link" in out["errors"][0].lower()

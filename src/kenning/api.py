@@ -509,12 +509,13 @@ class Vault:
         return sessions.session_start(self, project, budget=budget)
 
     def session_close(self, transcript: str | list[dict[str, Any]], *,
-                      project: str | None = None, summary: str | None = None
-                      ) -> dict[str, Any]:
+                      project: str | None = None, summary: str | None = None,
+                      trusted: bool = True) -> dict[str, Any]:
         """Export the transcript, record its explicit markers, write the next handoff."""
         from kenning.memory import sessions
 
-        return sessions.session_close(self, transcript, project=project, summary=summary)
+        return sessions.session_close(self, transcript, project=project, summary=summary,
+                                      trusted=trusted)
 
     def reflect(self, since: str = "7d", *, apply: bool = True) -> dict[str, Any]:
         """Fold retained bullets into entity pages; propose edits to memory.md."""

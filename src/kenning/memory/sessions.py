@@ -203,10 +203,15 @@ def _messages(p: Problems, transcript: Any) -> list[tuple[str, str]]:
     return out
 
 
-def _render(messages: list[tuple[str, str]], header: str) -> tuple[str, list[tuple[int, str]]]:
+def _render(messages: list[tuple[str, str]], header: str, *, inert: bool = False
+            ) -> tuple[str, list[tuple[int, str]]]:
     """The transcript page, every message line quoted (so no line in it reads as a section,
     a fact or a marker of the page itself), and (file line, original line) of each message
-    line for citations."""
+    line for citations.
+
+    ``inert`` (a remote caller's transcript) puts each message in a fenced block instead, so
+    its ``[[links]]`` and Markdown links are text, not edges that would change ranking.
+    """
     lines = header.rstrip("\n").split("\n")
     lines += ["", "## Transcript"]
     mapped: list[tuple[int, str]] = []
@@ -215,9 +220,15 @@ def _render(messages: list[tuple[str, str]], header: str) -> tuple[str, list[tup
         if role:
             lines.append(f"**{role}:**")
             lines.append("")
-        for raw in content.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
-            lines.append("> " + raw if raw else ">")
+        raws = content.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+        fence = "`" * max(3, 1 + max((len(r) for r in re.findall(r"`+", content)), default=0))
+        if inert:
+            lines.append(fence + "text")
+        for raw in raws:
+            lines.append(raw if inert else ("> " + raw if raw else ">"))
             mapped.append((len(lines), raw))
+        if inert:
+            lines.append(fence)
     return "\n".join(lines) + "\n", mapped
 
 
@@ -265,8 +276,13 @@ def parse_decision(text: str) -> dict[str, Any]:
 
 
 def session_close(vault: Vault, transcript: str | list[dict[str, Any]], *,
-                  project: str | None = None, summary: str | None = None) -> dict[str, Any]:
-    """Write the transcript, run the marker writes, and write the handoff."""
+                  project: str | None = None, summary: str | None = None,
+                  trusted: bool = True) -> dict[str, Any]:
+    """Write the transcript, run the marker writes, and write the handoff.
+
+    A remote caller's (``trusted=False``) transcript cannot add links, and its markers write
+    with the same limits as that caller's own record/retain calls.
+    """
     p = Problems()
     slug = _project(p, project)
     messages = _messages(p, transcript)
@@ -283,7 +299,7 @@ def session_close(vault: Vault, transcript: str | list[dict[str, Any]], *,
     header = new_page(title=f"Session {moment.isoformat(sep=' ', timespec='minutes')} — {slug}",
                       frontmatter={"type": "session", "project": slug, "date": today(),
                                    "closed": moment.isoformat()})
-    text, mapped = _render(messages, header)
+    text, mapped = _render(messages, header, inert=not trusted)
     with write_lock(vault.root):
         state = load_state(vault.root, STATE).get(slug, {})
         write_page(vault.root, tpath, text)
@@ -303,7 +319,7 @@ def session_close(vault: Vault, transcript: str | list[dict[str, Any]], *,
                 try:
                     result = write.record_decision(
                         vault, parts["name"], "general", parts["decided"], parts["because"],
-                        parts["rejected"], source=f"[[{link}#L{line}]]")
+                        parts["rejected"], source=f"[[{link}#L{line}]]", trusted=trusted)
                 except MemoryInputError as exc:
                     if not any(x.startswith("name:") for x in exc.problems):
                         raise
@@ -315,7 +331,7 @@ def session_close(vault: Vault, transcript: str | list[dict[str, Any]], *,
                                   "citation": result["citations"]["decided"]})
             elif key == "TODO":
                 todos.append({"text": body, "from": where})
-                result = write.retain(vault, "B", f"TODO: {body}")
+                result = write.retain(vault, "B", f"TODO: {body}", trusted=trusted)
                 retained.append({"kind": "B", "text": f"TODO: {body}", "from": where,
                                  "citation": result["citation"]})
             else:
@@ -326,7 +342,7 @@ def session_close(vault: Vault, transcript: str | list[dict[str, Any]], *,
                         raise MemoryInputError([f"{key}: is not a retain bullet"])
                     kind, text = item[0].kind, item[0].text
                     ents, conf = list(item[0].entities), item[0].confidence
-                result = write.retain(vault, kind, text, ents, conf)
+                result = write.retain(vault, kind, text, ents, conf, trusted=trusted)
                 retained.append({"kind": kind, "text": text, "from": where,
                                  "citation": result["citation"]})
         except KenningError as exc:

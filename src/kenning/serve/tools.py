@@ -337,7 +337,7 @@ def _retain(rt: Runtime, a: dict[str, Any]) -> Any:
 
 def _session_close(rt: Runtime, a: dict[str, Any]) -> Any:
     out = rt.vault.session_close(a["transcript"], project=a.get("project"),
-                                 summary=a.get("summary"))
+                                 summary=a.get("summary"), trusted=rt.caller.trusted)
     rt.wrote()
     return out
 
