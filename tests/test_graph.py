@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from conftest import write as put
 
 from kenning import Vault
+from kenning.cli import main
 from kenning.graph.queries import MAX_DEPTH
 
 
@@ -95,3 +98,35 @@ def test_backlinks_and_orphans(chain: Vault) -> None:
     assert {(e.rel, e.other.title, e.direction) for e in back} == {
         ("works_at", "Ann", "in"), ("advises", "Ann", "in")}
     assert [n.path for n in chain.orphans()] == ["topics/lonely.md"]
+
+
+def test_believed_on_and_as_of_are_two_time_lines(vault: Vault) -> None:
+    put(vault, "organizations/horizon.md", "---\ntype: organization\n---\n# Horizon Ventures\n")
+    put(vault, "organizations/techflow.md", "---\ntype: organization\n---\n# TechFlow\n")
+    put(vault, "people/sarah-chen.md", "---\ntype: person\n---\n# Sarah Chen\n\n## Facts\n\n"
+        "- works_at:: [[Horizon Ventures]] Partner [from:: 2024-05-01] [to:: 2026-02-28] "
+        "[recorded:: 2026-01-10] [expired:: 2026-03-01] [status:: superseded] "
+        "[by:: [[Sarah Chen#^f2]]] ^f1\n"
+        "- works_at:: [[TechFlow]] CTO [from:: 2026-03-01] [recorded:: 2026-03-01] ^f2\n"
+        # Learned late (recorded in April) about a past job: true in 2023, believed only later.
+        "- works_at:: [[TechFlow]] Advisor [from:: 2023-01-01] [to:: 2023-12-31] "
+        "[recorded:: 2026-04-02] ^f3\n")
+    vault.index()
+
+    def orgs(**when: str) -> list[tuple[str, str | None]]:
+        edges = vault.neighbors("Sarah Chen", rels=["works_at"], direction="out", **when)
+        return sorted((e.other.title, e.valid_from) for e in edges)
+
+    assert orgs() == [("TechFlow", "2026-03-01")]
+    assert orgs(believed_on="2026-02-01") == [("Horizon Ventures", "2024-05-01")]
+    assert orgs(believed_on="2026-03-15") == [("TechFlow", "2026-03-01")]
+    assert orgs(believed_on="2025-12-01") == []
+    # What was true in 2023, by today's knowledge vs by what we knew in March 2026.
+    assert orgs(as_of="2023-06-01") == [("TechFlow", "2023-01-01")]
+    assert orgs(as_of="2023-06-01", believed_on="2026-03-15") == []
+    assert orgs(as_of="2025-06-01", believed_on="2026-02-01") == [("Horizon Ventures",
+                                                                  "2024-05-01")]
+    out = CliRunner().invoke(main, ["-C", str(vault.root), "graph", "neighbors", "Sarah Chen",
+                                    "--believed-on", "2026-02-01", "--json"])
+    assert out.exit_code == 0 and [e["other"]["title"] for e in json.loads(out.output)] == [
+        "Horizon Ventures"]

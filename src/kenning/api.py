@@ -369,36 +369,39 @@ class Vault:
     # -- graph -----------------------------------------------------------------------------
 
     def neighbors(self, ref: str, *, rels: Sequence[str] = (), direction: str = "both",
-                  as_of: str | None = None) -> list[Any]:
-        """Typed edges around a page."""
+                  as_of: str | None = None, believed_on: str | None = None) -> list[Any]:
+        """Typed edges around a page (true on ``as_of``; believed on ``believed_on``)."""
         from kenning.graph import queries
 
         return queries.neighbors(self.db, self.find(ref).id, rels=_rels(rels),
-                                 direction=direction, as_of=as_of)
+                                 direction=direction, as_of=as_of, believed_on=believed_on)
 
     def traverse(self, ref: str, *, depth: int = 2, rels: Sequence[str] = (),
-                 direction: str = "out", as_of: str | None = None) -> Any:
+                 direction: str = "out", as_of: str | None = None,
+                 believed_on: str | None = None) -> Any:
         """Pages within ``depth`` steps (clamped to 10)."""
         from kenning.graph import queries
 
         return queries.traverse(self.db, self.find(ref).id, depth=depth, rels=_rels(rels),
-                                direction=direction, as_of=as_of)
+                                direction=direction, as_of=as_of, believed_on=believed_on)
 
     def path(self, start: str, end: str, *, max_depth: int = 6, rels: Sequence[str] = (),
-             direction: str = "both", as_of: str | None = None) -> list[Any]:
+             direction: str = "both", as_of: str | None = None,
+             believed_on: str | None = None) -> list[Any]:
         """A shortest path between two pages."""
         from kenning.graph import queries
 
         return queries.path(self.db, self.find(start).id, self.find(end).id,
                             max_depth=max_depth, rels=_rels(rels), direction=direction,
-                            as_of=as_of)
+                            as_of=as_of, believed_on=believed_on)
 
-    def backlinks(self, ref: str, *, rels: Sequence[str] = (), as_of: str | None = None
-                  ) -> list[Any]:
+    def backlinks(self, ref: str, *, rels: Sequence[str] = (), as_of: str | None = None,
+                  believed_on: str | None = None) -> list[Any]:
         """Edges pointing at a page."""
         from kenning.graph import queries
 
-        return queries.backlinks(self.db, self.find(ref).id, rels=_rels(rels), as_of=as_of)
+        return queries.backlinks(self.db, self.find(ref).id, rels=_rels(rels), as_of=as_of,
+                                 believed_on=believed_on)
 
     def orphans(self, *, types: Sequence[str] = ()) -> list[Any]:
         """Pages with no links in or out."""

@@ -403,6 +403,8 @@ def _graph_options(f: Callable[..., Any]) -> Callable[..., Any]:
     f = click.option("-r", "--rel", "rels", multiple=True,
                      help="Only these link types (repeat).")(f)
     f = click.option("--as-of", help="What held on this date (YYYY-MM-DD).")(f)
+    f = click.option("--believed-on", help="What Kenning believed on this date: edges recorded "
+                     "by then and not yet retired (YYYY-MM-DD).")(f)
     return JSON_OPTION(f)
 
 
@@ -439,10 +441,11 @@ def _print_edges(edges: list[Any]) -> None:
 @_graph_options
 @click.pass_context
 def graph_neighbors(ctx: click.Context, page: str, direction: str, rels: tuple[str, ...],
-                    as_of: str | None, as_json: bool) -> None:
+                    as_of: str | None, believed_on: str | None, as_json: bool) -> None:
     """Links in and out of PAGE, typed, with where each came from."""
     edges = _open(ctx).neighbors(page, rels=rels, direction=direction,
-                                 as_of=_date(as_of, "--as-of"))
+                                 as_of=_date(as_of, "--as-of"),
+                                 believed_on=_date(believed_on, "--believed-on"))
     if as_json:
         _emit([e.to_dict() for e in edges])
     else:
@@ -454,9 +457,10 @@ def graph_neighbors(ctx: click.Context, page: str, direction: str, rels: tuple[s
 @_graph_options
 @click.pass_context
 def graph_backlinks(ctx: click.Context, page: str, rels: tuple[str, ...], as_of: str | None,
-                    as_json: bool) -> None:
+                    believed_on: str | None, as_json: bool) -> None:
     """Links pointing at PAGE."""
-    edges = _open(ctx).backlinks(page, rels=rels, as_of=_date(as_of, "--as-of"))
+    edges = _open(ctx).backlinks(page, rels=rels, as_of=_date(as_of, "--as-of"),
+                                 believed_on=_date(believed_on, "--believed-on"))
     if as_json:
         _emit([e.to_dict() for e in edges])
     else:
@@ -472,10 +476,12 @@ def graph_backlinks(ctx: click.Context, page: str, rels: tuple[str, ...], as_of:
 @_graph_options
 @click.pass_context
 def graph_traverse(ctx: click.Context, page: str, depth: int, direction: str,
-                   rels: tuple[str, ...], as_of: str | None, as_json: bool) -> None:
+                   rels: tuple[str, ...], as_of: str | None, believed_on: str | None,
+                   as_json: bool) -> None:
     """Pages reachable from PAGE within --depth steps (cycle-safe)."""
     result = _open(ctx).traverse(page, depth=depth, rels=rels, direction=direction,
-                                 as_of=_date(as_of, "--as-of"))
+                                 as_of=_date(as_of, "--as-of"),
+                                 believed_on=_date(believed_on, "--believed-on"))
     titles = {n.id: n.title for n in [result.start, *result.nodes]}
     if as_json:
         _emit({"start": result.start.to_dict(), "depth": result.depth,
@@ -503,10 +509,12 @@ def graph_traverse(ctx: click.Context, page: str, depth: int, direction: str,
 @_graph_options
 @click.pass_context
 def graph_path(ctx: click.Context, start: str, end: str, max_depth: int, direction: str,
-               rels: tuple[str, ...], as_of: str | None, as_json: bool) -> None:
+               rels: tuple[str, ...], as_of: str | None, believed_on: str | None,
+               as_json: bool) -> None:
     """A shortest chain of links from START to END."""
     chain = _open(ctx).path(start, end, max_depth=max_depth, rels=rels, direction=direction,
-                            as_of=_date(as_of, "--as-of"))
+                            as_of=_date(as_of, "--as-of"),
+                            believed_on=_date(believed_on, "--believed-on"))
     if as_json:
         _emit([{**n.to_dict(), "via": rel} for n, rel in chain])
         return
@@ -745,7 +753,7 @@ def demo(ctx: click.Context, path: Path | None) -> None:
     click.echo("\n$ kenning graph neighbors 'Kestrel Labs' --direction in --rel invested_in"
                " --rel founded")
     ctx.invoke(graph_neighbors, page="Kestrel Labs", direction="in",
-               rels=("invested_in", "founded"), as_of=None, as_json=False)
+               rels=("invested_in", "founded"), as_of=None, believed_on=None, as_json=False)
     # Show the command as the user can type it: bare when on PATH, else the path they used.
     on_path = shutil.which("kenning")
     here = os.path.abspath(sys.argv[0])

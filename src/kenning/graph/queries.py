@@ -4,7 +4,10 @@ Traversal runs in SQL as a recursive CTE. Rows are (page, depth) pairs combined 
 page is expanded at most once per depth: cycles cannot loop and work stays bounded. Depth is
 clamped to 10 whatever the caller asks. By default only current edges count (active, not expired);
 ``as_of`` asks what held on a date instead (superseded facts that were valid then count, facts
-invalidated as wrong never do).
+invalidated as wrong never do). ``believed_on`` asks what Kenning believed on a date: edges
+recorded by then and not yet retired (``[recorded:: …]``/``[expired:: …]`` on facts; an edge
+without them counts from the start, and one retired by hand without a date counts as retired).
+Both together: what we believed on one day about another.
 """
 
 from __future__ import annotations
@@ -72,13 +75,23 @@ def clamp_depth(depth: int) -> int:
     return max(1, min(MAX_DEPTH, int(depth)))
 
 
-def _edge_filter(rels: Sequence[str], as_of: str | None) -> tuple[str, list[object]]:
+def _edge_filter(rels: Sequence[str], as_of: str | None,
+                 believed_on: str | None = None) -> tuple[str, list[object]]:
     clauses = ["l.resolution = 'resolved'", "l.src_id != l.dst_id"]
     params: list[object] = []
     if rels:
         clauses.append(f"l.rel IN ({','.join('?' * len(rels))})")
         params += list(rels)
-    if as_of:
+    if believed_on:
+        # Its status then was active: recorded by that day, not yet retired.
+        clauses.append("(l.recorded IS NULL OR l.recorded <= ?)")
+        clauses.append("(l.expired > ? OR (l.expired IS NULL AND l.status = 'active'))")
+        params += [believed_on, believed_on]
+        if as_of:
+            clauses.append("(l.valid_from IS NULL OR l.valid_from <= ?)")
+            clauses.append("(l.valid_to IS NULL OR l.valid_to >= ?)")
+            params += [as_of, as_of]
+    elif as_of:
         clauses.append("l.status != 'invalidated'")
         clauses.append("(l.valid_from IS NULL OR l.valid_from <= ?)")
         clauses.append("(l.valid_to IS NULL OR l.valid_to >= ?)")
@@ -102,10 +115,11 @@ def node(db: sqlite3.Connection, page_id: int, depth: int = 0) -> Node:
 
 
 def neighbors(db: sqlite3.Connection, page_id: int, *, rels: Sequence[str] = (),
-              direction: str = "both", as_of: str | None = None) -> list[EdgeView]:
+              direction: str = "both", as_of: str | None = None,
+              believed_on: str | None = None) -> list[EdgeView]:
     """Edges touching a page, each with the page at the other end and where it came from."""
     _check_direction(direction)
-    cond, params = _edge_filter(rels, as_of)
+    cond, params = _edge_filter(rels, as_of, believed_on)
     columns = "l.rel, l.kind, l.origin_id, l.line, l.field, l.valid_from, l.valid_to, l.status"
     parts, args = [], []
     if direction in ("out", "both"):
@@ -142,11 +156,12 @@ def _hops(direction: str) -> list[tuple[str, str]]:
 
 
 def traverse(db: sqlite3.Connection, page_id: int, *, depth: int = 2, rels: Sequence[str] = (),
-             direction: str = "out", as_of: str | None = None) -> Traversal:
+             direction: str = "out", as_of: str | None = None,
+             believed_on: str | None = None) -> Traversal:
     """Every page within ``depth`` steps (clamped to 10) of a page, nearest depth first."""
     _check_direction(direction)
     depth = clamp_depth(depth)
-    cond, params = _edge_filter(rels, as_of)
+    cond, params = _edge_filter(rels, as_of, believed_on)
     # One recursive SELECT per direction, each joining links through its index.
     steps = " UNION ".join(
         f"SELECT l.{to}, w.depth + 1 FROM walk w JOIN links l ON l.{on} = w.id"
@@ -189,14 +204,14 @@ def _expand(db: sqlite3.Connection, ids: list[int], direction: str, cond: str,
 
 
 def path(db: sqlite3.Connection, start_id: int, end_id: int, *, max_depth: int = 6,
-         rels: Sequence[str] = (), direction: str = "both", as_of: str | None = None
-         ) -> list[tuple[Node, str | None]]:
+         rels: Sequence[str] = (), direction: str = "both", as_of: str | None = None,
+         believed_on: str | None = None) -> list[tuple[Node, str | None]]:
     """A shortest path from one page to another as [(node, rel used to reach it)], or []."""
     _check_direction(direction)
     max_depth = clamp_depth(max_depth)
     if start_id == end_id:
         return [(node(db, start_id), None)]
-    cond, params = _edge_filter(rels, as_of)
+    cond, params = _edge_filter(rels, as_of, believed_on)
     parent: dict[int, tuple[int, str]] = {}
     frontier = [start_id]
     seen = {start_id}
@@ -224,9 +239,10 @@ def path(db: sqlite3.Connection, start_id: int, end_id: int, *, max_depth: int =
 
 
 def backlinks(db: sqlite3.Connection, page_id: int, *, rels: Sequence[str] = (),
-              as_of: str | None = None) -> list[EdgeView]:
+              as_of: str | None = None, believed_on: str | None = None) -> list[EdgeView]:
     """Edges pointing at a page (incoming), with their provenance."""
-    return neighbors(db, page_id, rels=rels, direction="in", as_of=as_of)
+    return neighbors(db, page_id, rels=rels, direction="in", as_of=as_of,
+                     believed_on=believed_on)
 
 
 def orphans(db: sqlite3.Connection, *, types: Sequence[str] = ()) -> list[Node]:

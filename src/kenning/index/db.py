@@ -214,7 +214,23 @@ def _v2(db: sqlite3.Connection) -> None:
     )
 
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2]
+def _v3(db: sqlite3.Connection) -> None:
+    _run_script(
+        db,
+        """
+        -- Belief time next to valid time: when Kenning learned a fact or edge ([recorded:: …])
+        -- and when it retired it ([expired:: …]), for "what did we believe on D".
+        ALTER TABLE facts ADD COLUMN recorded TEXT;
+        ALTER TABLE facts ADD COLUMN expired TEXT;
+        ALTER TABLE links ADD COLUMN recorded TEXT;
+        ALTER TABLE links ADD COLUMN expired TEXT;
+        -- Facts indexed before v3 lack both: re-parse every file on the next run.
+        UPDATE files SET mtime_ns = -1, hash = '';
+        """,
+    )
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2, _v3]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

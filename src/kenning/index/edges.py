@@ -92,6 +92,8 @@ class Edge:
     valid_from: str | None = None
     valid_to: str | None = None
     status: str = "active"
+    recorded: str | None = None  # belief time: when Kenning learned it …
+    expired: str | None = None   # … and when it retired it
 
 
 _WIKI = re.compile(r"!?\[\[([^\]\|#]*)(?:#([^\]\|]*))?(?:\|([^\]]*))?\]\]")

@@ -114,7 +114,9 @@ def extract_edges(page: Page, fm_lines: dict[str, int]) -> list[Edge]:
             fact_targets[fact.line] = fact.target
             edges.append(Edge(rel=fact.relation, ref=fact.target, kind="fact", line=fact.line,
                               valid_from=date_floor(fact.valid_from),
-                              valid_to=date_ceiling(fact.valid_to), status=fact.status))
+                              valid_to=date_ceiling(fact.valid_to), status=fact.status,
+                              recorded=date_floor(fact.recorded),
+                              expired=date_floor(fact.expired)))
     for item in page.retain:
         # "- W @Peter: …" in a daily log mentions Peter's page.
         for entity in item.entities:
@@ -363,11 +365,11 @@ class Indexer:
 
         db.executemany(
             "INSERT INTO facts(page_id, line, relation, target, text, valid_from, valid_to,"
-            " status, successor, epistemic, confidence, source)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            " status, successor, epistemic, confidence, source, recorded, expired)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             [(page_id, f.line, f.relation, f.target, f.text, date_floor(f.valid_from),
               date_ceiling(f.valid_to), f.status, f.successor, f.epistemic, f.confidence,
-              f.source) for f in page.facts])
+              f.source, date_floor(f.recorded), date_floor(f.expired)) for f in page.facts])
         db.executemany(
             "INSERT INTO timeline(page_id, line, date, text, source) VALUES (?,?,?,?,?)",
             [(page_id, t.line, t.date, t.text, t.source) for t in page.timeline])
@@ -384,8 +386,8 @@ class Indexer:
         edges = extract_edges(page, frontmatter_key_lines(page))
         db.executemany(
             "INSERT INTO links(origin_id, kind, field, line, rel, src_ref, src_norm, src_id,"
-            " dst_ref, dst_norm, dst_id, heading, alias, embed, valid_from, valid_to, status)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " dst_ref, dst_norm, dst_id, heading, alias, embed, valid_from, valid_to, status,"
+            " recorded, expired) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             [_edge_row(page_id, e) for e in edges])
 
     # -- links -----------------------------------------------------------------------------
@@ -480,7 +482,7 @@ def _edge_row(page_id: int, e: Edge) -> tuple[Any, ...]:
         src = (None, None, page_id)
         dst = (e.ref, ref_norm, None)
     return (page_id, e.kind, e.field, e.line, e.rel, *src, *dst, e.heading, e.alias,
-            int(e.embed), e.valid_from, e.valid_to, e.status)
+            int(e.embed), e.valid_from, e.valid_to, e.status, e.recorded, e.expired)
 
 
 def read_manual_links(root: Path) -> dict[str, dict[str, Any]]:
