@@ -1,9 +1,275 @@
-"""`kenning` commands of the build stage (filled in by the stage; registered by kenning.cli)."""
+"""`kenning build`, `kenning merge`, `kenning split`, `kenning why`: the build stage's commands.
+
+```
+kenning build [--dry-run] [--batch-size N] [--json]
+kenning merge KEEP OTHER [--json]            # OTHER is merged into KEEP and removed
+kenning split PAGE --name "New Name" [--alias A]... [--email E]... [--line N]...
+              [--match TEXT]... [--json]     # chosen parts of PAGE move to a new page
+kenning why PAGE [--json]                    # which sources built PAGE, why each alias joined
+```
+PAGE is a vault path (``people/sarah-chen.md``), a file stem, a title or an alias.
+"""
 
 from __future__ import annotations
 
+import json
+import sys
+from collections import Counter, defaultdict
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
 import click
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+
+
+def _root(ctx: click.Context) -> Path:
+    from kenning.vault.layout import find_root
+
+    obj = ctx.find_root().obj or {}
+    start = obj.get("vault")
+    return find_root(Path(start) if start else Path.cwd())
+
+
+def _emit(data: Any) -> None:
+    click.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+
+
+@contextmanager
+def _bar(enabled: bool, label: str) -> Iterator[Any]:
+    if not enabled:
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), TextColumn("{task.fields[item]}", style="dim"),
+                  transient=True, console=Console(stderr=True)) as bar:
+        task = bar.add_task(label, total=None, item="")
+
+        def update(done: int, total: int | None, item: str) -> None:
+            bar.update(task, completed=done, total=total, item=item[-50:])
+
+        yield update
+
+
+def find_page(root: Path, ref: str) -> str:
+    """A page path from a path, stem, title or alias (entity folders first)."""
+    from kenning.build.pages import IndexLoader
+    from kenning.build.rename import BuildCommandError
+    from kenning.build.workspace import Workspace
+    from kenning.vault.fsio import resolve_inside
+
+    ref = ref.strip()
+    ws = Workspace(root)
+    for candidate in (ref, ref + ".md"):
+        if candidate.endswith(".md") and "/" in candidate:
+            resolve_inside(root, candidate)
+            if ws.exists(candidate):
+                return candidate
+    index = IndexLoader(ws).load()
+    key = " ".join(ref.casefold().removesuffix(".md").split())
+    stems = [e.page for e in index.entities
+             if e.page.rsplit("/", 1)[-1][:-3].casefold() == key]
+    titles = [e.page for e in index.entities if e.name.casefold() == key]
+    aliases = [e.page for e in index.entities if key in {a.casefold() for a in e.aliases}]
+    for found in (stems, titles, aliases):
+        if len(found) == 1:
+            return found[0]
+        if len(found) > 1:
+            raise BuildCommandError(f"{ref!r} names several pages: {', '.join(sorted(found))}; "
+                                    "give the path")
+    for folder in ("meetings",):
+        for rel in ws.listdir(folder):
+            if rel.rsplit("/", 1)[-1][:-3].casefold() == key:
+                return rel
+    raise BuildCommandError(f"no page {ref!r} (give a path, file name, title or alias)")
 
 
 def register(main: click.Group) -> None:
     """Add this stage's commands to the `kenning` group."""
+
+    @main.command()
+    @click.option("--dry-run", is_flag=True, help="Print the planned page changes as a diff; "
+                  "write nothing.")
+    @click.option("--batch-size", type=click.IntRange(min=1), default=50, show_default=True,
+                  help="Sources per batch (the entity index is rebuilt between batches).")
+    @JSON_OPTION
+    @click.pass_context
+    def build(ctx: click.Context, dry_run: bool, batch_size: int, as_json: bool) -> None:
+        """Build people, organization, project, topic and meeting pages from new or changed
+        sources."""
+        from kenning.build import run_build
+
+        root = _root(ctx)
+        with _bar(not as_json and sys.stderr.isatty(), "Building") as progress:
+            report = run_build(root, batch_size=batch_size, dry_run=dry_run, progress=progress)
+        if as_json:
+            _emit(report.as_dict())
+            return
+        if dry_run and report.diff:
+            click.echo(report.diff, nl=False)
+        verb = "Would build" if dry_run else "Built"
+        click.echo(f"{verb} {report.sources_built} of {report.sources_total} source(s) in "
+                   f"{report.batches} batch(es), {report.seconds:.1f} s; strictness "
+                   f"{report.strictness} ({report.strictness_why}).")
+        click.echo(f"Mentions: {report.mentions} ({report.linked} on pages, "
+                   f"{report.unresolved} unresolved). Pages: {len(report.pages_created)} new, "
+                   f"{len(report.pages_updated)} updated, {len(report.renamed)} renamed.")
+        for path in report.pages_created[:20]:
+            click.echo(f"  + {path}")
+        if len(report.pages_created) > 20:
+            click.echo(f"  … and {len(report.pages_created) - 20} more")
+        for old, new in report.renamed[:20]:
+            click.echo(f"  {old} → {new}")
+        for warning in report.warnings[:50]:
+            click.secho(f"warning: {warning}", fg="yellow", err=True)
+
+    @main.command()
+    @click.argument("keep")
+    @click.argument("other")
+    @JSON_OPTION
+    @click.pass_context
+    def merge(ctx: click.Context, keep: str, other: str, as_json: bool) -> None:
+        """Merge page OTHER into page KEEP (aliases, emails, facts, timeline, notes; links to
+        OTHER are rewritten; OTHER is removed)."""
+        from kenning.build.rename import merge_pages
+        from kenning.build.state import BuildState
+        from kenning.build.workspace import Workspace
+
+        root = _root(ctx)
+        a, b = find_page(root, keep), find_page(root, other)
+        state = BuildState.load(root)
+        ws = Workspace(root)
+        result = merge_pages(ws, state, a, b)
+        ws.commit()
+        _follow_log(root, state)
+        state.save(root)
+        if as_json:
+            _emit(result)
+        else:
+            click.echo(f"Merged {b} into {a}: {result['facts']} fact(s), {result['timeline']} "
+                       f"timeline line(s); links rewritten in "
+                       f"{len(result['links_rewritten'])} page(s).")
+
+    @main.command()
+    @click.argument("page")
+    @click.option("--name", required=True, help="Title of the new page.")
+    @click.option("--alias", "aliases", multiple=True, help="An alias to move (repeatable).")
+    @click.option("--email", "emails", multiple=True, help="An email to move (repeatable).")
+    @click.option("--line", "lines", type=int, multiple=True,
+                  help="A fact or timeline line (file line number) to move (repeatable).")
+    @click.option("--match", "matches", multiple=True,
+                  help="Move every fact and timeline line containing this text (repeatable).")
+    @JSON_OPTION
+    @click.pass_context
+    def split(ctx: click.Context, page: str, name: str, aliases: tuple[str, ...],
+              emails: tuple[str, ...], lines: tuple[int, ...], matches: tuple[str, ...],
+              as_json: bool) -> None:
+        """Move chosen aliases, emails and fact/timeline lines of PAGE to a new page."""
+        from kenning.build.rename import split_page
+        from kenning.build.state import BuildState
+        from kenning.build.workspace import Workspace
+
+        root = _root(ctx)
+        path = find_page(root, page)
+        state = BuildState.load(root)
+        ws = Workspace(root)
+        result = split_page(ws, state, path, name, aliases=aliases, emails=emails, lines=lines,
+                            match=matches)
+        ws.commit()
+        state.save(root)
+        if as_json:
+            _emit(result)
+        else:
+            click.echo(f"Split {path} → {result['new_page']}: {len(result['lines'])} line(s), "
+                       f"{len(result['aliases'])} alias(es), {len(result['emails'])} "
+                       "email(s) moved.")
+
+    @main.command()
+    @click.argument("page")
+    @JSON_OPTION
+    @click.pass_context
+    def why(ctx: click.Context, page: str, as_json: bool) -> None:
+        """Explain from the mention log which sources built PAGE and why each alias joined."""
+        root = _root(ctx)
+        path = find_page(root, page)
+        data = explain(root, path)
+        if as_json:
+            _emit(data)
+            return
+        click.echo(f"{path}: {data['mentions']} mention(s) in {len(data['sources'])} source(s).")
+        for s in data["sources"][:50]:
+            rules = ", ".join(f"{r} ×{n}" for r, n in s["rules"].items())
+            click.echo(f"  {s['source']}#L{s['first_line']}  {rules}")
+        if len(data["sources"]) > 50:
+            click.echo(f"  … and {len(data['sources']) - 50} more")
+        for kind in ("aliases", "emails"):
+            for item in data[kind]:
+                how = item.get("first")
+                why_text = (f"{how['source']}#L{how['line']} ({how['rule']}, "
+                            f"{how['confidence']})") if how else "not from a mention (by hand?)"
+                click.echo(f"{kind[:-1]} {item['value']!r}: {why_text}")
+        for p in data["possibly"][:20]:
+            click.echo(f"possibly: {p['source']}#L{p['line']} {p['text']!r} ({p['rule']})")
+
+
+def _follow_log(root: Path, state: Any) -> None:
+    from kenning.build import state as st
+
+    rows = st.read_log(root)
+    if not rows:
+        return
+    for r in rows:
+        if r.get("page"):
+            r["page"] = state.follow(r["page"])
+        if r.get("candidates"):
+            r["candidates"] = sorted({state.follow(c) for c in r["candidates"]})
+    st.write_log(root, rows)
+
+
+def explain(root: Path, path: str) -> dict[str, Any]:
+    """The `why` data: sources, rules, and the first mention behind each alias and email."""
+    from kenning.build import names as nm
+    from kenning.build import state as st
+    from kenning.vault import frontmatter as fmod
+
+    rows = st.read_log(root)
+    mine = [r for r in rows if r.get("page") == path]
+    per_source: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in mine:
+        per_source[r["source"]].append(r)
+    sources = [{"source": s, "first_line": min(r["line"] for r in rs),
+                "rules": dict(Counter(r["rule"] for r in rs))}
+               for s, rs in sorted(per_source.items())]
+    text = (root / path).read_text(encoding="utf-8") if (root / path).is_file() else ""
+    data = fmod.read(text).data if text else {}
+
+    def first(match: Any) -> dict[str, Any] | None:
+        for r in mine:
+            if match(r):
+                return {"source": r["source"], "line": r["line"], "rule": r["rule"],
+                        "confidence": r["confidence"], "text": r["text"]}
+        return None
+
+    aliases = []
+    raw_aliases = data.get("aliases") or []
+    for a in raw_aliases if isinstance(raw_aliases, list) else [raw_aliases]:
+        key = nm.fold(str(a))
+        aliases.append({"value": a, "first": first(
+            lambda r, key=key: nm.fold(r.get("text") or "") == key
+            or nm.fold(nm.clean_display_name(r.get("text")) or "") == key)})
+    emails = []
+    raw_emails = data.get("emails") or []
+    for e in raw_emails if isinstance(raw_emails, list) else [raw_emails]:
+        low = str(e).lower()
+        emails.append({"value": e, "first": first(lambda r, low=low: r.get("email") == low)})
+    possibly = [{"source": r["source"], "line": r["line"], "text": r["text"], "rule": r["rule"]}
+                for r in rows if not r.get("page") and path in (r.get("candidates") or [])]
+    return {"page": path, "mentions": len(mine), "sources": sources, "aliases": aliases,
+            "emails": emails, "possibly": possibly}

@@ -1,0 +1,279 @@
+"""``kenning build``: sources → entity pages (people, organizations, projects, topics, meetings).
+
+:func:`run_build` reads every source whose bytes changed since the last build (a content hash
+per source in ``.kenning/build/state.json``), in date order, in batches. Before each batch it
+rebuilds the compact entity index from the pages on disk, so later batches see what earlier ones
+created. For each batch: extract mentions (:mod:`.mentions`), decide what each one is
+(:func:`.resolve.resolve_batch`, the resolver seam), write the pages (:mod:`.pages`), rename
+pages whose fuller name was learned (:mod:`.rename`), and record every mention with its decision
+in ``.kenning/build/mentions.jsonl``.
+
+Note strictness (``build.strictness`` in ``.kenning/config.yaml``: low | medium | high; inferred
+when unset) decides which mentions may create pages; every mention may update a page that exists.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kenning.build.mentions import (
+    MAX_CREATING_PARTICIPANTS,
+    ORGANIZATION,
+    PERSON,
+    PROJECT,
+    TOPIC,
+    Mention,
+    SourceInfo,
+)
+from kenning.build.resolve import Decision, EntityIndex, ResolveContext, resolve_batch
+from kenning.build.state import BuildState, file_hash, infer_strictness, list_sources
+
+__all__ = ["DEFAULT_BATCH", "BuildReport", "Resolver", "may_create", "run_build"]
+
+DEFAULT_BATCH = 50
+SAVE_EVERY = 10  # batches between saves of the state and the mention log
+
+Resolver = Callable[[list[Mention], EntityIndex, ResolveContext], list[Decision]]
+Progress = Callable[[int, int | None, str], None]
+
+
+@dataclass
+class BuildReport:
+    """What one build did."""
+
+    sources_total: int = 0
+    sources_built: int = 0
+    sources_removed: int = 0
+    batches: int = 0
+    mentions: int = 0
+    linked: int = 0
+    unresolved: int = 0
+    pages_created: list[str] = field(default_factory=list)
+    pages_updated: list[str] = field(default_factory=list)
+    renamed: list[tuple[str, str]] = field(default_factory=list)
+    strictness: str = ""
+    strictness_why: str = ""
+    warnings: list[str] = field(default_factory=list)
+    dry_run: bool = False
+    diff: str = ""
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["renamed"] = [{"from": a, "to": b} for a, b in self.renamed]
+        if not self.dry_run:
+            data.pop("diff")
+        return data
+
+
+def may_create(mentions: list[Mention], infos: dict[str, SourceInfo], strictness: str,
+               contacts: set[str]) -> list[bool]:
+    """The note-strictness policy: which mentions may create a page (see docs/build.md)."""
+    out = [False] * len(mentions)
+    people_ok: dict[str, set[int]] = {}
+    domains_ok: dict[str, set[str]] = {}
+    for i, m in enumerate(mentions):
+        info = infos[m.source]
+        if info.bulk or m.via == "owner" or m.kind != PERSON:
+            continue
+        ok = False
+        if m.via == "participant":
+            if info.participants > MAX_CREATING_PARTICIPANTS and "from" not in m.roles:
+                ok = False
+            elif strictness == "high":
+                ok = bool(m.email and m.email in contacts)
+            else:
+                ok = True
+        elif m.via in ("attendee", "speaker", "chat"):
+            ok = True
+        elif m.via == "calendar":
+            ok = strictness != "high" or info.owner_sent
+        out[i] = ok
+        if ok:
+            people_ok.setdefault(m.source, set()).add(m.line)
+            if m.email and "@" in m.email:
+                from kenning.build.names import org_domain
+
+                domains_ok.setdefault(m.source, set()).add(org_domain(m.email.split("@")[1]))
+    for i, m in enumerate(mentions):
+        info = infos[m.source]
+        if info.bulk:
+            continue
+        if m.kind == ORGANIZATION:
+            if m.via == "domain":
+                out[i] = m.domain in domains_ok.get(m.source, set())
+            elif m.via == "signature":
+                out[i] = m.line in people_ok.get(m.source, set())
+            elif m.via == "text":
+                out[i] = strictness == "low"
+        elif m.kind in (PROJECT, TOPIC) and m.via in ("tag", "subject", "text"):
+            out[i] = info.owner_sent if strictness == "high" else True
+    return out
+
+
+def _contacts(infos: dict[str, SourceInfo]) -> set[str]:
+    """Addresses of everyone in a conversation the owner wrote in."""
+    out = set()
+    for info in infos.values():
+        if info.owner_sent and info.kind in ("email", "calendar"):
+            out.update(m.email for m in info.mentions if m.email and m.kind == PERSON)
+    return out
+
+
+def run_build(root: Path | str, *, batch_size: int = DEFAULT_BATCH, dry_run: bool = False,
+              progress: Progress | None = None, resolver: Resolver | None = None) -> BuildReport:
+    """Build entity pages from new or changed sources (see the module docstring)."""
+    from kenning.build import state as st
+    from kenning.build.mentions import extract
+    from kenning.build.pages import INDEX_FOLDERS, Applier, IndexLoader
+    from kenning.build.rename import rename_pages
+    from kenning.build.workspace import Workspace
+    from kenning.sources.owner import Owner
+    from kenning.vault.fsio import UnreadableFile, decode_markdown
+    from kenning.vault.layout import load_config
+
+    started = time.perf_counter()
+    root = Path(root).expanduser().resolve()
+    if batch_size < 1:
+        raise ValueError("--batch-size must be at least 1")
+    resolver = resolver or resolve_batch
+    report = BuildReport(dry_run=dry_run)
+    config = load_config(root)
+    owner = Owner.from_config(config.raw, where=str(root / ".kenning" / "config.yaml"))
+    state = BuildState.load(root)
+    if state.warning:
+        report.warnings.append(state.warning)
+    ws = Workspace(root, dry_run=dry_run)
+
+    # Pages deleted by hand since the last build: remember who they were.
+    for path, rec in sorted(state.pages.items()):
+        if not ws.exists(path):
+            for key in rec.get("keys", []):
+                state.deleted[key] = max(state.deleted.get(key, ""), rec.get("last_seen") or "")
+            del state.pages[path]
+
+    paths = list_sources(root)
+    report.sources_total = len(paths)
+    infos: dict[str, SourceInfo] = {}
+    hashes: dict[str, str] = {}
+    for rel in paths:
+        try:
+            data = (root / rel).read_bytes()
+        except OSError as exc:
+            report.warnings.append(f"{rel}: cannot read ({exc.strerror}); skipped")
+            continue
+        digest = file_hash(data)
+        if state.sources.get(rel) == digest:
+            continue
+        hashes[rel] = digest
+        try:
+            text = decode_markdown(data)
+        except UnreadableFile as exc:
+            report.warnings.append(f"{rel}: {exc.reason}; skipped")
+            continue
+        info = extract(rel, text, owner)
+        report.warnings.extend(info.warnings)
+        infos[rel] = info
+    present = set(paths)
+    removed = [p for p in state.sources if p not in present]
+    for p in removed:
+        del state.sources[p]
+    report.sources_removed = len(removed)
+
+    contacts = set(state.contacts) | _contacts(infos)
+    state.contacts = sorted(contacts)
+    emails = sum(1 for p in paths if p.startswith("sources/email/"))
+    build_cfg = (config.raw or {}).get("build") if isinstance(config.raw, dict) else None
+    configured = build_cfg.get("strictness") if isinstance(build_cfg, dict) else None
+    strictness, why = infer_strictness(configured, owner_known=owner.known,
+                                       email_sources=emails, owner_wrote=bool(contacts))
+    report.strictness, report.strictness_why = strictness, why
+    state.strictness = strictness
+
+    order = sorted(infos, key=lambda p: (infos[p].date or "9999", p))
+    rebuilt = set(order) | set(removed)
+    rows = [r for r in st.read_log(root) if r.get("source") not in rebuilt] \
+        if (order or removed) else None
+    loader = IndexLoader(ws)
+    created: set[str] = set()
+    for b, start in enumerate(range(0, len(order), batch_size)):
+        batch = order[start:start + batch_size]
+        index = loader.load()
+        mentions = [m for p in batch for m in infos[p].mentions]
+        allowed = may_create(mentions, infos, strictness, contacts)
+        context = ResolveContext(allowed, dict(state.deleted), {p: infos[p] for p in batch})
+        decisions = list(resolver(mentions, index, context))
+        if len(decisions) != len(mentions):
+            raise ValueError(f"the resolver returned {len(decisions)} decisions for "
+                             f"{len(mentions)} mentions")
+        # A create is valid when some mention allowed to create names that new entity.
+        creatable = {d.new_key for i, d in enumerate(decisions)
+                     if d.action == "create" and allowed[i]}
+        for i, d in enumerate(decisions):
+            if d.action == "create" and d.new_key not in creatable:
+                decisions[i] = Decision("unresolved", rule="not-created:strictness",
+                                        candidates=d.candidates)
+        applier = Applier(ws, index, state, infos)
+        new_rows = applier.apply(mentions, decisions)
+        before = set(ws.written)
+        renames = applier.write()
+        for path, u in applier.updates.items():
+            if u.new:
+                created.add(path)
+        done = rename_pages(ws, state, renames, index)
+        ws.commit()
+        for path, (text, data) in applier.final.items():
+            folder = path.split("/", 1)[0]
+            if folder in INDEX_FOLDERS and ws.exists(path) and ws.read(path) == text:
+                loader.prime(path, text, data, INDEX_FOLDERS[folder])
+        report.renamed.extend(done)
+        for old, new in done:
+            if old in created:
+                created.discard(old)
+                created.add(new)
+        del before
+        assert rows is not None
+        rows.extend(new_rows)
+        report.mentions += len(mentions)
+        report.linked += sum(1 for r in new_rows if r["page"])
+        report.unresolved += sum(1 for r in new_rows if not r["page"] and
+                                 r["rule"] not in ("owner",))
+        for p in batch:
+            state.sources[p] = hashes[p]
+        report.batches += 1
+        report.sources_built += len(batch)
+        if progress is not None:
+            progress(report.sources_built, len(order), batch[-1])
+        if not dry_run and (b + 1) % SAVE_EVERY == 0:
+            _save(root, state, rows, contacts)
+    if rows is not None:
+        for r in rows:
+            if r.get("page"):
+                r["page"] = state.follow(r["page"])
+    if not dry_run and (rows is not None or removed):
+        _save(root, state, rows, contacts)
+    elif not dry_run and not paths and not state.pages:
+        pass
+    report.pages_created = sorted(p for p in created if ws.exists(p))
+    report.pages_updated = sorted(p for p in ws.written if p not in created and ws.exists(p)
+                                  and ws.original.get(p) is not None)
+    if dry_run:
+        report.diff = ws.diff()
+    report.seconds = round(time.perf_counter() - started, 3)
+    return report
+
+
+def _save(root: Path, state: BuildState, rows: list[dict[str, Any]] | None,
+          contacts: set[str]) -> None:
+    from kenning.build import state as st
+
+    if rows is not None:
+        for r in rows:
+            if r.get("page"):
+                r["page"] = state.follow(r["page"])
+        st.write_log(root, rows)
+    state.save(root)

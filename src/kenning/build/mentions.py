@@ -1,0 +1,433 @@
+"""Mention extraction, deterministic: what each source says about people, organizations,
+projects and topics, each with its file line.
+
+A source file (``sources/<kind>/*.md``, frontmatter as written by the connectors in
+:mod:`kenning.sources`) becomes one :class:`SourceInfo` holding its :class:`Mention` list:
+
+- **email**: every participant of the frontmatter (name + address + roles), cited at the first
+  message header line that shows them (else their frontmatter line); a message's ``Signature:``
+  line adds the sender's role, organization and phone; every non-freemail domain of a
+  participant is an organization mention (``org-domain``).
+- **meetings**: attendees (with ``attendee_emails``) and speakers, cited at their first turn.
+- **chats**: participants other than generic roles (user, assistant, tool …).
+- **calendar**: organizer and attendees (name + address).
+- **text** (every body line outside headers, signatures and notes): "Dr. Kim", "Sarah Chen
+  (Horizon Ventures)", "Sarah from TechFlow", "S. Chen", "First Last" when First is a known
+  given name, "From: Kean, Steven J" lines, organizations with a legal form or designator
+  ("Acme Corp", "Bluefin Capital"), ``#tags`` (topics), "Project X" (projects) and explicit
+  ``[[links]]``.
+
+Only participants (and signature organizations, tags and projects) may create pages; names found
+in prose only link to pages that exist (see :mod:`kenning.build.resolve`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from kenning.build import names as nm
+from kenning.sources.owner import Owner
+
+PERSON, ORGANIZATION, PROJECT, TOPIC = "person", "organization", "project", "topic"
+# A message with more participants than this creates pages only for its senders; every
+# participant is still a mention and still links to a page that exists (see docs).
+MAX_CREATING_PARTICIPANTS = 50
+# Text mentions read per source (a pasted directory is not a list of contacts).
+MAX_TEXT_MENTIONS = 200
+
+
+@dataclass
+class Mention:
+    """One mention of an entity in a source (plain data; see the resolver seam)."""
+
+    source: str               # vault path of the source file
+    line: int                 # 1-based file line
+    text: str                 # as written ("Sarah Chen", "horizon.vc", "#pricing")
+    kind: str                 # person | organization | project | topic
+    via: str                  # participant | attendee | speaker | chat | calendar | signature |
+                              # domain | text | tag | subject | link
+    email: str | None = None  # lower-cased address, for people
+    name: str | None = None   # the cleaned name (None: the display name was not a name)
+    roles: tuple[str, ...] = ()  # from / to / cc / bcc / reply-to / organizer / attendee
+    date: str | None = None       # YYYY-MM-DD of the first message/turn naming it
+    last_date: str | None = None  # YYYY-MM-DD of the last one
+    org: str | None = None    # organization named next to it ("Sarah from TechFlow")
+    title: str | None = None  # job title (signature)
+    phone: str | None = None
+    domain: str | None = None  # organization mentions from a domain
+
+
+@dataclass
+class SourceInfo:
+    """What the build needs from one source file."""
+
+    path: str
+    kind: str                 # email | meeting | chat | calendar | other
+    title: str
+    date: str | None
+    bulk: bool = False
+    direction: str | None = None
+    owner_sent: bool = False  # the owner wrote in it (or organized / attended it)
+    participants: int = 0
+    mentions: list[Mention] = field(default_factory=list)
+    first_line: int = 1       # line of the first message / turn (for citations)
+    warnings: list[str] = field(default_factory=list)
+
+
+_FOLDER_KIND = {"email": "email", "meetings": "meeting", "chats": "chat", "calendar": "calendar"}
+_HEADER = re.compile(r"^## (?P<date>\d{4}-\d{2}-\d{2})?[^·]*· (?P<sender>.*?)(?: → (?P<rest>.*))?$")
+_HEADER_UNDATED = re.compile(r"^## undated · ")
+_ANGLE = re.compile(r"<([^<>\s]+@[^<>\s]+)>")
+_TURN = re.compile(r"^- \*\*(?:\[[\d:]+\] )?(?P<name>[^*:]+?):?\*\*")
+_CHAT_TURN = re.compile(r"^- \*\*(?P<name>[^*]+)\*\*")
+_PHONE = re.compile(r"(?:\+?\d[\d\s().-]{7,}\d)")
+_ROLE_WORDS = re.compile(
+    r"\b(CEO|CTO|CFO|COO|CMO|CIO|VP|SVP|EVP|Vice President|President|Director|Manager|Partner|"
+    r"Engineer|Founder|Co-?founder|Head of|Lead|Counsel|Analyst|Associate|Principal|Consultant|"
+    r"Specialist|Coordinator|Officer|Chair(?:man|woman)?|Executive|Assistant|Administrator|"
+    r"Attorney|Advis[oe]r|Scientist|Designer|Developer|Architect|Recruiter|Professor|"
+    r"Secretary|Treasurer|Representative|Owner)\b")
+_CAP = r"[A-Z][a-zà-ÿ'’-]+"
+_HONORIFIC = re.compile(rf"\b(?:Dr|Mr|Mrs|Ms|Prof)\.? ({_CAP}(?: {_CAP})?)")
+_PAREN_ORG = re.compile(rf"\b({_CAP}(?: [A-Z]\.)?(?: {_CAP})?) \(([A-Z][\w&.,' -]{{1,60}}?)\)")
+_FROM_ORG = re.compile(rf"\b({_CAP}) (?:from|at) ((?:[A-Z][\w&-]*)(?: [A-Z][\w&-]*){{0,2}})")
+_INITIALS = re.compile(rf"\b([A-Z])\. ({_CAP})\b")
+_FULL = re.compile(rf"\b({_CAP}) ((?:[A-Z]\. )?{_CAP})\b")
+_FROM_LINE = re.compile(r"^\s*(?:From|Von|De)\s*:\s*(.+?)\s*$")
+_LAST_FIRST = re.compile(rf"^({_CAP}), ({_CAP})(?: ([A-Z])\.?)?$")
+_ORG_WORDS = "|".join(sorted({*nm.LEGAL_SUFFIXES, *nm.ORG_DESIGNATORS} - {"co", "as", "pc"},
+                             key=len, reverse=True))
+_ORG = re.compile(rf"\b((?:[A-Z][\w&'-]*\s){{1,3}}?(?:(?i:{_ORG_WORDS}))\b\.?)")
+_TAG = re.compile(r"(?<![\w&#/])#([A-Za-z][\w-]{2,40})\b")
+_PROJECT = re.compile(rf"\bProject ({_CAP}(?: {_CAP})?)")
+_WIKILINK = re.compile(r"\[\[([^\[\]|#\n]+)(?:#[^\[\]|\n]*)?(?:\|[^\[\]\n]*)?\]\]")
+_SKIP_LINE = re.compile(r"^(?:Signature:|Attachments:|Subject:|_\(|_.*_$|> |\*\*When:\*\*)")
+_NOT_NAMES = frozenset({"The", "This", "That", "Thanks", "Thank", "Dear", "Hi", "Hello", "Best",
+                        "Regards", "Please", "Re", "Fw", "Fwd", "Subject", "From", "To", "Cc",
+                        "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday",
+                        "Sunday", "January", "February", "March", "April", "May", "June",
+                        "July", "August", "September", "October", "November", "December",
+                        "North", "South", "East", "West", "New", "San", "Los", "Las", "Santa",
+                        "United", "General", "Senior", "Vice", "Chief"})
+
+
+def source_kind(path: str) -> str:
+    parts = path.split("/")
+    return _FOLDER_KIND.get(parts[1], "other") if len(parts) > 2 else "other"
+
+
+def _day(value: Any) -> str | None:
+    if value is None:
+        return None
+    text = str(value)
+    return text[:10] if re.match(r"\d{4}-\d{2}-\d{2}", text) else None
+
+
+def extract(path: str, text: str, owner: Owner) -> SourceInfo:
+    """Every mention in one source file (never raises on content)."""
+    from kenning.vault import frontmatter
+
+    fm = frontmatter.read(text)
+    data = fm.data
+    lines = text.split("\n")
+    kind = source_kind(path)
+    title = str(data.get("title") or data.get("subject") or path.rsplit("/", 1)[-1][:-3])
+    info = SourceInfo(path, kind, title, _day(data.get("date") or data.get("first_date")))
+    if fm.error:
+        info.warnings.append(f"{path}:{fm.error[0]}: {fm.error[1]}; read as text only")
+    body_start = fm.body_start
+    fm_lines = lines[: body_start - 1]
+    info.bulk = data.get("category") == "bulk"
+    info.direction = data.get("direction") if isinstance(data.get("direction"), str) else None
+    if kind == "email":
+        _email(info, data, lines, fm_lines, body_start, owner)
+    elif kind == "meeting":
+        _meeting(info, data, lines, fm_lines, body_start, owner)
+    elif kind == "chat":
+        _chat(info, data, lines, fm_lines, body_start)
+    elif kind == "calendar":
+        _calendar(info, data, lines, fm_lines, body_start, owner)
+    _text(info, lines, body_start)
+    return info
+
+
+def _fm_line(fm_lines: list[str], needle: str, default: int = 1) -> int:
+    if needle:
+        for i, line in enumerate(fm_lines, 1):
+            if needle in line:
+                return i
+    return default
+
+
+def _domain_mentions(info: SourceInfo, mentions: list[Mention], owner: Owner) -> None:
+    seen: set[str] = set()
+    for m in mentions:
+        if not m.email or "@" not in m.email:
+            continue
+        domain = nm.org_domain(m.email.rsplit("@", 1)[1])
+        if domain in seen or nm.is_freemail(domain) or "." not in domain:
+            continue
+        seen.add(domain)
+        info.mentions.append(Mention(info.path, m.line, domain, ORGANIZATION, "domain",
+                                     roles=m.roles, date=m.date, last_date=m.last_date,
+                                     domain=domain))
+
+
+def _email(info: SourceInfo, data: dict[str, Any], lines: list[str], fm_lines: list[str],
+           body_start: int, owner: Owner) -> None:
+    participants = [p for p in data.get("participants") or [] if isinstance(p, dict)]
+    info.participants = len(participants)
+    # Message headers: where each address first/last appears, and each sender's signature.
+    first: dict[str, tuple[int, str | None]] = {}
+    last: dict[str, str | None] = {}
+    signatures: dict[str, tuple[int, str]] = {}
+    sender = None
+    for n in range(body_start, len(lines) + 1):
+        line = lines[n - 1].rstrip("\r")
+        if line.startswith("## "):
+            m = _HEADER.match(line)
+            if m is None and not _HEADER_UNDATED.match(line):
+                continue
+            if info.first_line == 1:
+                info.first_line = n
+            day = m.group("date") if m else None
+            shown = [a.lower() for a in _ANGLE.findall(line)]
+            bare = re.findall(r"(?:^|[·→,;] ?)([\w.+'-]+@[\w-]+(?:\.[\w-]+)+)", line)
+            sender_part = m.group("sender") if m else ""
+            sm = _ANGLE.search(sender_part)
+            sender = (sm.group(1) if sm else sender_part.strip()).lower() or None
+            for addr in [*shown, *(b.lower() for b in bare)]:
+                first.setdefault(addr, (n, day))
+                if day:
+                    last[addr] = day
+            if sender_part and not sm:
+                first.setdefault(sender_part.strip().lower(), (n, day))
+        elif line.startswith("Signature: ") and sender:
+            signatures[sender] = (n, line[len("Signature: "):])
+    base: list[Mention] = []
+    for p in participants:
+        address = str(p.get("address") or "").strip().lower() or None
+        raw_name = p.get("name")
+        roles = tuple(str(r) for r in p.get("roles") or [] if r)
+        if owner.is_owner(address, str(raw_name or "")) or p.get("owner"):
+            if "from" in roles:
+                info.owner_sent = True
+            base.append(Mention(info.path, _fm_line(fm_lines, address or str(raw_name)),
+                                str(raw_name or address or ""), PERSON, "participant",
+                                email=address, name=None, roles=roles, date=info.date))
+            base[-1].title = "__owner__"
+            continue
+        name = nm.clean_display_name(str(raw_name) if raw_name else None, address)
+        key = address or fold_key(raw_name)
+        where = first.get(key or "") if key else None
+        line = where[0] if where else _fm_line(fm_lines, address or str(raw_name or ""))
+        day = (where[1] if where else None) or info.date
+        mention = Mention(info.path, line, str(raw_name or address or ""), PERSON,
+                          "participant", email=address, name=name, roles=roles, date=day,
+                          last_date=last.get(address or "", day))
+        sig = signatures.get(address or "")
+        if sig:
+            _signature(mention, sig[1], info)
+        base.append(mention)
+    info.mentions.extend(base)
+    _domain_mentions(info, [m for m in base if m.title != "__owner__"], owner)
+    for m in base:
+        if m.title == "__owner__":
+            m.title = None
+            m.via = "owner"
+
+
+def fold_key(value: Any) -> str | None:
+    return str(value).strip().lower() if value else None
+
+
+def _signature(mention: Mention, raw: str, info: SourceInfo) -> None:
+    parts = [p.strip() for p in raw.split(" · ") if p.strip()]
+    domain = mention.email.rsplit("@", 1)[1] if mention.email and "@" in mention.email else ""
+    for part in parts[:6]:
+        if len(part) > 80:
+            continue
+        if mention.phone is None and _PHONE.fullmatch(part.split("(")[0].strip()):
+            mention.phone = part
+            continue
+        words = set(nm.fold(part).split())
+        shouting = part.isupper() and len(words) > 1
+        if mention.org is None and not shouting and (
+                words & (nm.LEGAL_SUFFIXES - {"co", "as", "ab"} | _SIGNATURE_ORG_WORDS)
+                or (domain and nm.org_matches_domain(part, domain))) \
+                and not _PHONE.search(part) and len(words) <= 6:
+            mention.org = part.rstrip(".,")
+            continue
+        if mention.title is None and _ROLE_WORDS.search(part) and len(part) <= 60:
+            mention.title = part
+    if mention.org:
+        info.mentions.append(Mention(info.path, mention.line, mention.org, ORGANIZATION,
+                                     "signature", date=mention.date,
+                                     last_date=mention.last_date,
+                                     domain=nm.org_domain(domain) if domain else None))
+
+
+_SIGNATURE_ORG_WORDS = frozenset({"ventures", "capital", "partners", "labs", "associates", "group",
+                                  "holdings", "consulting", "technologies", "university",
+                                  "institute", "foundation"})
+
+
+def _meeting(info: SourceInfo, data: dict[str, Any], lines: list[str], fm_lines: list[str],
+             body_start: int, owner: Owner) -> None:
+    attendees = [str(a) for a in data.get("attendees") or [] if a]
+    speakers = [str(s) for s in data.get("speakers") or [] if s]
+    emails = data.get("attendee_emails") if isinstance(data.get("attendee_emails"), dict) else {}
+    info.owner_sent = bool(data.get("owner_attended")) or not owner.known
+    turn_line: dict[str, int] = {}
+    for n in range(body_start, len(lines) + 1):
+        m = _TURN.match(lines[n - 1])
+        if m:
+            turn_line.setdefault(m.group("name").strip().lower(), n)
+            if info.first_line == 1:
+                info.first_line = n
+    names = list(dict.fromkeys([*attendees, *speakers]))
+    info.participants = len(names)
+    for raw in names:
+        address = str(emails.get(raw) or "").lower() or None
+        line = turn_line.get(raw.lower()) or _fm_line(fm_lines, raw)
+        via = "attendee" if raw in attendees else "speaker"
+        if owner.is_owner(address, raw):
+            info.mentions.append(Mention(info.path, line, raw, PERSON, "owner", email=address,
+                                         date=info.date))
+            continue
+        name = nm.clean_display_name(raw, address)
+        if name is None and address is None:
+            continue
+        info.mentions.append(Mention(info.path, line, raw, PERSON, via, email=address,
+                                     name=name, roles=("attendee",), date=info.date,
+                                     last_date=info.date))
+
+
+def _chat(info: SourceInfo, data: dict[str, Any], lines: list[str], fm_lines: list[str],
+          body_start: int) -> None:
+    info.date = info.date or _day(data.get("started"))
+    turn_line: dict[str, int] = {}
+    for n in range(body_start, len(lines) + 1):
+        m = _CHAT_TURN.match(lines[n - 1])
+        if m:
+            turn_line.setdefault(m.group("name").strip().lower(), n)
+            if info.first_line == 1:
+                info.first_line = n
+    people = [str(p) for p in data.get("participants") or [] if p]
+    info.participants = len(people)
+    info.owner_sent = True  # a chat is a conversation the owner was part of
+    for raw in people:
+        name = nm.clean_display_name(raw)
+        if name is None:
+            continue
+        line = turn_line.get(raw.lower()) or _fm_line(fm_lines, raw)
+        info.mentions.append(Mention(info.path, line, raw, PERSON, "chat", name=name,
+                                     roles=("participant",), date=info.date,
+                                     last_date=info.date))
+
+
+def _calendar(info: SourceInfo, data: dict[str, Any], lines: list[str], fm_lines: list[str],
+              body_start: int, owner: Owner) -> None:
+    people: list[tuple[dict[str, Any], str]] = []
+    org = data.get("organizer")
+    if isinstance(org, dict):
+        people.append((org, "organizer"))
+    for a in data.get("attendees") or []:
+        if isinstance(a, dict):
+            people.append((a, "attendee"))
+    info.participants = len(people)
+    info.owner_sent = data.get("owner_role") in ("organizer", "attendee") or not owner.known
+    base: list[Mention] = []
+    for p, role in people:
+        address = str(p.get("address") or "").lower() or None
+        raw = str(p.get("name") or address or "")
+        line = _fm_line(fm_lines, address or raw)
+        if owner.is_owner(address, raw):
+            info.mentions.append(Mention(info.path, line, raw, PERSON, "owner", email=address,
+                                         date=info.date))
+            continue
+        name = nm.clean_display_name(p.get("name"), address)
+        if name is None and address is None:
+            continue
+        base.append(Mention(info.path, line, raw, PERSON, "calendar", email=address,
+                            name=name, roles=(role,), date=info.date, last_date=info.date))
+    info.mentions.extend(base)
+    _domain_mentions(info, base, owner)
+
+
+def _text(info: SourceInfo, lines: list[str], body_start: int) -> None:
+    found: list[Mention] = []
+    seen: set[tuple[str, str]] = set()
+    title = info.title
+
+    def add(n: int, text: str, kind: str, via: str, **kw: Any) -> None:
+        key = (kind, text.lower())
+        if key in seen or len(found) >= MAX_TEXT_MENTIONS:
+            return
+        seen.add(key)
+        found.append(Mention(info.path, n, text, kind, via, date=info.date,
+                             last_date=info.date, **kw))
+
+    # The subject: projects and tags only (cited at the H1 / title line).
+    title_line = next((i for i in range(body_start, len(lines) + 1)
+                       if lines[i - 1].startswith("# ")), body_start)
+    for m in _PROJECT.finditer(title):
+        add(title_line, m.group(1).strip(), PROJECT, "subject")
+    for m in _TAG.finditer(title):
+        add(title_line, m.group(1), TOPIC, "tag")
+    in_fence = False
+    for n in range(body_start, len(lines) + 1):
+        line = lines[n - 1].rstrip("\r")
+        stripped = line.strip()
+        if stripped.startswith(("```", "~~~")):
+            in_fence = not in_fence
+            continue
+        if in_fence or not stripped or line.startswith(("#", "## ")) \
+                or _SKIP_LINE.match(stripped):
+            continue
+        turn = _TURN.match(line) or _CHAT_TURN.match(line)
+        if turn:
+            line = line[turn.end():]
+        if "`" in line:
+            line = re.sub(r"`[^`]*`", " ", line)
+        fm = _FROM_LINE.match(line)
+        if fm:
+            lf = _LAST_FIRST.match(fm.group(1))
+            if lf:
+                add(n, fm.group(1), PERSON, "text", name=f"{lf.group(2)} {lf.group(1)}")
+            continue
+        for m in _WIKILINK.finditer(line):
+            add(n, m.group(1).strip(), PERSON, "link", name=m.group(1).strip())
+        for m in _TAG.finditer(line):
+            add(n, m.group(1), TOPIC, "tag")
+        for m in _PROJECT.finditer(line):
+            add(n, m.group(1).strip(), PROJECT, "text")
+        for m in _HONORIFIC.finditer(line):
+            add(n, m.group(0), PERSON, "text", name=m.group(0))
+        for m in _PAREN_ORG.finditer(line):
+            person, org = m.group(1), m.group(2).strip()
+            if person.split()[0] in _NOT_NAMES:
+                continue
+            add(n, m.group(0), PERSON, "text", name=person, org=org)
+        for m in _FROM_ORG.finditer(line):
+            if m.group(1) in _NOT_NAMES or nm.fold(m.group(1)) not in nm.given_names():
+                continue
+            add(n, m.group(0), PERSON, "text", name=m.group(1), org=m.group(2))
+        for m in _INITIALS.finditer(line):
+            add(n, m.group(0), PERSON, "text", name=m.group(0))
+        for m in _FULL.finditer(line):
+            first = m.group(1)
+            if first in _NOT_NAMES or nm.fold(first) not in nm.given_names():
+                continue
+            if m.group(2).split()[-1] in _NOT_NAMES:
+                continue
+            add(n, m.group(0), PERSON, "text", name=m.group(0))
+        for m in _ORG.finditer(line):
+            org = m.group(1).strip().rstrip(".")
+            words = org.split()
+            if words[0] in _NOT_NAMES or len(words) < 2:
+                continue
+            add(n, org, ORGANIZATION, "text", name=org)
+    info.mentions.extend(found)

@@ -1,0 +1,661 @@
+"""Entity pages: the compact index read from them, and the edits a batch's decisions make.
+
+Pages are edited only through :mod:`kenning.vault.page` (``new_page``, ``set_frontmatter``,
+``add_fact``, ``append_timeline``, ``set_summary``), so every byte a person wrote outside the
+parts Kenning owns stays. On top of that the build is careful with the owned parts too:
+
+- ``aliases``, ``emails``, ``domains`` only grow; ``first_seen``/``last_seen`` only widen;
+- ``organization``, ``role`` and the summary are rewritten only while they still hold what the
+  build last wrote (kept in the build state); a value a person changed is theirs;
+- timeline entries are appended once per (page, source); facts once per (page, relation, target).
+
+Links to pages are written ``[[file-stem|Title]]`` so Obsidian resolves them by file name.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from kenning import vocabulary
+from kenning.build import names as nm
+from kenning.build.mentions import ORGANIZATION, PERSON, PROJECT, TOPIC, Mention, SourceInfo
+from kenning.build.resolve import Decision, Entity, EntityIndex, identity_keys
+from kenning.build.state import BuildState
+from kenning.build.workspace import Workspace
+from kenning.vault import frontmatter as fmod
+from kenning.vault.layout import entity_path
+from kenning.vault.page import (
+    Fact,
+    TimelineEntry,
+    add_fact,
+    append_timeline,
+    new_page,
+    render_timeline,
+    set_frontmatter,
+    set_summary,
+)
+
+INDEX_FOLDERS = {"people": PERSON, "organizations": ORGANIZATION, "projects": PROJECT,
+                 "topics": TOPIC}
+_H1 = re.compile(r"^# (.+?)\s*#*\s*$")
+_LINK_VALUE = re.compile(r"\[\[([^\]|#]+)(?:#[^\]|]*)?(?:\|([^\]]*))?\]\]")
+_TL_SOURCE = re.compile(r"^[-*+] \d{4}.*\[source:: \[\[sources/(email|meetings|chats|calendar)/"
+                        r"([^\]#|]+)")
+_WORKS_AT = re.compile(r"^[-*+] works_at:: \[\[([^\]|#]+)")
+
+
+def stem(path: str) -> str:
+    return path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+
+
+def link(path: str, title: str) -> str:
+    s = stem(path)
+    return f"[[{s}]]" if s == title else f"[[{s}|{title}]]"
+
+
+def cite(source: str, line: int | None = None) -> str:
+    base = source[:-3] if source.endswith(".md") else source
+    return f"[[{base}#L{line}]]" if line else f"[[{base}]]"
+
+
+def _clean(text: str) -> str:
+    text = " ".join(str(text).split())
+    return text.replace("[", "(").replace("]", ")").replace("::", ":")
+
+
+def _list(value: Any) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, list):
+        return [str(v).strip() for v in value if v is not None and str(v).strip()]
+    return [str(value).strip()] if str(value).strip() else []
+
+
+def title_of(text: str, body_start: int, data: dict[str, Any], path: str) -> str:
+    lines = text.split("\n")
+    for line in lines[body_start - 1:]:
+        m = _H1.match(line.rstrip("\r"))
+        if m:
+            return m.group(1).strip()
+        if line.strip() and not line.startswith("#"):
+            continue
+    if isinstance(data.get("title"), str) and data["title"].strip():
+        return data["title"].strip()
+    return stem(path)
+
+
+# -- the compact entity index --------------------------------------------------------------
+
+
+class IndexLoader:
+    """Builds the :class:`EntityIndex` from pages on disk, re-reading only changed files."""
+
+    def __init__(self, ws: Workspace) -> None:
+        self.ws = ws
+        self.cache: dict[str, tuple[object, Entity | None]] = {}
+
+    def entity(self, rel: str, folder_type: str) -> Entity | None:
+        stamp = self.ws.stamp(rel)
+        hit = self.cache.get(rel)
+        if hit is not None and hit[0] == stamp:
+            return hit[1]
+        text = self.ws.read(rel)
+        e = None if text is None else read_entity(rel, text, folder_type)
+        self.cache[rel] = (stamp, e)
+        return e
+
+    def prime(self, rel: str, text: str, data: dict[str, Any], folder_type: str) -> None:
+        """Remember a page this build just wrote (after commit), without reading it again."""
+        self.cache[rel] = (self.ws.stamp(rel), read_entity(rel, text, folder_type, data))
+
+    def load(self) -> EntityIndex:
+        entities = []
+        for folder, kind in INDEX_FOLDERS.items():
+            for rel in self.ws.listdir(folder):
+                e = self.entity(rel, kind)
+                if e is not None:
+                    entities.append(e)
+        index = EntityIndex(entities)
+        # Organization values are links or names; point them at org pages where possible.
+        by_stem = {stem(e.page).lower(): e.page for e in index.entities
+                   if e.type == ORGANIZATION}
+        for e in index.entities:
+            if e.organization and e.organization not in index.by_page:
+                key = e.organization.lower()
+                org = by_stem.get(key) or next(
+                    (o.page for o in index.by_org_key.get(nm.org_key(e.organization), [])), None)
+                if org:
+                    e.organization = org
+        return index
+
+
+def read_entity(rel: str, text: str, folder_type: str,
+                data: dict[str, Any] | None = None) -> Entity | None:
+    body_start = 1
+    if data is None:
+        fm = fmod.read(text)
+        data, body_start = fm.data, fm.body_start
+    else:
+        block = fmod.locate(text)
+        body_start = block.body_start if block is not None else 1
+    raw_type = data.get("type")
+    kind = folder_type
+    if isinstance(raw_type, str):
+        try:
+            kind = vocabulary.entity_type(raw_type)
+        except Exception:
+            kind = folder_type
+    if kind not in INDEX_FOLDERS.values():
+        return None
+    org = data.get("organization")
+    organization = None
+    if isinstance(org, str) and org.strip():
+        m = _LINK_VALUE.search(org)
+        organization = m.group(1).strip() if m else org.strip()
+    return Entity(
+        page=rel, type=kind, name=title_of(text, body_start, data, rel),
+        aliases=tuple(_list(data.get("aliases"))),
+        emails=tuple(e.lower() for e in _list(data.get("emails"))),
+        domains=tuple(d.lower().lstrip("@") for d in _list(data.get("domains"))),
+        organization=organization,
+        role=str(data["role"]) if isinstance(data.get("role"), str) else None,
+        last_seen=str(data.get("last_seen")) if data.get("last_seen") else None)
+
+
+# -- applying decisions ----------------------------------------------------------------------
+
+
+@dataclass
+class Update:
+    """Everything one batch adds to one page."""
+
+    path: str
+    type: str
+    title: str
+    new: bool = False
+    aliases: list[str] = field(default_factory=list)
+    emails: list[str] = field(default_factory=list)
+    domains: list[str] = field(default_factory=list)
+    organization: tuple[str, str] | None = None   # (date, org page path)
+    role: tuple[str, str] | None = None            # (date, role)
+    first_seen: str | None = None
+    last_seen: str | None = None
+    facts: list[Fact] = field(default_factory=list)
+    timeline: dict[str, TimelineEntry] = field(default_factory=dict)  # source path → entry
+    attendees: list[str] = field(default_factory=list)
+    rename_to: str | None = None
+
+    def seen(self, day: str | None, last: str | None = None) -> None:
+        for d in (day, last):
+            if not d:
+                continue
+            if self.first_seen is None or d < self.first_seen:
+                self.first_seen = d
+            if self.last_seen is None or d > self.last_seen:
+                self.last_seen = d
+
+    def add(self, bucket: list[str], value: str | None) -> None:
+        if value and value.casefold() not in {v.casefold() for v in bucket}:
+            bucket.append(value)
+
+
+def _fuller(title: str, name: str | None, kind: str) -> bool:
+    """The page's title is a shorter form of ``name`` (rename when a fuller name is learned)."""
+    if not name or name == title:
+        return False
+    if kind == PERSON:
+        new = nm.parse_person(name)
+        if new is None or not new.full:
+            return False
+        if "@" in title:
+            return True
+        old = nm.parse_person(title)
+        if old is None:
+            return False
+        if old.full:
+            return False
+        if old.first and not old.last:
+            return nm.first_names_match(old.first, new.first) in ("exact", "nickname")
+        return bool(old.last and old.last == new.last)
+    return False
+
+
+class Applier:
+    """Turns one batch's decisions into page edits (and log rows)."""
+
+    def __init__(self, ws: Workspace, index: EntityIndex, state: BuildState,
+                 infos: dict[str, SourceInfo]) -> None:
+        self.ws, self.index, self.state, self.infos = ws, index, state, infos
+        self.updates: dict[str, Update] = {}
+        self.taken: set[str] = set()
+        self.final: dict[str, tuple[str, dict[str, Any]]] = {}  # path → (text, frontmatter)
+
+    # -- targets ---------------------------------------------------------------------------
+
+    def _unique_path(self, kind: str, title: str) -> str:
+        base = entity_path(kind, title)
+        path, n = base, 1
+        while path in self.taken or self.ws.exists(path) or path in self.index.by_page:
+            n += 1
+            path = base[:-3] + f"-{n}.md"
+        self.taken.add(path)
+        return path
+
+    def _update(self, path: str, kind: str, title: str, new: bool = False) -> Update:
+        u = self.updates.get(path)
+        if u is None:
+            u = self.updates[path] = Update(path, kind, title, new=new)
+        return u
+
+    def apply(self, mentions: list[Mention], decisions: list[Decision]) -> list[dict[str, Any]]:
+        new_paths: dict[str, str] = {}
+        targets: list[str | None] = []
+        for m, d in zip(mentions, decisions, strict=True):
+            path = None
+            if d.action == "link" and d.page and self.index.get(d.page) is not None:
+                path = d.page
+                e = self.index.get(d.page)
+                assert e is not None
+                self._update(path, e.type, e.name)
+            elif d.action == "link" and d.page:
+                d.action, d.rule = "unresolved", "unknown-page"  # another resolver's mistake
+            elif d.action == "create" and d.new_key:
+                path = new_paths.get(d.new_key)
+                if path is None:
+                    title = nm.normalize_space(d.name or m.name or m.text) or m.text
+                    path = new_paths[d.new_key] = self._unique_path(m.kind, title)
+                    self._update(path, m.kind, title, new=True)
+            targets.append(path)
+        # Each source: which organization page each mail domain (and signature) resolved to.
+        domain_org: dict[tuple[str, str], str] = {}
+        for m, path in zip(mentions, targets, strict=True):
+            if path and m.kind == ORGANIZATION and m.domain:
+                domain_org.setdefault((m.source, m.domain), path)
+        sig_org: dict[tuple[str, str], str] = {}
+        for m, path in zip(mentions, targets, strict=True):
+            if path and m.kind == ORGANIZATION and m.via == "signature":
+                sig_org[(m.source, m.text.rstrip(".,"))] = path
+        for m, d, path in zip(mentions, decisions, targets, strict=True):
+            if path is None:
+                continue
+            self._collect(self.updates[path], m, d, domain_org, sig_org)
+        self._meetings(mentions, targets)
+        rows = []
+        first_of: set[str] = set()
+        for m, d, path in zip(mentions, decisions, targets, strict=True):
+            row = self._row(m, d, path)
+            if row.pop("created", False) and d.new_key not in first_of:
+                first_of.add(d.new_key or "")
+                row["created"] = True
+            rows.append(row)
+        return rows
+
+    @staticmethod
+    def _row(m: Mention, d: Decision, path: str | None) -> dict[str, Any]:
+        row: dict[str, Any] = {"source": m.source, "line": m.line, "text": m.text,
+                               "kind": m.kind, "email": m.email, "page": path,
+                               "confidence": round(d.confidence if path else 0.0, 3),
+                               "rule": d.rule}
+        if d.candidates and path is None:
+            row["candidates"] = list(d.candidates)
+        if d.action == "create" and path:
+            row["created"] = True
+        return row
+
+    def _collect(self, u: Update, m: Mention, d: Decision,
+                 domain_org: dict[tuple[str, str], str],
+                 sig_org: dict[tuple[str, str], str]) -> None:
+        info = self.infos.get(m.source)
+        u.seen(m.date, m.last_date)
+        header = m.via in ("participant", "attendee", "speaker", "chat", "calendar")
+        if u.type == PERSON and m.kind == PERSON:
+            u.add(u.emails, m.email)
+            if header and m.name:
+                q = nm.parse_person(m.name)
+                shown = q.display if q is not None and q.full else m.name
+                if _fuller(u.title, shown, PERSON) and u.rename_to is None:
+                    u.rename_to = shown
+                elif nm.fold(shown) != nm.fold(u.title) and "@" not in shown:
+                    u.add(u.aliases, shown)
+            org_path = None
+            if m.email and "@" in m.email:
+                org_path = domain_org.get((m.source, nm.org_domain(m.email.rsplit("@", 1)[1])))
+            if org_path is None and m.org:
+                org_path = sig_org.get((m.source, m.org.rstrip(".,")))
+            if org_path and (u.organization is None or (m.date or "") >= u.organization[0]):
+                u.organization = (m.date or "", org_path)
+                if m.title:
+                    u.role = (m.date or "", _clean(m.title))
+                u.facts.append(Fact(0, "works_at", stem(org_path), self._org_text(
+                    org_path, m.title), valid_from=m.date, source=cite(m.source, m.line)))
+            elif m.title and (u.role is None or (m.date or "") >= u.role[0]):
+                u.role = (m.date or "", _clean(m.title))
+        elif u.type == ORGANIZATION and m.kind == ORGANIZATION:
+            if m.domain and (m.via == "domain" or nm.org_name_is_domain(m.text, m.domain)):
+                u.add(u.domains, m.domain)
+            if m.via in ("signature", "text") and m.text:
+                name = m.text.rstrip(".,")
+                if nm.org_name_is_domain(name, (u.domains or [""])[0]) and \
+                        u.title == nm.name_from_domain(u.domains[0]) and name != u.title:
+                    u.rename_to = u.rename_to or name
+                elif nm.fold(name) != nm.fold(u.title):
+                    u.add(u.aliases, name)
+            return
+        elif u.type in (PROJECT, TOPIC) and m.via == "tag":
+            u.add(u.aliases, "#" + m.text)
+        if info is not None and m.source not in u.timeline:
+            entry = self._timeline(u, m, info)
+            if entry is not None:
+                u.timeline[m.source] = entry
+
+    def _org_text(self, org_path: str, role: str | None) -> str:
+        e = self.index.get(org_path)
+        title = e.name if e is not None else self.updates[org_path].title \
+            if org_path in self.updates else stem(org_path)
+        text = link(org_path, title)
+        return f"{text} {_clean(role)}" if role else text
+
+    def _timeline(self, u: Update, m: Mention, info: SourceInfo) -> TimelineEntry | None:
+        day = m.date or info.date
+        if not day:
+            return None
+        subject = f"“{_clean(info.title)}”"
+        if m.via == "participant":
+            verb = "Wrote in" if "from" in m.roles else "Copied on" if (
+                "cc" in m.roles or "bcc" in m.roles) and "to" not in m.roles else "Received"
+            text = f"{verb} email {subject}"
+        elif m.via in ("attendee", "speaker"):
+            text = f"Attended {self._meeting_link(info) or subject}"
+        elif m.via == "chat":
+            text = f"Chat {subject}"
+        elif m.via == "calendar":
+            text = ("Organized" if "organizer" in m.roles else "Invited to") + f" {subject}"
+        else:
+            text = f"Mentioned in {subject}"
+        return TimelineEntry(0, day, text, cite(m.source, m.line))
+
+    def _meeting_link(self, info: SourceInfo) -> str | None:
+        # Called for a resolved attendee, so _meetings writes this page in the same batch.
+        if info.kind != "meeting" or info.bulk:
+            return None
+        return link(meeting_path(info), _clean(info.title))
+
+    def _meetings(self, mentions: list[Mention], targets: list[str | None]) -> None:
+        by_source: dict[str, list[str]] = defaultdict(list)
+        for m, path in zip(mentions, targets, strict=True):
+            if path and m.kind == PERSON and m.via in ("attendee", "speaker") \
+                    and path not in by_source[m.source]:
+                by_source[m.source].append(path)
+        for source, people in by_source.items():
+            info = self.infos[source]
+            path = meeting_path(info)
+            if info.bulk or (path not in self.updates and not self.ws.exists(path) and not people):
+                continue
+            u = self._update(path, "meeting", _clean(info.title) or stem(path),
+                             new=not self.ws.exists(path))
+            u.seen(info.date)
+            for p in people:
+                title = self.updates[p].title if p in self.updates else stem(p)
+                u.add(u.attendees, link(p, title))
+            u.timeline.setdefault(source, TimelineEntry(0, info.date or "", "Transcript",
+                                                        cite(source, info.first_line)))
+
+    # -- writing ---------------------------------------------------------------------------
+
+    def write(self) -> list[tuple[str, str]]:
+        """Stage every page; returns the renames wanted: (path, new title)."""
+        renames = []
+        for path in sorted(self.updates):
+            u = self.updates[path]
+            if u.type == "meeting":
+                text = self._meeting_text(u)
+            elif u.new:
+                text = self._new_text(u)
+            else:
+                text = self.ws.read(path)
+                text = None if text is None else self._edit(u, text)
+            if text is None:
+                continue
+            data = fmod.read(text).data
+            text = self._summarize(u, text, data)
+            self.ws.write(path, text)
+            self._remember(u, text, data)
+            self.final[path] = (text, data)
+            if u.rename_to:
+                renames.append((path, u.rename_to))
+        return renames
+
+    def _frontmatter(self, u: Update) -> dict[str, Any]:
+        data: dict[str, Any] = {"type": u.type}
+        if u.aliases:
+            data["aliases"] = list(u.aliases)
+        if u.type == PERSON:
+            if u.emails:
+                data["emails"] = list(u.emails)
+            if u.organization:
+                data["organization"] = self._org_value(u.organization[1])
+            if u.role:
+                data["role"] = u.role[1]
+        if u.type == ORGANIZATION and u.domains:
+            data["domains"] = list(u.domains)
+        if u.first_seen:
+            data["first_seen"] = u.first_seen
+            data["last_seen"] = u.last_seen
+        return data
+
+    def _org_value(self, org_path: str) -> str:
+        e = self.index.get(org_path)
+        title = e.name if e is not None else self.updates[org_path].title \
+            if org_path in self.updates else stem(org_path)
+        return link(org_path, title)
+
+    def _facts(self, u: Update, text: str | None) -> list[Fact]:
+        have = set()
+        if text:
+            for line in text.split("\n"):
+                m = _WORKS_AT.match(line)
+                if m:
+                    have.add(m.group(1).strip().lower())
+        out = []
+        for f in u.facts:
+            key = (f.target or "").lower()
+            if key in have:
+                continue
+            have.add(key)
+            out.append(f)
+        return out
+
+    def _entries(self, u: Update, text: str | None) -> list[TimelineEntry]:
+        have = set()
+        if text:
+            for line in text.split("\n"):
+                m = _TL_SOURCE.match(line)
+                if m:
+                    have.add(f"sources/{m.group(1)}/{m.group(2)}")
+                elif line.startswith("- ") and "[source:: [[sources/" in line:
+                    have.add(line.split("[source:: [[", 1)[1].split("#", 1)[0].split("]", 1)[0])
+        out = []
+        for source, entry in u.timeline.items():
+            if source[:-3] in have or source in have:
+                continue
+            out.append(entry)
+        return sorted(out, key=lambda e: (e.date, e.source or ""))
+
+    def _new_text(self, u: Update) -> str:
+        return new_page(title=u.title, frontmatter=self._frontmatter(u),
+                        facts=self._facts(u, None), timeline=self._entries(u, None))
+
+    def _edit(self, u: Update, text: str) -> str:
+        fm = fmod.read(text)
+        if fm.error:
+            return text  # the person's frontmatter is broken: leave the page as it is
+        data = fm.data
+        rec = self.state.pages.get(u.path, {})
+        updates: dict[str, Any] = {}
+        for key, items in (("aliases", u.aliases), ("emails", u.emails),
+                           ("domains", u.domains)):
+            current = _list(data.get(key))
+            folded = {c.casefold() for c in current}
+            if key == "aliases":
+                folded.add(nm.fold(u.title))
+                folded |= {nm.fold(c) for c in current}
+            added = [i for i in items if i.casefold() not in folded
+                     and nm.fold(i) not in folded]
+            if added:
+                updates[key] = current + added
+        if u.type == PERSON and u.organization:
+            value = self._org_value(u.organization[1])
+            if data.get("organization") in (None, "", rec.get("organization")) and \
+                    data.get("organization") != value:
+                updates["organization"] = value
+        if u.role and data.get("role") in (None, "", rec.get("role")) and \
+                data.get("role") != u.role[1]:
+            updates["role"] = u.role[1]
+        if u.first_seen:
+            first = str(data.get("first_seen") or "") or None
+            last = str(data.get("last_seen") or "") or None
+            if first is None or u.first_seen < first:
+                updates["first_seen"] = u.first_seen
+            if last is None or (u.last_seen or "") > last:
+                updates["last_seen"] = u.last_seen
+        if updates:
+            text = set_frontmatter(text, updates)
+        for fact in self._facts(u, text):
+            text = add_fact(text, fact)
+        return append_entries(text, self._entries(u, text))
+
+    def _summarize(self, u: Update, text: str, data: dict[str, Any]) -> str:
+        summary = summary_for(u.type, u.title, text, data)
+        if summary is None:
+            return text
+        rec = self.state.pages.get(u.path, {})
+        current = current_summary(text)
+        if current is None:
+            return text
+        if current.strip() and current.strip() != (rec.get("summary") or "").strip():
+            return text  # a person wrote this summary
+        try:
+            return set_summary(text, summary)
+        except ValueError:
+            return text
+
+    def _meeting_text(self, u: Update) -> str | None:
+        text = self.ws.read(u.path)
+        if text is None:
+            data: dict[str, Any] = {"type": "meeting"}
+            if u.first_seen:
+                data["date"] = u.first_seen
+            if u.attendees:
+                data["attendees"] = list(u.attendees)
+            return new_page(title=u.title, frontmatter=data, timeline=self._entries(u, None))
+        fm = fmod.read(text)
+        if fm.error:
+            return None
+        current = _list(fm.data.get("attendees"))
+        added = [a for a in u.attendees if a not in current]
+        if added:
+            text = set_frontmatter(text, {"attendees": current + added})
+        return append_entries(text, self._entries(u, text))
+
+    def _remember(self, u: Update, text: str, data: dict[str, Any]) -> None:
+        rec = self.state.pages.setdefault(u.path, {})
+        current = current_summary(text)
+        if current is not None and (not rec.get("summary") or u.new or
+                                    current.strip() == summary_for(u.type, u.title, text, data)):
+            rec["summary"] = current.strip()
+        for key in ("organization", "role"):
+            if u.type == PERSON and key == "organization" and u.organization:
+                rec[key] = self._org_value(u.organization[1])
+            elif key == "role" and u.role:
+                rec[key] = u.role[1]
+        keys: list[str] = []
+        for email in _list(data.get("emails")):
+            keys.extend(identity_keys(u.type, None, email=email))
+        for domain in _list(data.get("domains")):
+            keys.extend(identity_keys(u.type, None, domain=domain))
+        keys.extend(identity_keys(u.type, u.title))
+        rec["keys"] = sorted(set(keys))
+        if data.get("last_seen"):
+            rec["last_seen"] = str(data.get("last_seen"))
+
+
+def meeting_path(info: SourceInfo) -> str:
+    return "meetings/" + info.path.rsplit("/", 1)[-1]
+
+
+def append_entries(text: str, entries: list[TimelineEntry]) -> str:
+    """Append several timeline entries with one section lookup (after the first one)."""
+    if not entries:
+        return text
+    text = append_timeline(text, entries[0])
+    if len(entries) == 1:
+        return text
+    first = render_timeline(entries[0])
+    nl = "\r\n" if "\r\n" in text else "\n"
+    lines = text.split("\n")
+    at = max(i for i, line in enumerate(lines) if line.rstrip("\r") == first)
+    rest = [render_timeline(e) + ("\r" if nl == "\r\n" else "") for e in entries[1:]]
+    return "\n".join(lines[: at + 1] + rest + lines[at + 1:])
+
+
+def current_summary(text: str) -> str | None:
+    """The summary region (between the H1 and the next heading); None without a plain H1."""
+    lines = text.split("\n")
+    fm = fmod.locate(text)
+    start = fm.body_start - 1 if fm is not None and fm.close_line else 0
+    for i in range(start, len(lines)):
+        if _H1.match(lines[i].rstrip("\r")):
+            out = []
+            for line in lines[i + 1:]:
+                if line.startswith("#"):
+                    break
+                if line.lstrip().startswith(("```", "~~~")):
+                    return None  # not a plain region: leave it alone
+                out.append(line.rstrip("\r"))
+            return "\n".join(out)
+        if lines[i].strip():
+            return None
+    return None
+
+
+def summary_for(kind: str, title: str, text: str, data: dict[str, Any]) -> str | None:
+    """A short deterministic summary from the page itself (frontmatter and timeline)."""
+    counts: dict[str, set[str]] = defaultdict(set)
+    for line in text.split("\n"):
+        m = _TL_SOURCE.match(line)
+        if m:
+            counts[m.group(1)].add(m.group(2))
+    last = data.get("last_seen")
+    parts = []
+    for key, word in (("email", "email thread"), ("meetings", "meeting"), ("chats", "chat"),
+                      ("calendar", "calendar event")):
+        n = len(counts.get(key, ()))
+        if n:
+            parts.append(f"{n} {word}{'s' if n != 1 else ''}")
+    if kind == PERSON:
+        role = data.get("role") if isinstance(data.get("role"), str) else None
+        org = data.get("organization") if isinstance(data.get("organization"), str) else None
+        org_name = None
+        if org:
+            m = _LINK_VALUE.search(org)
+            org_name = (m.group(2) or m.group(1)).strip() if m else org
+        head = f"{role} at {org_name}" if role and org_name else role or org_name or "person"
+    elif kind == ORGANIZATION:
+        domains = _list(data.get("domains"))
+        head = "organization" + (f" ({', '.join(domains)})" if domains else "")
+    elif kind == "meeting":
+        people = len(_list(data.get("attendees")))
+        day = data.get("date")
+        head = f"meeting{f' on {day}' if day else ''}" + (
+            f" with {people} known attendee{'s' if people != 1 else ''}" if people else "")
+        parts = []
+        last = None
+    else:
+        head = kind
+    tail = ", ".join(parts)
+    if last:
+        tail = f"{tail}, last seen {last}" if tail else f"last seen {last}"
+    return f"{_clean(title)} — {head}" + (f"; {tail}." if tail else ".")

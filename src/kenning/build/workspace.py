@@ -1,0 +1,140 @@
+"""The files a build reads and writes: the vault on disk, or an overlay for ``--dry-run``.
+
+Writes are staged in memory and reach the disk at :meth:`Workspace.commit` (once per batch):
+every file atomically (temp file, fsync, rename — :func:`kenning.vault.fsio.atomic_write_text`),
+several at a time so the file system commits their fsyncs together, and removals only after
+every write, so a page that moved exists somewhere at every moment. In a dry run nothing is
+committed: later batches read the staged text back, and :meth:`diff` gives the planned changes
+as a unified diff.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import os
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from kenning.vault.fsio import atomic_write_text, resolve_inside
+
+
+class Workspace:
+    def __init__(self, root: Path, *, dry_run: bool = False) -> None:
+        self.root = root
+        self.dry_run = dry_run
+        self.overlay: dict[str, str | None] = {}   # staged: path → text (None = deleted)
+        self.original: dict[str, str | None] = {}  # text before the first change
+        self.written: list[str] = []                # paths changed, in order
+
+    def _abs(self, rel: str) -> Path:
+        return resolve_inside(self.root, rel)
+
+    def read(self, rel: str) -> str | None:
+        if rel in self.overlay:
+            return self.overlay[rel]
+        path = self.root / rel
+        try:
+            return path.read_bytes().decode("utf-8")
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            return None
+        except UnicodeDecodeError:
+            return None
+
+    def exists(self, rel: str) -> bool:
+        if rel in self.overlay:
+            return self.overlay[rel] is not None
+        return (self.root / rel).is_file()
+
+    def stamp(self, rel: str) -> object:
+        """Changes whenever the file's content may have changed."""
+        if rel in self.overlay:
+            text = self.overlay[rel]
+            return ("overlay", hash(text))
+        try:
+            st = os.stat(self.root / rel)
+        except OSError:
+            return None
+        return (st.st_mtime_ns, st.st_size, st.st_ino)
+
+    def _remember(self, rel: str) -> None:
+        if rel not in self.original:
+            self.original[rel] = self.read(rel)
+        if rel not in self.written:
+            self.written.append(rel)
+
+    def write(self, rel: str, text: str) -> bool:
+        """Write ``text`` (atomically on disk); False when the file already holds it."""
+        if self.read(rel) == text:
+            return False
+        self._abs(rel)  # refuse a path out of the vault before anything is staged
+        self._remember(rel)
+        self.overlay[rel] = text
+        return True
+
+    def delete(self, rel: str) -> None:
+        if not self.exists(rel):
+            return
+        self._remember(rel)
+        self.overlay[rel] = None
+
+    def commit(self) -> list[str]:
+        """Write the staged files to disk (nothing in a dry run); returns the paths written."""
+        if self.dry_run or not self.overlay:
+            return []
+        writes = [(rel, text) for rel, text in self.overlay.items() if text is not None]
+        removals = [rel for rel, text in self.overlay.items() if text is None]
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            list(pool.map(lambda item: atomic_write_text(self._abs(item[0]), item[1]), writes))
+        for rel in removals:
+            with contextlib.suppress(FileNotFoundError):
+                self._abs(rel).unlink()
+        self.overlay.clear()
+        return [rel for rel, _ in writes]
+
+    def listdir(self, folder: str) -> list[str]:
+        """Markdown files directly in ``folder`` (vault-relative), as this workspace sees them."""
+        out: set[str] = set()
+        base = self.root / folder
+        if base.is_dir():
+            for entry in os.scandir(base):
+                if entry.name.endswith(".md") and not entry.name.startswith(".") \
+                        and entry.is_file():
+                    out.add(f"{folder}/{entry.name}")
+        for rel, text in self.overlay.items():
+            if rel.rsplit("/", 1)[0] == folder:
+                if text is None:
+                    out.discard(rel)
+                else:
+                    out.add(rel)
+        return sorted(out)
+
+    def all_pages(self) -> list[str]:
+        """Every Markdown page of the vault outside dot-folders and ``sources/``."""
+        from kenning.vault.layout import iter_markdown_files, load_config
+
+        try:
+            exclude = load_config(self.root).exclude
+        except Exception:  # a broken config is reported by the commands that read it
+            exclude = ()
+        found = {f.path for f in iter_markdown_files(self.root, exclude) if f.skip is None
+                 and not f.path.startswith("sources/")}
+        for rel, text in self.overlay.items():
+            if text is None:
+                found.discard(rel)
+            elif not rel.startswith("sources/"):
+                found.add(rel)
+        return sorted(found)
+
+    def diff(self) -> str:
+        chunks = []
+        for rel in self.written:
+            before = self.original.get(rel) or ""
+            after = self.read(rel) or ""
+            if before == after:
+                continue
+            chunks.extend(difflib.unified_diff(
+                before.splitlines(keepends=True), after.splitlines(keepends=True),
+                fromfile=f"a/{rel}" if self.original.get(rel) is not None else "/dev/null",
+                tofile=f"b/{rel}" if self.exists(rel) else "/dev/null"))
+        return "".join(c if c.endswith("\n") else c + "\n" for c in chunks)
