@@ -238,7 +238,8 @@ def _page(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
 
 def _graph(rt: Runtime, a: dict[str, Any]) -> Any:
     op, v, notes = a["op"], rt.vault, rt.notes
-    rels, as_of = a.get("rels", ()), _date(a, "as_of")
+    rels, when = a.get("rels", ()), {"as_of": _date(a, "as_of"),
+                                     "believed_on": _date(a, "believed_on")}
     limit = trust.clamp(a.get("limit"), trust.MAX_LIMIT, default=25, name="limit", notes=notes)
     rt.fresh()
     if op == "orphans":
@@ -248,15 +249,15 @@ def _graph(rt: Runtime, a: dict[str, Any]) -> Any:
         raise Refused(f"ref: required for op={op}")
     ref = _check_ref(rt, a["ref"])
     if op == "neighbors":
-        edges = v.neighbors(ref, rels=rels, direction=a.get("direction", "both"), as_of=as_of)
+        edges = v.neighbors(ref, rels=rels, direction=a.get("direction", "both"), **when)
         return _cut({"edges": [e.to_dict() for e in edges]}, "edges", limit)
     if op == "backlinks":
-        edges = v.backlinks(ref, rels=rels, as_of=as_of)
+        edges = v.backlinks(ref, rels=rels, **when)
         return _cut({"edges": [e.to_dict() for e in edges]}, "edges", limit)
     depth = trust.clamp(a.get("depth"), trust.MAX_DEPTH, default=2, name="depth", notes=notes)
     if op == "traverse":
         result = v.traverse(ref, depth=depth, rels=rels, direction=a.get("direction", "out"),
-                            as_of=as_of)
+                            **when)
         titles = {n.id: n.title for n in [result.start, *result.nodes]}
         return _cut({"start": result.start.to_dict(), "depth": result.depth,
                      "nodes": [n.to_dict() for n in result.nodes],
@@ -266,7 +267,7 @@ def _graph(rt: Runtime, a: dict[str, Any]) -> Any:
     if not a.get("to"):
         raise Refused("to: required for op=path")
     chain = v.path(ref, _check_ref(rt, a["to"]), max_depth=depth, rels=rels,
-                   direction=a.get("direction", "both"), as_of=as_of)
+                   direction=a.get("direction", "both"), **when)
     return {"path": [{**n.to_dict(), "via": rel} for n, rel in chain]}
 
 
@@ -425,7 +426,7 @@ def build_tools() -> list[ToolSpec]:
             _obj({"op": _enum(("neighbors", "backlinks", "traverse", "path", "orphans")),
                   "ref": _str(), "to": _str(), "depth": _int(), "rels": _list(rels),
                   "direction": _enum(("out", "in", "both")), "as_of": _str(),
-                  "types": _list(types), "limit": _int()}, ("op",)),
+                  "believed_on": _str(), "types": _list(types), "limit": _int()}, ("op",)),
             _graph, read_only=True, idempotent=True),
         ToolSpec(
             "session_start", "recall",
