@@ -47,7 +47,7 @@ __all__ = [
 OWNED_KEYS: tuple[str, ...] = (
     "type", "aliases", "domain", "status", "created", "updated", "emails", "organization", "role",
     "domains", "date", "attendees", "key_people", "related", "see_also", "supersedes", "decided",
-    "because", "rejected", "title",
+    "because", "rejected", "title", "first_seen", "last_seen",
 )
 
 
