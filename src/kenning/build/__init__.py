@@ -14,6 +14,7 @@ when unset) decides which mentions may create pages; every mention may update a 
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -31,6 +32,7 @@ from kenning.build.mentions import (
 )
 from kenning.build.resolve import Decision, EntityIndex, ResolveContext, resolve_batch
 from kenning.build.state import BuildState, file_hash, infer_strictness, list_sources
+from kenning.vault.writes import write_lock
 
 __all__ = ["DEFAULT_BATCH", "BuildReport", "Resolver", "may_create", "run_build"]
 
@@ -202,30 +204,33 @@ def run_build(root: Path | str, *, batch_size: int = DEFAULT_BATCH, dry_run: boo
     created: set[str] = set()
     for b, start in enumerate(range(0, len(order), batch_size)):
         batch = order[start:start + batch_size]
-        index = loader.load()
-        mentions = [m for p in batch for m in infos[p].mentions]
-        allowed = may_create(mentions, infos, strictness, contacts)
-        context = ResolveContext(allowed, dict(state.deleted), {p: infos[p] for p in batch})
-        decisions = list(resolver(mentions, index, context))
-        if len(decisions) != len(mentions):
-            raise ValueError(f"the resolver returned {len(decisions)} decisions for "
-                             f"{len(mentions)} mentions")
-        # A create is valid when some mention allowed to create names that new entity.
-        creatable = {d.new_key for i, d in enumerate(decisions)
-                     if d.action == "create" and allowed[i]}
-        for i, d in enumerate(decisions):
-            if d.action == "create" and d.new_key not in creatable:
-                decisions[i] = Decision("unresolved", rule="not-created:strictness",
-                                        candidates=d.candidates)
-        applier = Applier(ws, index, state, infos)
-        new_rows = applier.apply(mentions, decisions)
-        before = set(ws.written)
-        renames = applier.write()
-        for path, u in applier.updates.items():
-            if u.new:
-                created.add(path)
-        done = rename_pages(ws, state, renames, index)
-        ws.commit()
+        # Read the pages, decide and write under the vault write lock, so an agent's write
+        # between this batch's read and its commit is never overwritten.
+        with write_lock(root) if not dry_run else contextlib.nullcontext():
+            index = loader.load()
+            mentions = [m for p in batch for m in infos[p].mentions]
+            allowed = may_create(mentions, infos, strictness, contacts)
+            context = ResolveContext(allowed, dict(state.deleted), {p: infos[p] for p in batch})
+            decisions = list(resolver(mentions, index, context))
+            if len(decisions) != len(mentions):
+                raise ValueError(f"the resolver returned {len(decisions)} decisions for "
+                                 f"{len(mentions)} mentions")
+            # A create is valid when some mention allowed to create names that new entity.
+            creatable = {d.new_key for i, d in enumerate(decisions)
+                         if d.action == "create" and allowed[i]}
+            for i, d in enumerate(decisions):
+                if d.action == "create" and d.new_key not in creatable:
+                    decisions[i] = Decision("unresolved", rule="not-created:strictness",
+                                            candidates=d.candidates)
+            applier = Applier(ws, index, state, infos)
+            new_rows = applier.apply(mentions, decisions)
+            before = set(ws.written)
+            renames = applier.write()
+            for path, u in applier.updates.items():
+                if u.new:
+                    created.add(path)
+            done = rename_pages(ws, state, renames, index)
+            ws.commit()
         for path, (text, data) in applier.final.items():
             folder = path.split("/", 1)[0]
             if folder in INDEX_FOLDERS and ws.exists(path) and ws.read(path) == text:

@@ -1,22 +1,21 @@
 """The files a build reads and writes: the vault on disk, or an overlay for ``--dry-run``.
 
-Writes are staged in memory and reach the disk at :meth:`Workspace.commit` (once per batch):
-every file atomically (temp file, fsync, rename — :func:`kenning.vault.fsio.atomic_write_text`),
-several at a time so the file system commits their fsyncs together, and removals only after
-every write, so a page that moved exists somewhere at every moment. In a dry run nothing is
-committed: later batches read the staged text back, and :meth:`diff` gives the planned changes
-as a unified diff.
+Writes are staged in memory and reach the disk at :meth:`Workspace.commit` (once per batch) as
+one journaled batch (:func:`kenning.vault.writes.write_files`): every file atomically, several at
+a time so the file system commits their fsyncs together, removals only after every write (a page
+that moved exists somewhere at every moment), and a crash part-way finished by the next writer.
+In a dry run nothing is committed: later batches read the staged text back, and :meth:`diff`
+gives the planned changes as a unified diff.
 """
 
 from __future__ import annotations
 
-import contextlib
 import difflib
 import os
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from kenning.vault.fsio import atomic_write_text, resolve_inside
+from kenning.vault.fsio import resolve_inside
+from kenning.vault.writes import write_files
 
 
 class Workspace:
@@ -82,15 +81,12 @@ class Workspace:
         """Write the staged files to disk (nothing in a dry run); returns the paths written."""
         if self.dry_run or not self.overlay:
             return []
-        writes = [(rel, text) for rel, text in self.overlay.items() if text is not None]
+        writes = {rel: text for rel, text in self.overlay.items() if text is not None}
         removals = [rel for rel, text in self.overlay.items() if text is None]
-        with ThreadPoolExecutor(max_workers=8) as pool:
-            list(pool.map(lambda item: atomic_write_text(self._abs(item[0]), item[1]), writes))
-        for rel in removals:
-            with contextlib.suppress(FileNotFoundError):
-                self._abs(rel).unlink()
+        # One journaled batch: a crash part-way is finished by the next holder of the lock.
+        write_files(self.root, writes, removals)
         self.overlay.clear()
-        return [rel for rel, _ in writes]
+        return list(writes)
 
     def listdir(self, folder: str) -> list[str]:
         """Markdown files directly in ``folder`` (vault-relative), as this workspace sees them."""

@@ -6,13 +6,10 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
-import errno
-import fcntl
 import json
 import os
 import re
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,15 +19,19 @@ from kenning.vault.fsio import atomic_write_text, decode_markdown, resolve_insid
 from kenning.vault.layout import ENTITY_FOLDERS, STATE_DIR, entity_file_name
 from kenning.vault.page import Page, parse_page
 
+# The vault's write lock, shared with the build; re-exported for the memory modules.
+from kenning.vault.writes import LOCK_WAIT as LOCK_WAIT
+from kenning.vault.writes import WriteBusy as WriteBusy
+from kenning.vault.writes import write_files as write_files
+from kenning.vault.writes import write_lock as write_lock
+
 if TYPE_CHECKING:
     from kenning.api import Vault
 
-WRITE_LOCK = "write.lock"
 JOURNAL = "journal.jsonl"
 MAX_NAME = 200            # characters in an entity name or alias
 MAX_TEXT = 20_000         # characters in one observation, summary or decision part
 MAX_ITEMS = 1_000         # entities + relations + observations in one record call
-LOCK_WAIT = 60.0          # seconds a writer waits for another writer
 
 
 class MemoryInputError(KenningError, ValueError):
@@ -40,10 +41,6 @@ class MemoryInputError(KenningError, ValueError):
         self.problems = list(problems)
         head = "1 problem" if len(problems) == 1 else f"{len(problems)} problems"
         super().__init__(f"{head}, nothing written: " + "; ".join(problems))
-
-
-class WriteBusy(KenningError):
-    """Another process held the vault write lock for too long."""
 
 
 def today() -> str:
@@ -64,37 +61,6 @@ def now() -> _dt.datetime:
 def cite(path: str, start: int, end: int | None = None) -> str:
     """A citation a person can open: ``people/sarah.md#L4-L4``."""
     return f"{path}#L{start}-L{end if end is not None else start}"
-
-
-# -- the write lock ------------------------------------------------------------------------------
-
-
-@contextlib.contextmanager
-def write_lock(root: Path, *, wait: float = LOCK_WAIT) -> Iterator[None]:
-    """Hold ``.kenning/write.lock`` (flock) around a read-modify-write of vault pages.
-
-    Separate from the index lock: a writer never waits for a long index run, only for another
-    writer. The kernel drops the lock when its holder dies.
-    """
-    path = root / STATE_DIR / WRITE_LOCK
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    deadline = time.monotonic() + wait
-    try:
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except OSError as exc:
-                if exc.errno not in (errno.EAGAIN, errno.EACCES):
-                    raise
-                if time.monotonic() >= deadline:
-                    raise WriteBusy(f"another kenning process held the vault write lock "
-                                    f"({path}) for {wait:.0f} s; nothing written") from None
-                time.sleep(0.01)
-        yield
-    finally:
-        os.close(fd)  # closing the descriptor releases the lock
 
 
 # -- input checks --------------------------------------------------------------------------------

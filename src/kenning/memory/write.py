@@ -32,6 +32,7 @@ from kenning.memory.common import (
     reindex,
     today,
     wiki_target,
+    write_files,
     write_lock,
     write_page,
 )
@@ -123,8 +124,9 @@ class _Batch:
     def write(self) -> list[dict[str, Any]]:
         """Write every edited page (atomically, one by one); return the facts written."""
         out = []
+        # One batch: a crash part-way leaves a journal the next writer finishes.
+        write_files(self.root, {edit.path: edit.text for edit in self.edits.values()})
         for edit in self.edits.values():
-            write_page(self.root, edit.path, edit.text)
             page = parse_page(edit.text, edit.path)
             by_id = {f.block_id: f for f in page.facts if f.block_id}
             for block, text in edit.facts:
