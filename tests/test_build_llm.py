@@ -724,3 +724,33 @@ def test_an_agreeing_model_builds_the_same_pages_as_the_deterministic_resolver(
     assert pages and all((det / p).read_bytes() == (llm / p).read_bytes() for p in pages)
     assert {p for p in snapshot(llm) if p.split("/")[0] in ("people", "organizations")} == \
         {p for p in pages if p.split("/")[0] in ("people", "organizations")}
+
+
+def test_kenning_build_on_the_command_line_uses_the_configured_model(
+        server: ChatServer, tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from kenning.cli import main
+
+    sample = Path(__file__).resolve().parents[1] / "src/kenning/sample/sources"
+    root = tmp_path / "v"
+    runner = CliRunner()
+    runner.invoke(main, ["init", str(root)])
+    write(root, ".kenning/config.yaml", (sample / "config.yaml").read_text()
+          + f"\nllm:\n  url: {server.url}\n  model: echo\n  api_key_env: {KEY_ENV}\n")
+    result = runner.invoke(main, ["-C", str(root), "sync", "email", str(sample / "email")])
+    assert result.exit_code == 0, result.output
+    server.script = [echo_model] * 50
+    result = runner.invoke(main, ["-C", str(root), "build", "--json"])
+    assert result.exit_code == 0, result.output
+    assert server.chats(), "kenning build never asked the configured model"
+    assert any(row.get("rule") == "llm" for row in log_rows(root).values())
+    # KENNING_LLM=none: the same command sends nothing.
+    before = len(server.chats())
+    (root / "sources" / "email").joinpath("extra.md").write_text(
+        (next((root / "sources" / "email").glob("*.md"))).read_text().replace(
+            "source_id:", "source_id: x-"), encoding="utf-8")
+    result = runner.invoke(main, ["-C", str(root), "build", "--json"], env={"KENNING_LLM": "none"})
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["sources_built"] == 1
+    assert len(server.chats()) == before

@@ -105,10 +105,17 @@ def register(main: click.Group) -> None:
         """Build people, organization, project, topic and meeting pages from new or changed
         sources."""
         from kenning.build import run_build
+        from kenning.build.llm import make_resolver
 
         root = _root(ctx)
+        # With an `llm:` config the model decides each batch (validated, with the deterministic
+        # resolver as its suggestion and fallback); without one nothing changes.
+        resolver = make_resolver(root)
         with _bar(not as_json and sys.stderr.isatty(), "Building") as progress:
-            report = run_build(root, batch_size=batch_size, dry_run=dry_run, progress=progress)
+            report = run_build(root, batch_size=batch_size, dry_run=dry_run, progress=progress,
+                               resolver=resolver)
+        if resolver is not None:
+            report.warnings.extend(resolver.warnings)
         if as_json:
             _emit(report.as_dict())
             return
