@@ -131,7 +131,7 @@ def run_build(root: Path | str, *, batch_size: int = DEFAULT_BATCH, dry_run: boo
     """Build entity pages from new or changed sources (see the module docstring)."""
     from kenning.build import state as st
     from kenning.build.mentions import extract
-    from kenning.build.pages import INDEX_FOLDERS, Applier, IndexLoader
+    from kenning.build.pages import INDEX_FOLDERS, Applier, IndexLoader, read_entity
     from kenning.build.rename import rename_pages
     from kenning.build.workspace import Workspace
     from kenning.sources.owner import Owner
@@ -229,6 +229,15 @@ def run_build(root: Path | str, *, batch_size: int = DEFAULT_BATCH, dry_run: boo
             for path, u in applier.updates.items():
                 if u.new:
                     created.add(path)
+            if renames:
+                # Pages created in this batch count too (a domain page learning the name of a
+                # page that prose created a moment ago is that page).
+                fresh = [read_entity(path, text, INDEX_FOLDERS[path.split("/", 1)[0]], data)
+                         for path, (text, data) in applier.final.items()
+                         if applier.updates[path].new
+                         and path.split("/", 1)[0] in INDEX_FOLDERS]
+                if fresh:
+                    index = EntityIndex([*index.entities, *(e for e in fresh if e is not None)])
             done = rename_pages(ws, state, renames, index)
             ws.commit()
         for path, (text, data) in applier.final.items():

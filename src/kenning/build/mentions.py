@@ -88,7 +88,8 @@ _ROLE_WORDS = re.compile(
     r"Engineer|Founder|Co-?founder|Head of|Lead|Counsel|Analyst|Associate|Principal|Consultant|"
     r"Specialist|Coordinator|Officer|Chair(?:man|woman)?|Executive|Assistant|Administrator|"
     r"Attorney|Advis[oe]r|Scientist|Designer|Developer|Architect|Recruiter|Professor|"
-    r"Secretary|Treasurer|Representative|Owner)\b")
+    r"Secretary|Treasurer|Representative|Owner|Chief \w+|Chief of Staff|Intern|Editor|"
+    r"Researcher|Strategist|Controller|Accountant|Producer|Trader|Broker|Chair)\b")
 _CAP = r"[A-Z][a-zà-ÿ'’-]+"
 _HONORIFIC = re.compile(rf"\b(?:Dr|Mr|Mrs|Ms|Prof)\.? ({_CAP}(?: {_CAP})?)")
 _PAREN_ORG = re.compile(rf"\b({_CAP}(?: [A-Z]\.)?(?: {_CAP})?) \(([A-Z][\w&.,' -]{{1,60}}?)\)")
@@ -252,6 +253,14 @@ def _signature(mention: Mention, raw: str, info: SourceInfo) -> None:
         if mention.phone is None and _PHONE.fullmatch(part.split("(")[0].strip()):
             mention.phone = part
             continue
+        split = _role_and_org(part)
+        if split is not None:
+            role, org = split
+            if mention.title is None:
+                mention.title = role
+            if mention.org is None:
+                mention.org = org
+            continue
         words = set(nm.fold(part).split())
         shouting = part.isupper() and len(words) > 1
         if mention.org is None and not shouting and (
@@ -267,6 +276,28 @@ def _signature(mention: Mention, raw: str, info: SourceInfo) -> None:
                                      "signature", date=mention.date,
                                      last_date=mention.last_date,
                                      domain=nm.org_domain(domain) if domain else None))
+
+
+def _role_and_org(part: str) -> tuple[str, str] | None:
+    """``"Data Scientist, Globex Corporation"`` → (role, organization); None when the part is
+    not "Role, Organization" (or "Organization, Role")."""
+    if ", " not in part:
+        return None
+    left, right = (p.strip().rstrip(".,") for p in part.split(", ", 1))
+    if not left or not right or _PHONE.search(part) or "@" in part:
+        return None
+
+    def org_like(text: str) -> bool:
+        words = text.split()
+        return (text[:1].isupper() and len(words) <= 6 and not any(c.isdigit() for c in text)
+                and not _ROLE_WORDS.search(text) and nm.fold(text) not in nm.LEGAL_SUFFIXES)
+
+    if _ROLE_WORDS.search(left) and len(left) <= 60 and org_like(right):
+        return left, right
+    if _ROLE_WORDS.search(right) and len(right) <= 60 and org_like(left) \
+            and len(left.split()) >= 2:
+        return right, left
+    return None
 
 
 _SIGNATURE_ORG_WORDS = frozenset({"ventures", "capital", "partners", "labs", "associates", "group",

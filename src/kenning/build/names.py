@@ -199,14 +199,21 @@ def first_names_match(a: str, b: str) -> str | None:
     return None
 
 
+_DOTTED = re.compile(r"\b([A-Za-z])\.([A-Za-z])\.")
+
+
 def org_key(name: str) -> str:
     """An organization name for comparison: folded, legal forms dropped, abbreviations folded.
 
-    ``"Horizon Ventures, LLC"`` and ``"Horizon VC"`` → ``horizon ventures``.
+    ``"Horizon Ventures, LLC"`` and ``"Horizon VC"`` → ``horizon ventures``;
+    ``"Sakura Robotics K.K."`` → ``sakura robotics``.
     """
+    name = _DOTTED.sub(r"\1\2", name)
     words = [_DESIGNATOR_FOLD.get(w, w) for w in fold(name.replace("&", " and ")).split()]
     while len(words) > 1 and words[-1] in LEGAL_SUFFIXES:
         words.pop()
+        while len(words) > 1 and words[-1] == "and":  # "Acme & Co."
+            words.pop()
     if len(words) > 1 and words[0] == "the":
         words = words[1:]
     return " ".join(words)
@@ -264,6 +271,56 @@ def org_matches_domain(name: str, domain: str) -> bool:
                                                          and label.startswith(first))
 
 
+# Legal forms that read as part of the name in a title ("Ford Motor Company").
+_TITLE_KEEPS = frozenset({"company", "co"})
+
+
+def strip_legal(name: str) -> str:
+    """An organization's name without its legal form, for titles: ``"Northwind Freight GmbH"`` →
+    ``"Northwind Freight"``, ``"TechFlow, Inc."`` → ``"TechFlow"``; a name that is only a legal
+    form (or one word before it that would be left alone with "The") is kept as written."""
+    words = " ".join(name.split()).split(" ")
+    while len(words) > 1:
+        last = _DOTTED.sub(r"\1\2", words[-1]).rstrip(".,")
+        if fold(last).replace(" ", "") not in LEGAL_SUFFIXES - _TITLE_KEEPS:
+            break
+        words.pop()
+        while words and words[-1] in ("&", "and", ","):
+            words.pop()
+        if words:
+            words[-1] = words[-1].rstrip(",")
+    out = " ".join(words).strip(" ,")
+    return out if out and fold(out) not in ("the", "") else name.strip()
+
+
+def org_name_fits_domain(name: str, domain: str, *, own: bool = False) -> bool:
+    """The organization called ``name`` uses the mail domain ``domain`` (its own label).
+
+    Strict by default: the label is the name's distinctive part (``Horizon Ventures`` ↔
+    ``horizon.vc``), the whole name squeezed (``Duke Energy`` ↔ ``duke-energy.com``), its
+    acronym (``International Business Machines`` ↔ ``ibm.com``), or its first word followed by
+    the start of the rest (``Ironwood Capital`` ↔ ``ironwoodcap``, ``Lumen Systems`` ↔
+    ``lumensys``). Never a look-alike (``Horizon Health`` is not ``horizon.vc``) nor a unit
+    (``Enron Energy Services`` is not ``enron.com``).
+
+    ``own``: the name is the signature organization of someone writing from that domain; then
+    a two-word name whose first word is the label also fits (``Northwind Freight`` ↔
+    ``northwind.test``), a longer one does not.
+    """
+    label = registrable_label(domain).replace("-", "").replace("_", "")
+    key = org_key(name)
+    if not label or not key:
+        return False
+    if org_name_is_domain(name, domain):
+        return True
+    words = key.split()
+    first, rest = words[0], "".join(words[1:])
+    if len(first) >= 3 and label.startswith(first) and len(label) > len(first) and rest \
+            and rest.startswith(label[len(first):]) and len(label) - len(first) >= 2:
+        return True
+    return own and len(words) == 2 and first == label and len(first) >= 4
+
+
 def normalize_space(text: str) -> str:
     return _SPACES.sub(" ", text).strip()
 
@@ -280,5 +337,7 @@ def org_name_is_domain(name: str, domain: str) -> bool:
     ``Duke Energy`` ↔ ``duke-energy.com``), not a unit of it (``Enron Energy Services``)."""
     label = registrable_label(domain).replace("-", "").replace("_", "")
     core = org_core(name).replace(" ", "")
-    squeezed = org_key(name).replace(" ", "")
-    return bool(label) and label in (core, squeezed, acronym(name))
+    key = org_key(name)
+    squeezed = key.replace(" ", "")
+    plain = "".join(w for w in key.split() if w not in _ACRONYM_STOP)  # Cedar & Finch
+    return bool(label) and label in (core, squeezed, plain, acronym(name))

@@ -334,13 +334,18 @@ class Applier:
             elif m.title and (u.role is None or (m.date or "") >= u.role[0]):
                 u.role = (m.date or "", _clean(m.title))
         elif u.type == ORGANIZATION and m.kind == ORGANIZATION:
-            if m.domain and (m.via == "domain" or nm.org_name_is_domain(m.text, m.domain)):
+            own = m.via == "signature"
+            if m.domain and (m.via == "domain" or nm.org_name_fits_domain(m.text, m.domain,
+                                                                          own=own)):
                 u.add(u.domains, m.domain)
             if m.via in ("signature", "text") and m.text:
                 name = m.text.rstrip(".,")
-                if nm.org_name_is_domain(name, (u.domains or [""])[0]) and \
-                        u.title == nm.name_from_domain(u.domains[0]) and name != u.title:
-                    u.rename_to = u.rename_to or name
+                title = nm.strip_legal(name)
+                if u.domains and nm.org_name_fits_domain(name, u.domains[0], own=own) and \
+                        u.title == nm.name_from_domain(u.domains[0]) and title != u.title:
+                    u.rename_to = u.rename_to or title
+                    if title != name:
+                        u.add(u.aliases, name)
                 elif nm.fold(name) != nm.fold(u.title):
                     u.add(u.aliases, name)
             return

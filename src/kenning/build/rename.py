@@ -213,6 +213,24 @@ def _same_person(index: Any, old: str, title: str, emails: list[str]) -> str | N
     return fits[0] if len(fits) == 1 else None
 
 
+def _same_org(index: Any, old: str, title: str, domains: list[str]) -> str | None:
+    """The one other organization page already called ``title`` (same organization key) with
+    no mail domain of another organization: a page named from prose ("Northwind Freight GmbH")
+    that the domain page (northwind.test) is learning the name of."""
+    if index is None:
+        return None
+    key = nm.org_key(title)
+    mine = {nm.org_domain(d) for d in domains}
+    fits = []
+    for e in index.by_org_key.get(key, []):
+        if e.type != "organization" or e.page == old or not ws_exists(index, e.page):
+            continue
+        theirs = {nm.org_domain(d) for d in e.domains}
+        if not theirs or theirs & mine:
+            fits.append(e.page)
+    return fits[0] if len(fits) == 1 else None
+
+
 def ws_exists(index: Any, page: str) -> bool:
     return page in index.by_page
 
@@ -234,8 +252,10 @@ def rename_pages(ws: Workspace, state: BuildState, renames: list[tuple[str, str]
         if fm.error:
             continue
         kind = str(fm.data.get("type") or "person")
-        if kind == "person":
-            same = _same_person(index, old, title, _list(fm.data.get("emails")))
+        if kind in ("person", "organization"):
+            same = _same_person(index, old, title, _list(fm.data.get("emails"))) \
+                if kind == "person" else _same_org(index, old, title,
+                                                   _list(fm.data.get("domains")))
             if same is not None and ws.exists(same):
                 merge_pages(ws, state, same, old)
                 done.append((old, same))

@@ -214,7 +214,8 @@ class _Batch:
         e = Entity(f"new:{self.counter}", kind, name,
                    emails=(m.email,) if m.email else (),
                    domains=(m.domain,) if m.domain and kind == ORGANIZATION and (
-                       m.via == "domain" or nm.org_name_is_domain(name, m.domain)) else ())
+                       m.via == "domain" or nm.org_name_fits_domain(
+                           name, m.domain, own=m.via == "signature")) else ())
         self.pending.add(e)
         return e
 
@@ -361,13 +362,13 @@ class _Batch:
                                 candidates=tuple(sorted(e.page for e in hits)))
             named = [e for e in self.index.entities + self.pending.entities
                      if e.type == ORGANIZATION and not e.domains
-                     and nm.org_matches_domain(e.name, m.domain)]
+                     and any(nm.org_name_fits_domain(n, m.domain) for n in (e.name, *e.aliases))]
             if len(named) == 1:
                 return self.link(named[0], 0.8, "org-domain-name")
             return self.create(i, ORGANIZATION, nm.name_from_domain(m.domain), "org-domain")
         name = m.name or m.text
         key = nm.org_key(name)
-        if m.domain and nm.org_name_is_domain(name, m.domain):
+        if m.domain and nm.org_name_fits_domain(name, m.domain, own=m.via == "signature"):
             hits = self.both("by_domain", m.domain)
             if len(hits) == 1:
                 return self.link(hits[0], 0.95, "org-domain")
@@ -387,8 +388,8 @@ class _Batch:
             hits = [e for e in self.both("by_org_key", acro) if e.name.isupper()]
             if len(hits) == 1:
                 return self.link(hits[0], 0.8, "acronym")
-        return self.create(i, ORGANIZATION, name, "legal-suffix" if m.via == "text"
-                           else "signature-org")
+        return self.create(i, ORGANIZATION, nm.strip_legal(name), "legal-suffix"
+                           if m.via == "text" else "signature-org")
 
     def simple(self, i: int, m: Mention) -> Decision:
         key = nm.fold(m.name or m.text)
