@@ -405,8 +405,9 @@ class Applier:
             for p in people:
                 title = self.updates[p].title if p in self.updates else stem(p)
                 u.add(u.attendees, link(p, title))
-            u.timeline.setdefault(source, TimelineEntry(0, info.date or "", "Transcript",
-                                                        cite(source, info.first_line)))
+            if info.date:  # a timeline line needs a date; an undated transcript has none
+                u.timeline.setdefault(source, TimelineEntry(0, info.date, "Transcript",
+                                                            cite(source, info.first_line)))
 
     # -- writing ---------------------------------------------------------------------------
 
