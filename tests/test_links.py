@@ -231,13 +231,13 @@ def test_other_frontmatter_fields_link_only_through_wikilinks(v: Vault) -> None:
 
 def test_names_in_source_frontmatter_without_a_page_are_not_dangling_links(v: Vault) -> None:
     put(v, "sources/chats/standup.md", "---\ntype: source\nkind: chat\n"
-        "participants: [Joanna, Maya Okafor]\n---\n# Standup\n\n- **Joanna** (09:00): hi\n")
-    put(v, "people/maya-okafor.md", "---\ntype: person\n---\n# Maya Okafor\n")
+        "participants: [Joanna, Ana Lima]\n---\n# Standup\n\n- **Joanna** (09:00): hi\n")
+    put(v, "people/ana-lima.md", "---\ntype: person\n---\n# Ana Lima\n")
     v.index()
     resolved = dict(v.db.execute(
         "SELECT COALESCE(dst_ref, src_ref), resolution FROM links WHERE kind = 'frontmatter'"
-        " AND COALESCE(dst_ref, src_ref) IN ('Joanna', 'Maya Okafor')"))
-    assert resolved == {"Joanna": "unresolved", "Maya Okafor": "resolved"}
+        " AND COALESCE(dst_ref, src_ref) IN ('Joanna', 'Ana Lima')"))
+    assert resolved == {"Joanna": "unresolved", "Ana Lima": "resolved"}
     checks = {f.check: f for f in v.doctor().findings}
     assert "dangling-links" not in checks or not any(
         "Joanna" in item for item in checks["dangling-links"].items)
