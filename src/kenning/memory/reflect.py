@@ -17,6 +17,14 @@ Mentions that name no page are skipped and reported (and tried again next time).
 is recorded in ``.kenning/reflect.json`` by log path and bullet text, so reflecting twice folds
 nothing twice. Summaries of the touched pages are refreshed deterministically — only when the
 page has none or still has the one reflect wrote last (a person's own summary is never replaced).
+
+With an ``llm:`` config, each summary reflect refreshed is then rewritten by the model from the
+page's active facts and latest timeline (``kenning.memory.llm_assist``): plain text, at most
+about 60 words, no links and no URLs that are not on the page; an answer that fails these checks
+or a server that does not answer keeps the deterministic summary. The model is asked after the
+pages are written and with the write lock released, and its summary replaces the deterministic
+one only if that is still on the page. ``model_summaries`` lists the pages it wrote; a dry run
+does not ask the model.
 """
 
 from __future__ import annotations
@@ -28,6 +36,7 @@ import re
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from kenning.errors import KenningError
 from kenning.memory.common import (
     Problems,
     Resolver,
@@ -233,6 +242,7 @@ def reflect(vault: Vault, since: str = "7d", *, apply: bool = True) -> dict[str,
                 folded_out.append({"from": where, "kind": item.kind, "text": item.text,
                                    "to": [e.path for e in targets]})
         summaries = []
+        refreshed: dict[str, str] = {}
         for edit in batch.edits.values():
             page = parse_page(edit.text, edit.path)
             if page.title_line is None or (page.summary and generated.get(edit.path)
@@ -246,6 +256,7 @@ def reflect(vault: Vault, since: str = "7d", *, apply: bool = True) -> dict[str,
                     continue
                 generated[edit.path] = _digest(summary)
                 summaries.append(edit.path)
+                refreshed[edit.path] = summary
         for edit in batch.edits.values():
             batch.touch(edit)
         proposal = _proposal(vault, proposals, end)
@@ -254,9 +265,14 @@ def reflect(vault: Vault, since: str = "7d", *, apply: bool = True) -> dict[str,
             if proposal is not None:
                 write_page(vault.root, PROPOSED, proposal["text"])
             save_state(vault.root, STATE, state)
+    model_summaries: list[str] = []
+    notes: list[str] = []
+    if refreshed:
+        model_summaries, notes = _model_summaries(vault, refreshed, apply=apply)
     result: dict[str, Any] = {
         "since": start, "applied": apply, "folded": folded_out, "confidence": moves,
-        "summaries": summaries, "skipped": skipped,
+        "summaries": summaries, "model_summaries": model_summaries, "notes": notes,
+        "skipped": skipped,
         "proposed": PROPOSED if proposal is not None else None,
         "proposal_diff": proposal["diff"] if proposal is not None else "",
         "updated": [e.path for e in batch.edits.values()],
@@ -264,6 +280,74 @@ def reflect(vault: Vault, since: str = "7d", *, apply: bool = True) -> dict[str,
     if apply and (batch.edits or proposal is not None):
         result.update(reindex(vault))
     return result
+
+
+MAX_MODEL_SUMMARIES = 25   # summaries the model rewrites in one reflect (the rest: deterministic)
+
+
+def _model_summaries(vault: Vault, refreshed: dict[str, str], *, apply: bool
+                     ) -> tuple[list[str], list[str]]:
+    """Rewrite the summaries reflect just refreshed with the configured model: (pages whose
+    summary the model wrote, notes). The lock is not held while the model thinks; a page
+    whose summary changed meanwhile keeps it."""
+    from kenning.llm import LLMUnavailable, one_line
+    from kenning.memory import llm_assist
+    from kenning.vault.writes import write_files
+
+    client, problem = llm_assist.client_for(vault.root)
+    if client is None:
+        return [], ([f"LLM summaries skipped: {problem}"] if problem else [])
+    if not apply:
+        return [], ["LLM summaries are not asked for in a dry run (the deterministic ones are "
+                    "shown)"]
+    notes: list[str] = []
+    wanted: dict[str, str] = {}
+    for n, (path, summary) in enumerate(refreshed.items()):
+        if n >= MAX_MODEL_SUMMARIES:
+            notes.append(f"LLM summaries: {len(refreshed) - n} more page(s) keep the "
+                         f"deterministic summary (at most {MAX_MODEL_SUMMARIES} a run)")
+            break
+        try:
+            _, page = read_page(vault.root, path)
+            text, why = llm_assist.ask_summary(client, page)
+        except LLMUnavailable as exc:
+            notes.append(f"LLM summaries skipped: {one_line(exc.message, 300)}; the "
+                         "deterministic summaries stay")
+            break
+        except (OSError, KenningError) as exc:
+            notes.append(f"LLM summary of {path} skipped: {exc}")
+            continue
+        if text is None:
+            notes.append(f"LLM summary of {path} refused ({why}); the deterministic one stays")
+        elif text != summary:
+            wanted[path] = text
+    done: list[str] = []
+    if not wanted:
+        return done, notes
+    with write_lock(vault.root):
+        state = load_state(vault.root, STATE)
+        generated: dict[str, str] = state.setdefault("summaries", {})
+        files: dict[str, str] = {}
+        for path, text in wanted.items():
+            try:
+                old, page = read_page(vault.root, path)
+            except (OSError, KenningError):
+                continue
+            if _digest(page.summary or "") != _digest(refreshed[path]):
+                notes.append(f"LLM summary of {path} not written: the page's summary changed "
+                             "meanwhile")
+                continue
+            try:
+                files[path] = set_summary(old, text)
+            except ValueError as exc:
+                notes.append(f"LLM summary of {path} refused ({exc})")
+                continue
+            generated[path] = _digest(text)
+            done.append(path)
+        if files:
+            write_files(vault.root, files)
+            save_state(vault.root, STATE, state)
+    return done, notes
 
 
 def _short(text: str, limit: int = 80) -> str:

@@ -14,6 +14,12 @@ Markers (deterministic; one per line, anywhere in any message, not inside code f
 - ``REMEMBER: <text>`` → ``retain("W", text)``; ``W|B|O|S [(c=0.8)] [@Name …]: <text>`` →
   ``retain`` with that kind, confidence and mentions;
 - ``TODO: <text>`` → the handoff's open items (and ``retain("B", "TODO: …")``).
+
+With an ``llm:`` config (and a trusted, local caller), the model then reads the transcript and
+proposes entities, relations, observations, decisions and retain items in the shapes ``record``,
+``record_decision`` and ``retain`` accept; they are validated as a whole, cited to the transcript
+line and listed in the handoff under their own heading (``kenning.memory.llm_assist``). A remote
+caller's transcript is recorded from its explicit markers only.
 """
 
 from __future__ import annotations
@@ -348,10 +354,17 @@ def session_close(vault: Vault, transcript: str | list[dict[str, Any]], *,
         except KenningError as exc:
             errors.append(f"{where}: {key}: {exc.message}")
 
+    markers = [d["decided"] for d in decisions] + [r["text"] for r in retained] + [
+        t["text"] for t in todos]
+    extracted, notes, failed = _extract_with_model(vault, tpath, messages, mapped, markers,
+                                                   trusted=trusted)
+    errors += failed
+    by_model = {f["citation"] for f in (extracted or {}).get("facts", [])}
     changes = [e for e in read_journal(vault.root, since)
-               if e.get("op") in ("record", "revise", "invalidate", "note", "delete")]
+               if e.get("op") in ("record", "revise", "invalidate", "note", "delete")
+               and not (e.get("op") == "record" and e.get("citation") in by_model)]
     handoff = _handoff(vault, slug, moment.isoformat(), tpath, note, messages, decisions,
-                       retained, todos, changes, errors)
+                       retained, todos, changes, errors, extracted, notes)
     with write_lock(vault.root):
         write_page(vault.root, hpath, handoff)
         all_state = load_state(vault.root, STATE)
@@ -363,17 +376,76 @@ def session_close(vault: Vault, transcript: str | list[dict[str, Any]], *,
         save_state(vault.root, STATE, all_state)
     return {"project": slug, "transcript": tpath, "handoff": hpath, "decisions": decisions,
             "retained": retained, "todos": todos, "changes": changes, "errors": errors,
-            **reindex(vault)}
+            "extracted": extracted, "notes": notes, **reindex(vault)}
+
+
+def _by_message(messages: list[tuple[str, str]], mapped: list[tuple[int, str]]
+                ) -> list[tuple[str, list[tuple[int, str]]]]:
+    """``mapped`` (file line, text) grouped by message, with each message's role."""
+    out, at = [], 0
+    for role, content in messages:
+        count = len(content.replace("\r\n", "\n").replace("\r", "\n").split("\n"))
+        out.append((role, mapped[at:at + count]))
+        at += count
+    return out
+
+
+def _extract_with_model(vault: Vault, tpath: str, messages: list[tuple[str, str]],
+                        mapped: list[tuple[int, str]], markers: list[str], *, trusted: bool
+                        ) -> tuple[dict[str, Any] | None, list[str], list[str]]:
+    """The optional LLM pass: (what it added or None, notes, errors). Never fatal: without a
+    model, with an unusable answer or an unreachable server the markers' result stands."""
+    from kenning.memory import llm_assist
+
+    client, problem = llm_assist.client_for(vault.root)
+    if client is None:
+        return None, ([f"LLM extraction skipped: {problem}"] if problem else []), []
+    if not trusted:
+        # The caller wrote this transcript: it is recorded with the caller's own trust (its
+        # explicit markers), never turned into writes it did not ask for.
+        return None, ["LLM extraction skipped: a remote caller's transcript is recorded from "
+                      "its explicit markers only"], []
+    view = llm_assist.transcript_view(_by_message(messages, mapped))
+    if not "".join(view.lines.values()).strip():
+        return None, [], []
+    notes = []
+    if view.omitted:
+        notes.append(f"LLM extraction read transcript lines {view.first}–{view.last} only "
+                     f"({view.total - view.omitted} of {view.total} lines): the transcript is "
+                     f"over {llm_assist.MAX_TRANSCRIPT_CHARS:,} characters and its end was sent")
+    reindex(vault)
+    names = llm_assist.known_names(vault)
+    check = llm_assist.ExtractionCheck(vault, tpath, view, names, markers)
+    request = llm_assist.extraction_request(view, tpath, names, markers)
+    found, why, attempts = llm_assist.ask_extraction(client, check, request)
+    if found is None:
+        notes.append(f"LLM extraction skipped: {why}; only the explicit markers were recorded")
+        return None, notes, []
+    added, errors = llm_assist.apply_extraction(vault, found, tpath)
+    return {"model": client.config.model, "attempts": attempts, **added}, notes, errors
+
+
+def _title(vault: Vault, path: str) -> str:
+    try:
+        return parse_page((vault.root / path).read_text(encoding="utf-8"), path).title or path
+    except (OSError, UnicodeDecodeError):
+        return path
 
 
 def _handoff(vault: Vault, slug: str, closed: str, tpath: str, note: str | None,
              messages: list[tuple[str, str]], decisions: list[dict[str, Any]],
              retained: list[dict[str, Any]], todos: list[dict[str, Any]],
-             changes: list[dict[str, Any]], errors: list[str]) -> str:
+             changes: list[dict[str, Any]], errors: list[str],
+             extracted: dict[str, Any] | None = None, notes: list[str] | None = None) -> str:
+    model_items = 0
+    if extracted:
+        model_items = sum(len(extracted[k]) for k in ("created", "facts", "decisions",
+                                                       "retained"))
     summary = note or (
         f"Session of {len(messages)} message{'s' if len(messages) != 1 else ''}: "
         f"{len(decisions)} decision(s), {len(changes)} change(s) to pages, "
-        f"{len(retained)} item(s) retained, {len(todos)} open TODO(s).")
+        f"{len(retained)} item(s) retained, {len(todos)} open TODO(s)"
+        + (f", {model_items} item(s) added by the model." if extracted else "."))
     lines: list[str] = []
     if todos:
         lines += ["## Open TODOs", ""]
@@ -404,6 +476,24 @@ def _handoff(vault: Vault, slug: str, closed: str, tpath: str, note: str | None,
     if retained:
         lines += ["## Retained", ""]
         lines += [f"- {r['kind']}: {r['text']} ({r['citation']})" for r in retained]
+        lines.append("")
+    if extracted:
+        lines += [f"## Added by the model ({extracted['model']})", ""]
+        lines += [f"- Created {link_to(path, _title(vault, path))}"
+                  for path in extracted["created"]]
+        lines += [f"- {f['entity']}: {f['rel'] + ' ' if f.get('rel') else ''}{f['text']} "
+                  f"({f['citation']})" for f in extracted["facts"]]
+        lines += [f"- Decision {link_to(d['path'], d['title'])}: {d['decided']} "
+                  f"({d['citation']})" for d in extracted["decisions"]]
+        lines += [f"- Retained {r['kind']}: {r['text']} ({r['citation']})"
+                  for r in extracted["retained"]]
+        if not model_items:
+            lines.append("- (nothing beyond the explicit markers)")
+        lines += ["", "What the model extracted cites the transcript line it came from; its "
+                  "facts are hypotheses unless that line records them as decided.", ""]
+    if notes:
+        lines += ["## Notes", ""]
+        lines += [f"- {n}" for n in notes]
         lines.append("")
     if errors:
         lines += ["## Not recorded", ""]

@@ -235,8 +235,10 @@ def _items(p: Problems, where: str, value: Any) -> list[Any]:
 def record(vault: Vault, entities: list[dict[str, Any]] | None = None,
            relations: list[dict[str, Any]] | None = None,
            observations: list[dict[str, Any]] | None = None, *,
-           trusted: bool = True) -> dict[str, Any]:
-    """Create or update entities, relations and observations in one all-or-nothing call."""
+           trusted: bool = True, dry_run: bool = False) -> dict[str, Any]:
+    """Create or update entities, relations and observations in one all-or-nothing call.
+
+    ``dry_run`` validates the whole call exactly as a write would and writes nothing."""
     p = Problems()
     ents = _items(p, "entities", entities)
     rels = _items(p, "relations", relations)
@@ -305,6 +307,10 @@ def record(vault: Vault, entities: list[dict[str, Any]] | None = None,
         for edit in batch.edits.values():
             batch.touch(edit)
         p.raise_if_any()
+        if dry_run:
+            return {"dry_run": True, "created": [e.path for e in batch.edits.values()
+                                                 if e.created],
+                    "updated": [e.path for e in batch.edits.values() if not e.created]}
         facts = batch.write()
         journal(vault.root, [{"op": "record", **f} for f in facts])
     created = [e.path for e in batch.edits.values() if e.created]
@@ -402,7 +408,8 @@ def _plan_entity(batch: _Batch, named: dict[str, _Edit], where: str, raw: Any, *
 
 def record_decision(vault: Vault, name: str, domain: str, decided: str, because: str,
                     rejected: list[dict[str, str]] | None = None, *, date: str | None = None,
-                    source: str | None = None, trusted: bool = True) -> dict[str, Any]:
+                    source: str | None = None, trusted: bool = True,
+                    dry_run: bool = False) -> dict[str, Any]:
     """A ``decisions/`` page whose decision, reason and each rejected option (with its why) are
     separate lines, so each can be found and cited on its own."""
     p = Problems()
@@ -442,6 +449,8 @@ def record_decision(vault: Vault, name: str, domain: str, decided: str, because:
                       "or choose another name")
         p.raise_if_any()
         assert title and path and what and why and dom
+        if dry_run:  # validated as a write would be; nothing written
+            return {"dry_run": True, "path": path, "title": title}
         front: dict[str, Any] = {
             "type": "decision", "domain": dom, "status": "active", "decided": day,
             "because": " ".join(why.split()),
@@ -666,7 +675,8 @@ def daily_log_path(day: str | None = None) -> str:
 
 
 def retain(vault: Vault, kind: str, text: str, entities: list[str] | None = None,
-           confidence: float | None = None, *, trusted: bool = True) -> dict[str, Any]:
+           confidence: float | None = None, *, trusted: bool = True,
+           dry_run: bool = False) -> dict[str, Any]:
     """Append ``- K(c=…) @Name: text`` to the ``## Retain`` section of today's daily log."""
     p = Problems()
     letter = kind.strip().upper() if isinstance(kind, str) else ""
@@ -688,6 +698,8 @@ def retain(vault: Vault, kind: str, text: str, entities: list[str] | None = None
     assert body is not None
     item = RetainItem(0, letter, tuple(dict.fromkeys(names)), conf, body)
     path = daily_log_path()
+    if dry_run:  # validated as a write would be; nothing written
+        return {"dry_run": True, "path": path, "kind": letter}
     with write_lock(vault.root):
         target = vault.root / path
         if target.exists():
