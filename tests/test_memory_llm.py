@@ -171,7 +171,9 @@ def test_an_invalid_answer_is_retried_with_its_problems(vault: Vault, server: Ch
                          "aliases": []}],
            "relations": [{"from": "Sarah Chen", "rel": "befriends", "to": "Nobody Known",
                           "line": None}],
-           "observations": [], "decisions": [], "retain": []}
+           "observations": [], "decisions": [],
+           "retain": [{"kind": "W", "text": "Sarah has a new job", "entities": ["Ghost Person"],
+                       "confidence": None, "line": None}]}
     good = {"entities": [], "relations": [], "decisions": [], "retain": [],
             "observations": [{"entity": "Sarah", "text": "Joined Horizon Ventures",
                               "valid_from": None, "valid_to": None,
@@ -186,6 +188,7 @@ def test_an_invalid_answer_is_retried_with_its_problems(vault: Vault, server: Ch
     assert "entities[0].type: 'session' cannot be created here" in retry
     assert "unknown relation type 'befriends'; allowed: works_at" in retry
     assert "relations[0].to: no entity named 'Nobody Known'" in retry
+    assert "retain[0].entities[0]: 'Ghost Person' does not occur in the transcript" in retry
     assert sorted(p.name for p in (vault.root / "people").iterdir()) == ["sarah-chen.md"]
     assert not (vault.root / "organizations/horizon-ventures.md").exists()
     assert [f.text for f in page(vault, "people/sarah-chen.md").facts] == [

@@ -489,10 +489,14 @@ class ExtractionCheck:
                 out.duplicates += 1
                 continue
             kind = raw.get("kind")
+            mentions = raw.get("entities") or []
+            if isinstance(mentions, list):
+                for j, name in enumerate(mentions):
+                    self.in_transcript(f"{where}.entities[{j}]", name)
             source = self.source(where, raw, out)
             # The daily log has no source field: the citation goes at the end of the text.
             args = {"kind": kind, "text": f"{' '.join(text.split())} (from {source})",
-                    "entities": raw.get("entities") or [], "confidence": raw.get("confidence")}
+                    "entities": mentions, "confidence": raw.get("confidence")}
             try:
                 if not isinstance(kind, str):
                     raise MemoryInputError([f"kind: {kind!r} must be one of W, B, O, S"])
