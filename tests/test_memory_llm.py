@@ -384,3 +384,16 @@ def test_check_summary_accepts_urls_from_the_page_only() -> None:
     assert (ok, why) == ("Docs: https://kestrel.dev/pilot.", "")
     bad, why = llm_assist.check_summary({"summary": "Peter [f:: x]"}, data)
     assert bad is None and "Kenning page syntax" in why
+
+
+def test_an_unusable_llm_config_is_a_note_not_a_failure(vault: Vault, server: ChatServer,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    setup(vault, server.url)
+    monkeypatch.delenv(KEY_ENV)
+    result = vault.session_close(TRANSCRIPT)
+    assert result["extracted"] is None and server.requests == []
+    assert result["notes"] == [f"LLM extraction skipped: config field "
+                               f"'llm.api_key_env' names the environment variable {KEY_ENV}, "
+                               f"which is not set (export {KEY_ENV}=<key>, or remove "
+                               "llm.api_key_env from .kenning/config.yaml)"]
+    assert [r["text"] for r in result["retained"]] == ["the pilot ships in April"]

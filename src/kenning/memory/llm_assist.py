@@ -193,7 +193,7 @@ def client_for(root: Path) -> tuple[ChatClient | None, str | None]:
             return None, None
         return ChatClient(config), None
     except (LLMError, KenningError) as exc:
-        return None, one_line(exc.message, 300)
+        return None, one_line(str(exc), 300)
 
 
 def data_message(task: str, data: str, closing: str) -> str:
@@ -535,7 +535,7 @@ def ask_extraction(client: ChatClient, check: ExtractionCheck, request: str
             reply = client.chat(messages, schema=EXTRACTION_SCHEMA,
                                 schema_name="kenning_session_extraction")
         except LLMUnavailable as exc:
-            return None, one_line(exc.message, 300), attempt
+            return None, one_line(str(exc), 300), attempt
         except LLMBadReply as exc:
             problems = [exc.message]
         else:
