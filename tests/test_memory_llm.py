@@ -397,3 +397,26 @@ def test_an_unusable_llm_config_is_a_note_not_a_failure(vault: Vault, server: Ch
                                f"which is not set (export {KEY_ENV}=<key>, or remove "
                                "llm.api_key_env from .kenning/config.yaml)"]
     assert [r["text"] for r in result["retained"]] == ["the pilot ships in April"]
+
+
+def test_the_cli_prints_what_the_model_added_and_why_it_was_skipped(
+        vault: Vault, server: ChatServer) -> None:
+    from click.testing import CliRunner
+
+    from kenning.cli import main
+
+    setup(vault, server.url)
+    server.script = [lambda body: answer(good_answer(body))]
+    runner = CliRunner()
+    out = runner.invoke(main, ["-C", str(vault.root), "session", "close"],
+                        input=json.dumps(TRANSCRIPT))
+    assert out.exit_code == 0, out.output
+    assert "Added by the model:" in out.output
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    config = vault.root / ".kenning" / "config.yaml"
+    config.write_text(config.read_text().replace(server.url, f"http://127.0.0.1:{port}/v1"))
+    out = runner.invoke(main, ["-C", str(vault.root), "session", "close"],
+                        input=json.dumps(TRANSCRIPT))
+    assert out.exit_code == 0 and "note: LLM extraction skipped: cannot reach" in out.output

@@ -656,3 +656,18 @@ def test_resolve_inside_rejects_paths_out_of_the_vault(vault: Vault, tmp_path: P
     assert resolve_inside(vault.root, "memory.md") == vault.root / "memory.md"
     assert resolve_inside(vault.root, "people/New Page.md") == vault.root / "people/New Page.md"
     assert resolve_inside(vault.root, "topics/./../memory.md") == vault.root / "memory.md"
+
+
+def test_a_broken_vault_config_is_one_line_naming_file_and_line(tmp_path) -> None:
+    from click.testing import CliRunner
+
+    from kenning.cli import main
+
+    root = tmp_path / "v"
+    CliRunner().invoke(main, ["init", str(root)])
+    config = root / ".kenning" / "config.yaml"
+    config.write_text(config.read_text() + "\nllm:\n  url: http://a\nllm:\n  url: http://b\n")
+    out = CliRunner().invoke(main, ["-C", str(root), "index", "--no-embed"])
+    assert out.exit_code == 1
+    (line,) = [x for x in out.output.splitlines() if x.strip()]
+    assert line.startswith(f"error: {config}:") and "duplicate key" in line

@@ -42,8 +42,19 @@ def _show(result: dict[str, Any], as_json: bool, lines: list[str]) -> None:
         return
     for line in lines:
         click.echo(line)
+    for note in result.get("notes") or []:  # e.g. "LLM extraction skipped: …"
+        click.echo(f"note: {note}", err=True)
     if result.get("indexed") is False:
         click.echo(result.get("note", ""), err=True)
+
+
+def _extracted(extracted: dict[str, Any] | None) -> list[str]:
+    """One line on what the configured model added at session close (nothing without one)."""
+    if not extracted:
+        return []
+    counts = ", ".join(f"{len(v)} {k}" for k, v in extracted.items()
+                       if isinstance(v, list) and v)
+    return [f"Added by the model: {counts}"] if counts else []
 
 
 def register(main: click.Group) -> None:
@@ -250,6 +261,8 @@ def register(main: click.Group) -> None:
         lines += [f"  confidence {m['old']:.2f} → {m['new']:.2f} on {m['path']}: {m['fact']}"
                   for m in result["confidence"]]
         lines += [f"  skipped {s['from']}: {s['reason']}" for s in result["skipped"]]
+        lines += [f"  summary rewritten by the model: {path}"
+                  for path in result.get("model_summaries") or []]
         if result["proposed"]:
             lines.append(f"Proposed edits to memory.md in {result['proposed']}:")
             lines.append(result["proposal_diff"].rstrip())
@@ -295,5 +308,5 @@ def register(main: click.Group) -> None:
         _show(result, as_json, [
             f"Transcript {result['transcript']}", f"Handoff    {result['handoff']}",
             f"{len(result['decisions'])} decision(s), {len(result['retained'])} retained, "
-            f"{len(result['todos'])} TODO(s)"] + [f"  not recorded: {e}"
-                                                 for e in result["errors"]])
+            f"{len(result['todos'])} TODO(s)"] + _extracted(result.get("extracted")) + [
+            f"  not recorded: {e}" for e in result["errors"]])

@@ -109,7 +109,11 @@ def load_config(root: Path) -> Config:
     except YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f":{mark.line + 1}" if mark is not None else ""
-        raise NotAVault(f"{path}{line}: invalid YAML in the vault config: {exc}") from None
+        # ruamel's own message spans several lines (with a pointer and a help link): keep the
+        # problem itself, on one line.
+        problem = getattr(exc, "problem", None) or str(exc).strip().splitlines()[0]
+        raise NotAVault(f"{path}{line}: invalid YAML in the vault config: "
+                        f"{' '.join(str(problem).split())}") from None
     if not isinstance(data, dict):
         raise NotAVault(f"{path}: the vault config must be a mapping")
     search = data.get("search") or {}
