@@ -158,3 +158,130 @@ def test_look_alike_organization_is_not_joined(tmp_path: Path) -> None:
         ["horizonhealth.test"]
     assert page(root, "organizations/horizon-ventures.md").frontmatter["domains"] == \
         ["horizon.vc"]
+
+
+# -- convergence ------------------------------------------------------------------------------
+
+
+def test_earlier_mentions_are_resolved_once_a_later_source_creates_the_page(
+        tmp_path: Path) -> None:
+    root = vault(tmp_path)
+    early = email(root, "a", "Intro", "2026-01-05",
+                  [("Wei Madsen", "wei@acme.test", "from"), ALEX],
+                  body="Ben Mercer will join the call on Thursday.")
+    email(root, "b", "Hello", "2026-02-01",
+          [("Benjamin Mercer", "bmercer@cedarfinch.test", "from"), ALEX])
+    report = build(root)
+    assert report["sources_revisited"] == 1
+    assert row(root, "Ben Mercer", early)["page"] == "people/benjamin-mercer.md"
+    ben = page(root, "people/benjamin-mercer.md")
+    assert any(e.source.startswith("[[sources/email/2026-01-05-a") for e in ben.timeline)
+    assert report["unresolved"] == 0
+
+
+def test_incremental_build_resolves_earlier_logged_mentions(tmp_path: Path) -> None:
+    root = vault(tmp_path)
+    early = email(root, "a", "Intro", "2026-01-05",
+                  [("Wei Madsen", "wei@acme.test", "from"), ALEX],
+                  body="Ben Mercer will join the call on Thursday.")
+    build(root)
+    assert row(root, "Ben Mercer", early)["page"] is None
+    email(root, "b", "Hello", "2026-02-01",
+          [("Benjamin Mercer", "bmercer@cedarfinch.test", "from"), ALEX])
+    report = build(root)
+    assert report["sources_built"] == 1 and report["sources_revisited"] == 1
+    assert row(root, "Ben Mercer", early)["page"] == "people/benjamin-mercer.md"
+    # Nothing new: nothing is revisited and nothing changes.
+    assert build(root)["sources_revisited"] == 0
+
+
+# -- job changes --------------------------------------------------------------------------------
+
+
+def _mover(root: Path, note: str | None, *, old_org: str = "Globex Corporation") -> None:
+    email(root, "a", "Numbers", "2026-01-05",
+          [("Elena Varga", "elena.varga@globex.test", "from"), ALEX],
+          signature=f"Elena Varga · Director of Operations, {old_org}")
+    email(root, "b", "Hello again", "2026-05-02",
+          [("Elena Varga", "elena.varga@northwind.test", "from"), ALEX],
+          signature="Elena Varga · Director of Operations, Northwind Freight")
+    email(root, "c", "Kickoff", "2026-05-20",
+          [("Elena Varga", "elena.varga@northwind.test", "from"), ALEX],
+          body=note or "See you on Thursday.")
+
+
+def test_job_change_merges_on_the_senders_own_word_and_supersedes(tmp_path: Path) -> None:
+    root = vault(tmp_path)
+    _mover(root, "Quick note: I have moved from Globex to Northwind Freight, so please use "
+                 "this address from now on.")
+    report = build(root)
+    assert folder(root, "people") == ["elena-varga.md"]
+    assert {"from": "people/elena-varga-2.md", "to": "people/elena-varga.md"} in \
+        report["renamed"]
+    p = page(root, "people/elena-varga.md")
+    assert p.frontmatter["emails"] == ["elena.varga@globex.test", "elena.varga@northwind.test"]
+    assert p.frontmatter["organization"] == "[[northwind-freight|Northwind Freight]]"
+    assert "Merged from" not in (root / "people/elena-varga.md").read_text()
+    old, new = sorted((f for f in p.facts if f.relation == "works_at"),
+                      key=lambda f: f.valid_from or "")
+    assert (old.target, old.status, old.valid_to, old.expired) == \
+        ("globex", "superseded", "2026-05-01", "2026-05-02")
+    assert old.successor == "[[elena-varga#^works-northwind-freight]]"
+    assert (new.target, new.status, new.block_id) == \
+        ("northwind-freight", "active", "works-northwind-freight")
+    assert {r["page"] for r in log(root) if r["email"] and "varga" in r["email"]} == \
+        {"people/elena-varga.md"}
+    # A second build changes nothing.
+    before = {p.name: p.read_bytes() for p in (root / "people").glob("*.md")}
+    build(root)
+    assert before == {p.name: p.read_bytes() for p in (root / "people").glob("*.md")}
+
+
+def test_same_name_at_a_new_domain_without_a_word_stays_apart(tmp_path: Path) -> None:
+    root = vault(tmp_path)
+    _mover(root, None)
+    build(root)
+    assert folder(root, "people") == ["elena-varga-2.md", "elena-varga.md"]
+
+
+def test_move_from_an_organization_the_namesake_never_worked_at_is_not_merged(
+        tmp_path: Path) -> None:
+    root = vault(tmp_path)
+    _mover(root, "I have moved from Initech to Northwind Freight; this is my new address.")
+    build(root)
+    assert folder(root, "people") == ["elena-varga-2.md", "elena-varga.md"]
+
+
+def test_organization_change_supersedes_the_old_works_at(tmp_path: Path) -> None:
+    root = vault(tmp_path)
+    email(root, "a", "One", "2026-01-05", [("Sam Okafor", "sam@globex.test", "from"), ALEX],
+          signature="Sam Okafor · CTO, Globex")
+    build(root)
+    # The same address, a new organization in the signature (a freemail address, say).
+    email(root, "b", "Two", "2026-03-01", [("Sam Okafor", "sam@globex.test", "from"), ALEX],
+          signature="Sam Okafor · CTO, Initech")
+    build(root)
+    p = page(root, "people/sam-okafor.md")
+    facts = {f.target: f for f in p.facts if f.relation == "works_at"}
+    assert set(facts) == {"globex", "initech"}
+    assert facts["globex"].status == "superseded" and facts["globex"].valid_to == "2026-02-28"
+    assert facts["globex"].successor == "[[sam-okafor#^works-initech]]"
+    assert facts["initech"].status == "active"
+    assert p.frontmatter["organization"] == "[[initech|Initech]]"
+    assert [e.date for e in p.timeline] == ["2026-01-05", "2026-03-01"]  # a fact citing a
+    # source does not hide that source's timeline entry
+    # Older evidence arriving later does not move the organization back.
+    email(root, "c", "Zero", "2026-02-01", [("Sam Okafor", "sam@globex.test", "from"), ALEX],
+          signature="Sam Okafor · CTO, Globex")
+    build(root)
+    assert page(root, "people/sam-okafor.md").frontmatter["organization"] == \
+        "[[initech|Initech]]"
+
+
+def test_a_unit_of_the_same_company_does_not_supersede() -> None:
+    from kenning.build.moves import supersede_works_at
+
+    text = ("---\ntype: person\n---\n# Steven Kean\n\n## Facts\n\n"
+            "- works_at:: [[enron|Enron]] [from:: 2000-01-05]\n"
+            "- works_at:: [[enron-energy-services|Enron Energy Services]] [from:: 2000-08-06]\n")
+    assert supersede_works_at(text, "people/steven-kean.md") == text

@@ -57,6 +57,7 @@ class BuildReport:
     pages_created: list[str] = field(default_factory=list)
     pages_updated: list[str] = field(default_factory=list)
     renamed: list[tuple[str, str]] = field(default_factory=list)
+    sources_revisited: int = 0  # second pass: sources resolved again against the final index
     strictness: str = ""
     strictness_why: str = ""
     warnings: list[str] = field(default_factory=list)
@@ -131,6 +132,7 @@ def run_build(root: Path | str, *, batch_size: int = DEFAULT_BATCH, dry_run: boo
     """Build entity pages from new or changed sources (see the module docstring)."""
     from kenning.build import state as st
     from kenning.build.mentions import extract
+    from kenning.build.moves import merge_moves, moved_mentions
     from kenning.build.pages import INDEX_FOLDERS, Applier, IndexLoader, read_entity
     from kenning.build.rename import rename_pages
     from kenning.build.workspace import Workspace
@@ -202,15 +204,17 @@ def run_build(root: Path | str, *, batch_size: int = DEFAULT_BATCH, dry_run: boo
         if (order or removed) else None
     loader = IndexLoader(ws)
     created: set[str] = set()
-    for b, start in enumerate(range(0, len(order), batch_size)):
-        batch = order[start:start + batch_size]
+    index0 = loader.load() if order else None
+
+    def run_batch(batch: list[str], binfos: dict[str, SourceInfo]) -> list[dict[str, Any]]:
+        """Resolve and write one batch of sources; returns its mention-log rows."""
         # Read the pages, decide and write under the vault write lock, so an agent's write
         # between this batch's read and its commit is never overwritten.
         with write_lock(root) if not dry_run else contextlib.nullcontext():
             index = loader.load()
-            mentions = [m for p in batch for m in infos[p].mentions]
-            allowed = may_create(mentions, infos, strictness, contacts)
-            context = ResolveContext(allowed, dict(state.deleted), {p: infos[p] for p in batch})
+            mentions = [m for p in batch for m in binfos[p].mentions]
+            allowed = may_create(mentions, binfos, strictness, contacts)
+            context = ResolveContext(allowed, dict(state.deleted), {p: binfos[p] for p in batch})
             decisions = list(resolver(mentions, index, context))
             if len(decisions) != len(mentions):
                 raise ValueError(f"the resolver returned {len(decisions)} decisions for "
@@ -222,9 +226,8 @@ def run_build(root: Path | str, *, batch_size: int = DEFAULT_BATCH, dry_run: boo
                 if d.action == "create" and d.new_key not in creatable:
                     decisions[i] = Decision("unresolved", rule="not-created:strictness",
                                             candidates=d.candidates)
-            applier = Applier(ws, index, state, infos)
+            applier = Applier(ws, index, state, binfos)
             new_rows = applier.apply(mentions, decisions)
-            before = set(ws.written)
             renames = applier.write()
             for path, u in applier.updates.items():
                 if u.new:
@@ -239,6 +242,9 @@ def run_build(root: Path | str, *, batch_size: int = DEFAULT_BATCH, dry_run: boo
                 if fresh:
                     index = EntityIndex([*index.entities, *(e for e in fresh if e is not None)])
             done = rename_pages(ws, state, renames, index)
+            moved = moved_mentions(mentions, new_rows)
+            if moved:
+                done += merge_moves(ws, state, loader.load(), moved)
             ws.commit()
         for path, (text, data) in applier.final.items():
             folder = path.split("/", 1)[0]
@@ -249,21 +255,63 @@ def run_build(root: Path | str, *, batch_size: int = DEFAULT_BATCH, dry_run: boo
             if old in created:
                 created.discard(old)
                 created.add(new)
-        del before
+        report.batches += 1
+        return new_rows
+
+    for b, start in enumerate(range(0, len(order), batch_size)):
+        batch = order[start:start + batch_size]
+        new_rows = run_batch(batch, infos)
         assert rows is not None
         rows.extend(new_rows)
-        report.mentions += len(mentions)
-        report.linked += sum(1 for r in new_rows if r["page"])
-        report.unresolved += sum(1 for r in new_rows if not r["page"] and
-                                 r["rule"] not in ("owner",))
+        report.mentions += len(new_rows)
         for p in batch:
             state.sources[p] = hashes[p]
-        report.batches += 1
         report.sources_built += len(batch)
         if progress is not None:
             progress(report.sources_built, len(order), batch[-1])
         if not dry_run and (b + 1) % SAVE_EVERY == 0:
             _save(root, state, rows, contacts)
+
+    # Second pass: the graph converges. Sources holding a mention left unresolved that an
+    # entity created or renamed (or given a new alias) by this build may now name are resolved
+    # again against the final index (earlier sources never saw the pages later ones created).
+    if index0 is not None and rows is not None:
+        final = loader.load()
+        retry = _retry_sources(rows, index0, final)
+        if retry:
+            more: dict[str, SourceInfo] = {}
+            for rel in retry:
+                if rel in infos:
+                    more[rel] = infos[rel]
+                    continue
+                try:
+                    text = decode_markdown((root / rel).read_bytes())
+                except (OSError, UnreadableFile):
+                    continue  # the first pass reported it
+                more[rel] = extract(rel, text, owner)
+            # Only sources where the deterministic resolver now links a mention that was left
+            # unresolved are built again (cheap to decide; the writing is what costs).
+            open_rows = {(r.get("source"), r.get("line"), r.get("kind"), r.get("text"))
+                         for r in rows if not r.get("page") and r.get("source") in more}
+            ms = [m for p in sorted(more) for m in more[p].mentions]
+            trial = resolve_batch(ms, final, ResolveContext(
+                may_create(ms, more, strictness, contacts), dict(state.deleted), more))
+            better = {m.source for m, d in zip(ms, trial, strict=True) if d.action == "link"
+                      and (m.source, m.line, m.kind, m.text) in open_rows}
+            again = sorted(better, key=lambda p: (more[p].date or "9999", p))
+            for start in range(0, len(again), batch_size):
+                batch = again[start:start + batch_size]
+                new_rows = run_batch(batch, more)
+                done_sources = set(batch)
+                rows[:] = [r for r in rows if r.get("source") not in done_sources]
+                rows.extend(new_rows)
+            report.sources_revisited = len(again)
+    if rows is not None:
+        built = set(order)
+        counted = [r for r in rows if r.get("source") in built]
+        report.linked = sum(1 for r in counted if r.get("page"))
+        report.unresolved = sum(1 for r in counted if not r.get("page")
+                                and r.get("rule") not in ("owner",))
     if rows is not None:
         for r in rows:
             if r.get("page"):
@@ -279,6 +327,42 @@ def run_build(root: Path | str, *, batch_size: int = DEFAULT_BATCH, dry_run: boo
         report.diff = ws.diff()
     report.seconds = round(time.perf_counter() - started, 3)
     return report
+
+
+# Unresolved mentions that are never retried: the owner, display names that are no name.
+_FINAL_RULES = frozenset({"owner", "not-a-name", "unknown-kind", "none"})
+
+
+def _words(text: str) -> set[str]:
+    from kenning.build.names import fold
+
+    return {w for w in fold(text).split() if len(w) >= 2}
+
+
+def _retry_sources(rows: list[dict[str, Any]], before: EntityIndex,
+                   after: EntityIndex) -> list[str]:
+    """Sources with an unresolved person or organization mention sharing a name word with an
+    entity this build created, renamed or gave a new name, alias or address."""
+    words: set[str] = set()
+    for e in after.entities:
+        old = before.by_page.get(e.page)
+        if old is not None and (old.name, old.aliases, old.emails, old.domains) == \
+                (e.name, e.aliases, e.emails, e.domains):
+            continue
+        for n in (e.name, *e.aliases):
+            words |= _words(n)
+        for address in e.emails:
+            words |= _words(address.split("@", 1)[0].replace(".", " "))
+    if not words:
+        return []
+    out: set[str] = set()
+    for r in rows:
+        if r.get("page") or r.get("kind") not in (PERSON, ORGANIZATION) \
+                or r.get("rule") in _FINAL_RULES or r.get("source") in out:
+            continue
+        if _words(str(r.get("text") or "")) & words:
+            out.add(str(r["source"]))
+    return sorted(out)
 
 
 def _save(root: Path, state: BuildState, rows: list[dict[str, Any]] | None,

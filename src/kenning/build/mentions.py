@@ -57,6 +57,8 @@ class Mention:
     title: str | None = None  # job title (signature)
     phone: str | None = None
     domain: str | None = None  # organization mentions from a domain
+    moved: str | None = None  # the sender said they changed jobs / address: the old
+                              # organization they named ("" when none); see build/moves.py
 
 
 @dataclass
@@ -104,6 +106,14 @@ _ORG = re.compile(rf"\b((?:[A-Z][\w&'-]*\s){{1,3}}?(?:(?i:{_ORG_WORDS}))\b\.?)")
 _TAG = re.compile(r"(?<![\w&#/])#([A-Za-z][\w-]{2,40})\b")
 _PROJECT = re.compile(rf"\bProject ({_CAP}(?: {_CAP})?)")
 _WIKILINK = re.compile(r"\[\[([^\[\]|#\n]+)(?:#[^\[\]|\n]*)?(?:\|[^\[\]\n]*)?\]\]")
+# The sender's own word that they changed jobs or address (first person, in their message).
+_MOVE = re.compile(
+    r"\b(?:I(?:'ve| have)? (?:moved|switched|left|joined|started (?:at|with))\b|"
+    r"I(?:'m| am) now (?:at|with)\b|my new (?:e-?mail|address|company|employer|job)\b|"
+    r"(?:use|update to|note) (?:this|my new) (?:e-?mail )?address\b|"
+    r"(?:this|here) is my new\b)", re.IGNORECASE)
+_MOVED_FROM = re.compile(r"\b(?:moved|switched) from ((?:[A-Z][\w&.'-]*\s?){1,4}?)\s*(?:to|,|\.)\b"
+                         r"|\bI(?:'ve| have)? left ((?:[A-Z][\w&.'-]*\s?){1,4})")
 _SKIP_LINE = re.compile(r"^(?:Signature:|Attachments:|Subject:|_\(|_.*_$|> |\*\*When:\*\*)")
 _NOT_NAMES = frozenset({"The", "This", "That", "Thanks", "Thank", "Dear", "Hi", "Hello", "Best",
                         "Regards", "Please", "Re", "Fw", "Fwd", "Subject", "From", "To", "Cc",
@@ -184,6 +194,7 @@ def _email(info: SourceInfo, data: dict[str, Any], lines: list[str], fm_lines: l
     first: dict[str, tuple[int, str | None]] = {}
     last: dict[str, str | None] = {}
     signatures: dict[str, tuple[int, str]] = {}
+    moves: dict[str, str] = {}  # sender → old organization named in "I have moved …"
     sender = None
     for n in range(body_start, len(lines) + 1):
         line = lines[n - 1].rstrip("\r")
@@ -207,6 +218,10 @@ def _email(info: SourceInfo, data: dict[str, Any], lines: list[str], fm_lines: l
                 first.setdefault(sender_part.strip().lower(), (n, day))
         elif line.startswith("Signature: ") and sender:
             signatures[sender] = (n, line[len("Signature: "):])
+        elif sender and sender not in moves and _MOVE.search(line) \
+                and not line.lstrip().startswith(">"):
+            old = _MOVED_FROM.search(line)
+            moves[sender] = (old.group(1) or old.group(2)).strip() if old else ""
     base: list[Mention] = []
     for p in participants:
         address = str(p.get("address") or "").strip().lower() or None
@@ -231,6 +246,8 @@ def _email(info: SourceInfo, data: dict[str, Any], lines: list[str], fm_lines: l
         sig = signatures.get(address or "")
         if sig:
             _signature(mention, sig[1], info)
+        if address in moves and "from" in roles:
+            mention.moved = moves[address]
         base.append(mention)
     info.mentions.extend(base)
     _domain_mentions(info, [m for m in base if m.title != "__owner__"], owner)

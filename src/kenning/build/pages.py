@@ -44,6 +44,7 @@ _H1 = re.compile(r"^# (.+?)\s*#*\s*$")
 _LINK_VALUE = re.compile(r"\[\[([^\]|#]+)(?:#[^\]|]*)?(?:\|([^\]]*))?\]\]")
 _TL_SOURCE = re.compile(r"^[-*+] \d{4}.*\[source:: \[\[sources/(email|meetings|chats|calendar)/"
                         r"([^\]#|]+)")
+_TL_LINE = re.compile(r"^[-*+] \d{4}(?:-\d{2}){0,2} ")  # a timeline entry, not a fact
 _WORKS_AT = re.compile(r"^[-*+] works_at:: \[\[([^\]|#]+)")
 
 
@@ -122,13 +123,17 @@ class IndexLoader:
         # Organization values are links or names; point them at org pages where possible.
         by_stem = {stem(e.page).lower(): e.page for e in index.entities
                    if e.type == ORGANIZATION}
+        def page_of(value: str) -> str | None:
+            if value in index.by_page:
+                return value
+            return by_stem.get(value.lower()) or next(
+                (o.page for o in index.by_org_key.get(nm.org_key(value), [])), None)
+
         for e in index.entities:
             if e.organization and e.organization not in index.by_page:
-                key = e.organization.lower()
-                org = by_stem.get(key) or next(
-                    (o.page for o in index.by_org_key.get(nm.org_key(e.organization), [])), None)
-                if org:
-                    e.organization = org
+                e.organization = page_of(e.organization) or e.organization
+            if e.orgs:
+                e.orgs = tuple(page_of(o) or o for o in e.orgs)
         return index
 
 
@@ -155,6 +160,12 @@ def read_entity(rel: str, text: str, folder_type: str,
     if isinstance(org, str) and org.strip():
         m = _LINK_VALUE.search(org)
         organization = m.group(1).strip() if m else org.strip()
+    orgs: list[str] = []
+    if kind == PERSON and "works_at::" in text:
+        for line in text.split("\n"):
+            w = _WORKS_AT.match(line.strip())
+            if w and w.group(1).strip() not in orgs:
+                orgs.append(w.group(1).strip())
     return Entity(
         page=rel, type=kind, name=title_of(text, body_start, data, rel),
         aliases=tuple(_list(data.get("aliases"))),
@@ -162,7 +173,8 @@ def read_entity(rel: str, text: str, folder_type: str,
         domains=tuple(d.lower().lstrip("@") for d in _list(data.get("domains"))),
         organization=organization,
         role=str(data["role"]) if isinstance(data.get("role"), str) else None,
-        last_seen=str(data.get("last_seen")) if data.get("last_seen") else None)
+        last_seen=str(data.get("last_seen")) if data.get("last_seen") else None,
+        orgs=tuple(orgs))
 
 
 # -- applying decisions ----------------------------------------------------------------------
@@ -425,6 +437,8 @@ class Applier:
                 text = None if text is None else self._edit(u, text)
             if text is None:
                 continue
+            if u.type == PERSON and u.new:
+                text = supersede_works_at(text, path)
             data = fmod.read(text).data
             text = self._summarize(u, text, data)
             self.ws.write(path, text)
@@ -481,7 +495,7 @@ class Applier:
                 m = _TL_SOURCE.match(line)
                 if m:
                     have.add(f"sources/{m.group(1)}/{m.group(2)}")
-                elif line.startswith("- ") and "[source:: [[sources/" in line:
+                elif _TL_LINE.match(line) and "[source:: [[sources/" in line:
                     have.add(line.split("[source:: [[", 1)[1].split("#", 1)[0].split("]", 1)[0])
         out = []
         for source, entry in u.timeline.items():
@@ -501,6 +515,17 @@ class Applier:
         data = fm.data
         rec = self.state.pages.get(u.path, {})
         updates: dict[str, Any] = {}
+        # Facts first: the latest active works_at says since when the current job holds, and
+        # older evidence (a second pass, a late source) never moves organization or role back.
+        for fact in self._facts(u, text):
+            text = add_fact(text, fact)
+        since = ""
+        if u.type == PERSON:
+            from kenning.build.moves import current_works_at
+
+            text = supersede_works_at(text, u.path)
+            job = current_works_at(text, u.path)
+            since = job[1] if job is not None else ""
         for key, items in (("aliases", u.aliases), ("emails", u.emails),
                            ("domains", u.domains)):
             current = _list(data.get(key))
@@ -512,13 +537,13 @@ class Applier:
                      and nm.fold(i) not in folded]
             if added:
                 updates[key] = current + added
-        if u.type == PERSON and u.organization:
+        if u.type == PERSON and u.organization and u.organization[0] >= since:
             value = self._org_value(u.organization[1])
             if data.get("organization") in (None, "", rec.get("organization")) and \
                     data.get("organization") != value:
                 updates["organization"] = value
-        if u.role and data.get("role") in (None, "", rec.get("role")) and \
-                data.get("role") != u.role[1]:
+        if u.role and u.role[0] >= since and data.get("role") in (None, "", rec.get("role")) \
+                and data.get("role") != u.role[1]:
             updates["role"] = u.role[1]
         if u.first_seen:
             first = str(data.get("first_seen") or "") or None
@@ -529,8 +554,6 @@ class Applier:
                 updates["last_seen"] = u.last_seen
         if updates:
             text = set_frontmatter(text, updates)
-        for fact in self._facts(u, text):
-            text = add_fact(text, fact)
         return append_entries(text, self._entries(u, text))
 
     def _summarize(self, u: Update, text: str, data: dict[str, Any]) -> str:
@@ -586,6 +609,12 @@ class Applier:
         rec["keys"] = sorted(set(keys))
         if data.get("last_seen"):
             rec["last_seen"] = str(data.get("last_seen"))
+
+
+def supersede_works_at(text: str, path: str) -> str:
+    from kenning.build.moves import supersede_works_at as supersede
+
+    return supersede(text, path)
 
 
 def meeting_path(info: SourceInfo) -> str:

@@ -279,7 +279,17 @@ def rename_pages(ws: Workspace, state: BuildState, renames: list[tuple[str, str]
         done.append((old, new_path))
     if targets:
         rewrite_links(ws, targets)
+        _rewrite_state(state, targets)
     return done
+
+
+def _rewrite_state(state: BuildState, targets: list[Target]) -> None:
+    """The values the build remembers having written (``organization``) follow the links they
+    hold, as the pages did; else a rewritten link would read as a person's edit."""
+    for path, rec in state.pages.items():
+        value = rec.get("organization")
+        if isinstance(value, str) and "[[" in value:
+            rec["organization"] = rewrite_text(value, path, targets)
 
 
 def _title(text: str, path: str) -> str:
@@ -329,6 +339,8 @@ def merge_pages(ws: Workspace, state: BuildState, keep: str, other: str) -> dict
             if (key == "first_seen" and str(value) < mine) or \
                     (key == "last_seen" and str(value) > mine):
                 updates[key] = value
+            elif key in ("first_seen", "last_seen"):
+                pass  # the wider span is kept: not a conflict
             else:
                 conflicts.append((key, value))
     text = set_frontmatter(a_text, updates) if updates else a_text
@@ -364,8 +376,9 @@ def merge_pages(ws: Workspace, state: BuildState, keep: str, other: str) -> dict
         rec_a = state.pages.setdefault(keep, {})
         rec_a["keys"] = sorted(set(rec_a.get("keys", [])) | set(rec_b.get("keys", [])))
     state.renamed[other] = keep
-    changed = rewrite_links(ws, [Target(other, keep, a.title, _targets_for(other, b.title),
-                                        b.title)])
+    targets = [Target(other, keep, a.title, _targets_for(other, b.title), b.title)]
+    changed = rewrite_links(ws, targets)
+    _rewrite_state(state, targets)
     return {"kept": keep, "removed": other, "aliases": aliases, "facts": len(b.facts),
             "timeline": len(b.timeline), "links_rewritten": changed}
 

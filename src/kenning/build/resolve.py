@@ -52,6 +52,7 @@ class Entity:
     role: str | None = None
     last_seen: str | None = None
     persons: tuple[nm.PersonName, ...] = field(default=(), repr=False)
+    orgs: tuple[str, ...] = ()  # people: every organization of a works_at fact (pages/names)
 
     def as_dict(self) -> dict[str, Any]:
         return {"page": self.page, "type": self.type, "name": self.name,
@@ -155,6 +156,34 @@ def identity_keys(kind: str, name: str | None, email: str | None = None,
         else:
             keys.append(f"{kind}:" + nm.fold(name))
     return keys
+
+
+def org_fits(e: Entity, org: str, lookup: Any) -> bool:
+    """Whether the organization named next to a person ("Sarah from Horizon", "Sarah Chen
+    (Horizon Ventures)") is one the person entity ``e`` works or worked at: its organization
+    and works_at pages (their names, aliases and mail domains), or the domains of its own
+    addresses. Names compare by organization key, acronym or first word ("Horizon" for
+    Horizon Ventures); a domain by :func:`~kenning.build.names.org_matches_domain`."""
+    key = nm.org_key(org)
+    if not key:
+        return False
+    names: list[str] = []
+    domains: set[str] = set()
+    for value in dict.fromkeys(x for x in (e.organization, *e.orgs) if x):
+        target = lookup(value)
+        if target is None:
+            names.append(value.rsplit("/", 1)[-1].removesuffix(".md"))
+        else:
+            names.extend((target.name, *target.aliases))
+            domains.update(target.domains)
+    domains.update(x.rsplit("@", 1)[-1] for x in e.emails if "@" in x)
+    first = key.split()[:1]
+    squeezed = key.replace(" ", "")
+    for n in names:
+        other = nm.org_key(n)
+        if other == key or other.split()[:1] == first or nm.acronym(n) == squeezed:
+            return True
+    return any(nm.org_matches_domain(org, d) for d in domains if not nm.is_freemail(d))
 
 
 def _middle_ok(a: nm.PersonName, b: nm.PersonName) -> bool:
@@ -299,13 +328,7 @@ class _Batch:
         return nm.org_domain(domain) in doms or all(nm.is_freemail(d) for d in doms)
 
     def _org_fits(self, e: Entity, org: str) -> bool:
-        if not e.organization:
-            return False
-        target = self.index.get(e.organization) or self.pending.get(e.organization)
-        names = [e.organization] if target is None else [target.name, *target.aliases]
-        key = nm.org_key(org)
-        return any(nm.org_key(n) == key or (nm.acronym(n) and nm.acronym(n) == key.replace(
-            " ", "")) or nm.org_key(n).split()[:1] == key.split()[:1] for n in names)
+        return org_fits(e, org, lambda p: self.index.get(p) or self.pending.get(p))
 
     def person_by_name(self, i: int, m: Mention, q: nm.PersonName) -> Decision:
         matches = {e.page: (e, _person_match(q, e, strict=False)) for e in self._named(
