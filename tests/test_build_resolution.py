@@ -285,3 +285,39 @@ def test_a_unit_of_the_same_company_does_not_supersede() -> None:
             "- works_at:: [[enron|Enron]] [from:: 2000-01-05]\n"
             "- works_at:: [[enron-energy-services|Enron Energy Services]] [from:: 2000-08-06]\n")
     assert supersede_works_at(text, "people/steven-kean.md") == text
+
+
+# -- the owner, personal and webmail domains ----------------------------------------------------
+
+
+def test_owner_is_never_a_page_nor_added_to(tmp_path: Path) -> None:
+    root = vault(tmp_path)
+    own = root / "people" / "Alex Morgan.md"
+    own.parent.mkdir(parents=True, exist_ok=True)
+    own.write_text("---\ntype: person\n---\n# Alex Morgan\n\nMy own notes.\n", encoding="utf-8")
+    before = own.read_bytes()
+    chat = root / "sources" / "chats" / "2026-01-05-chat.md"
+    chat.parent.mkdir(parents=True, exist_ok=True)
+    chat.write_text("---\ntype: source\nkind: chat\ntitle: Chat with Sarah\ndate: 2026-01-05\n"
+                    "participants:\n  - Alex Morgan\n  - Alex\n  - Sarah Chen\n---\n"
+                    "# Chat with Sarah\n\n- **Alex**: Any update?\n- **Sarah Chen**: Alex Morgan "
+                    "will get the deck from Maya Okafor (Globex).\n", encoding="utf-8")
+    email(root, "a", "Deck", "2026-01-06", [("Sarah Chen", "sarah@horizon.vc", "from"), ALEX],
+          body="Alex Morgan (Larkspur) asked for the deck.")
+    build(root)
+    assert own.read_bytes() == before
+    assert folder(root, "people") == ["Alex Morgan.md", "sarah-chen.md"]
+    owner_rows = [r for r in log(root) if "Alex" in r["text"]]
+    assert owner_rows and all(r["page"] is None and r["rule"] == "owner" for r in owner_rows)
+
+
+def test_personal_and_webmail_domains_are_not_organizations(tmp_path: Path) -> None:
+    root = vault(tmp_path)
+    email(root, "a", "Intro", "2026-01-05", [("Tom Alvarez", "tom@alvarez.example", "from"), ALEX])
+    email(root, "b", "Offer", "2026-01-06",
+          [("Marta Nowak", "marta.nowak@fastmail.example", "from"), ALEX])
+    email(root, "c", "Hi", "2026-01-07", [("Ana Ruiz", "ana@gmx.at", "from"), ALEX])
+    build(root)
+    assert not (root / "organizations").exists() or folder(root, "organizations") == []
+    assert folder(root, "people") == ["ana-ruiz.md", "marta-nowak.md", "tom-alvarez.md"]
+    assert nm.is_freemail("fastmail.fm") and not nm.is_freemail("livenation.com")

@@ -212,6 +212,7 @@ def run_build(root: Path | str, *, batch_size: int = DEFAULT_BATCH, dry_run: boo
         # between this batch's read and its commit is never overwritten.
         with write_lock(root) if not dry_run else contextlib.nullcontext():
             index = loader.load()
+            owner_pages = _mark_owner(index, owner)
             mentions = [m for p in batch for m in binfos[p].mentions]
             allowed = may_create(mentions, binfos, strictness, contacts)
             context = ResolveContext(allowed, dict(state.deleted), {p: binfos[p] for p in batch})
@@ -219,6 +220,9 @@ def run_build(root: Path | str, *, batch_size: int = DEFAULT_BATCH, dry_run: boo
             if len(decisions) != len(mentions):
                 raise ValueError(f"the resolver returned {len(decisions)} decisions for "
                                  f"{len(mentions)} mentions")
+            for i, d in enumerate(decisions):
+                if d.action == "link" and d.page in owner_pages:
+                    decisions[i] = Decision("skip", confidence=1.0, rule="owner")
             # A create is valid when some mention allowed to create names that new entity.
             creatable = {d.new_key for i, d in enumerate(decisions)
                          if d.action == "create" and allowed[i]}
@@ -327,6 +331,23 @@ def run_build(root: Path | str, *, batch_size: int = DEFAULT_BATCH, dry_run: boo
         report.diff = ws.diff()
     report.seconds = round(time.perf_counter() - started, 3)
     return report
+
+
+def _mark_owner(index: EntityIndex, owner: Any) -> set[str]:
+    """Mark the owner's own person page(s) (an address or a name of ``owner:``): the owner is
+    "I", so the build never links a mention to that page nor adds to it (a page a person keeps
+    about themself stays theirs)."""
+    from kenning.build.names import fold
+
+    names = {fold(n) for n in owner.names}
+    out = set()
+    for e in index.entities:
+        e.owner = e.type == PERSON and bool(
+            set(e.emails) & owner.emails or fold(e.name) in names
+            or any(fold(a) in names for a in e.aliases))
+        if e.owner:
+            out.add(e.page)
+    return out
 
 
 # Unresolved mentions that are never retried: the owner, display names that are no name.

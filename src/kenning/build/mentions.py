@@ -157,11 +157,31 @@ def extract(path: str, text: str, owner: Owner) -> SourceInfo:
     elif kind == "meeting":
         _meeting(info, data, lines, fm_lines, body_start, owner)
     elif kind == "chat":
-        _chat(info, data, lines, fm_lines, body_start)
+        _chat(info, data, lines, fm_lines, body_start, owner)
     elif kind == "calendar":
         _calendar(info, data, lines, fm_lines, body_start, owner)
-    _text(info, lines, body_start)
+    _text(info, lines, body_start, owner)
     return info
+
+
+def _owner_first_names(owner: Owner) -> set[str]:
+    out = set()
+    for name in owner.names:
+        q = nm.parse_person(name)
+        if q is not None and q.first and not q.initial:
+            out.add(q.first)
+    return out
+
+
+def is_owner_name(owner: Owner, name: str | None, *, first_name_too: bool = False) -> bool:
+    """The owner's name (any of ``owner.names``, folded), or, in a conversation the owner is
+    part of, the owner's given name alone ("Alex" in a chat with Alex Morgan)."""
+    if not name or not owner.names:
+        return False
+    key = nm.fold(name)
+    if key in {nm.fold(n) for n in owner.names}:
+        return True
+    return first_name_too and key in _owner_first_names(owner)
 
 
 def _fm_line(fm_lines: list[str], needle: str, default: int = 1) -> int:
@@ -172,13 +192,28 @@ def _fm_line(fm_lines: list[str], needle: str, default: int = 1) -> int:
     return default
 
 
+def _personal_domain(m: Mention, domain: str) -> bool:
+    """``tom@alvarez.example`` for Tom Alvarez: a person's own domain, not an organization's."""
+    q = nm.parse_person(m.name) if m.name else None
+    if q is None:
+        return False
+    label = nm.registrable_label(domain).replace("-", "").replace("_", "")
+    parts = [p for p in (q.first, q.last) if p and len(p) >= 3]
+    return bool(parts) and label in {*(p.replace(" ", "") for p in parts),
+                                     "".join(parts).replace(" ", ""),
+                                     (q.first[:1] + q.last).replace(" ", "")}
+
+
 def _domain_mentions(info: SourceInfo, mentions: list[Mention], owner: Owner) -> None:
     seen: set[str] = set()
+    personal = {nm.org_domain(m.email.rsplit("@", 1)[1]) for m in mentions
+                if m.email and "@" in m.email
+                and _personal_domain(m, nm.org_domain(m.email.rsplit("@", 1)[1]))}
     for m in mentions:
         if not m.email or "@" not in m.email:
             continue
         domain = nm.org_domain(m.email.rsplit("@", 1)[1])
-        if domain in seen or nm.is_freemail(domain) or "." not in domain:
+        if domain in seen or nm.is_freemail(domain) or "." not in domain or domain in personal:
             continue
         seen.add(domain)
         info.mentions.append(Mention(info.path, m.line, domain, ORGANIZATION, "domain",
@@ -341,7 +376,8 @@ def _meeting(info: SourceInfo, data: dict[str, Any], lines: list[str], fm_lines:
         address = str(emails.get(raw) or "").lower() or None
         line = turn_line.get(raw.lower()) or _fm_line(fm_lines, raw)
         via = "attendee" if raw in attendees else "speaker"
-        if owner.is_owner(address, raw):
+        if owner.is_owner(address, raw) or is_owner_name(
+                owner, raw, first_name_too=bool(data.get("owner_attended"))):
             info.mentions.append(Mention(info.path, line, raw, PERSON, "owner", email=address,
                                          date=info.date))
             continue
@@ -354,7 +390,7 @@ def _meeting(info: SourceInfo, data: dict[str, Any], lines: list[str], fm_lines:
 
 
 def _chat(info: SourceInfo, data: dict[str, Any], lines: list[str], fm_lines: list[str],
-          body_start: int) -> None:
+          body_start: int, owner: Owner) -> None:
     info.date = info.date or _day(data.get("started"))
     turn_line: dict[str, int] = {}
     for n in range(body_start, len(lines) + 1):
@@ -367,10 +403,13 @@ def _chat(info: SourceInfo, data: dict[str, Any], lines: list[str], fm_lines: li
     info.participants = len(people)
     info.owner_sent = True  # a chat is a conversation the owner was part of
     for raw in people:
+        line = turn_line.get(raw.lower()) or _fm_line(fm_lines, raw)
+        if is_owner_name(owner, raw, first_name_too=True):
+            info.mentions.append(Mention(info.path, line, raw, PERSON, "owner", date=info.date))
+            continue
         name = nm.clean_display_name(raw)
         if name is None:
             continue
-        line = turn_line.get(raw.lower()) or _fm_line(fm_lines, raw)
         info.mentions.append(Mention(info.path, line, raw, PERSON, "chat", name=name,
                                      roles=("participant",), date=info.date,
                                      last_date=info.date))
@@ -405,7 +444,7 @@ def _calendar(info: SourceInfo, data: dict[str, Any], lines: list[str], fm_lines
     _domain_mentions(info, base, owner)
 
 
-def _text(info: SourceInfo, lines: list[str], body_start: int) -> None:
+def _text(info: SourceInfo, lines: list[str], body_start: int, owner: Owner) -> None:
     found: list[Mention] = []
     seen: set[tuple[str, str]] = set()
     title = info.title
@@ -415,6 +454,8 @@ def _text(info: SourceInfo, lines: list[str], body_start: int) -> None:
         if key in seen or len(found) >= MAX_TEXT_MENTIONS:
             return
         seen.add(key)
+        if kind == PERSON and via == "text" and is_owner_name(owner, kw.get("name")):
+            via = "owner"  # the owner is "I", never a page
         found.append(Mention(info.path, n, text, kind, via, date=info.date,
                              last_date=info.date, **kw))
 

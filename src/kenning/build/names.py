@@ -250,9 +250,20 @@ def name_from_domain(domain: str) -> str:
     return " ".join(w.capitalize() for w in words) or domain
 
 
+# Webmail providers by their own label, whatever the top-level domain (gmx.at, yahoo.es,
+# fastmail.fm …): an address there says nothing about where the person works.
+_FREEMAIL_LABELS = frozenset({
+    "gmail", "googlemail", "yahoo", "ymail", "hotmail", "outlook", "live", "msn", "aol",
+    "icloud", "proton", "protonmail", "gmx", "yandex", "zoho", "fastmail", "tutanota",
+    "hushmail", "mailbox", "posteo", "mail", "web", "qq", "naver", "rediffmail", "libero",
+    "wanadoo", "t-online", "freenet", "seznam", "rambler", "inbox",
+})
+
+
 def is_freemail(domain: str) -> bool:
     domain = domain.lower()
-    return domain in FREEMAIL or org_domain(domain) in FREEMAIL
+    return domain in FREEMAIL or org_domain(domain) in FREEMAIL or (
+        "." in domain and registrable_label(domain) in _FREEMAIL_LABELS)
 
 
 def org_matches_domain(name: str, domain: str) -> bool:

@@ -53,6 +53,7 @@ class Entity:
     last_seen: str | None = None
     persons: tuple[nm.PersonName, ...] = field(default=(), repr=False)
     orgs: tuple[str, ...] = ()  # people: every organization of a works_at fact (pages/names)
+    owner: bool = False  # the vault owner's own page: never linked, never added to
 
     def as_dict(self) -> dict[str, Any]:
         return {"page": self.page, "type": self.type, "name": self.name,
@@ -258,6 +259,8 @@ class _Batch:
         return False
 
     def link(self, e: Entity, confidence: float, rule: str) -> Decision:
+        if e.owner:
+            return Decision("skip", confidence=1.0, rule="owner")
         if e.page.startswith("new:"):
             return Decision("create", new_key=e.page, name=e.name, confidence=confidence,
                             rule=rule)
