@@ -321,3 +321,11 @@ def test_personal_and_webmail_domains_are_not_organizations(tmp_path: Path) -> N
     assert not (root / "organizations").exists() or folder(root, "organizations") == []
     assert folder(root, "people") == ["ana-ruiz.md", "marta-nowak.md", "tom-alvarez.md"]
     assert nm.is_freemail("fastmail.fm") and not nm.is_freemail("livenation.com")
+
+
+def test_shouted_display_name_gives_a_title_case_page(tmp_path: Path) -> None:
+    root = vault(tmp_path)
+    email(root, "a", "Hi", "2026-01-05",
+          [("BENJAMIN MERCER", "bmercer@cedarfinch.test", "from"), ALEX])
+    build(root)
+    assert page(root, "people/benjamin-mercer.md").title == "Benjamin Mercer"

@@ -145,6 +145,10 @@ def parse_person(name: str) -> PersonName | None:
     from nameparser import HumanName
 
     human = HumanName(text)
+    letters = [c for c in text if c.isalpha()]
+    if len(letters) > 1 and (all(c.isupper() for c in letters)
+                             or all(c.islower() for c in letters)):
+        human.capitalize(force=True)  # "BENJAMIN MERCER", "jeff dasovich": shown in title case
     title = bool(human.title)
     first, middle, last = fold(human.first), fold(human.middle), fold(human.last)
     if title and first and not last:
