@@ -722,24 +722,20 @@ def demo(ctx: click.Context, path: Path | None) -> None:
         for warning in report.warnings:
             click.secho(f"warning: {warning}", fg="yellow", err=True)
     click.echo("\n$ kenning build")
+    from kenning.build import run_build
+
     before = sample_sources.vault_pages(target)
-    try:
-        from kenning.build import run_build
-    except ImportError:
-        run_build = None
-        click.echo("The build stage is not installed in this version; skipping it.")
-    if run_build is not None:
-        run_build(target)
-        after = sample_sources.vault_pages(target)
-        created = [p for p in after.values() if p.path not in before]
-        updated = [p for p in after.values()
-                   if p.path in before and before[p.path].digest != p.digest]
-        click.echo(f"Created {len(created)} page(s), updated {len(updated)}.")
-        for label, pages in (("created", created), ("updated", updated)):
-            for page in pages[:12]:
-                click.echo(f"  {label:8} {page.path}  ({page.title})")
-            if len(pages) > 12:
-                click.echo(f"  … and {len(pages) - 12} more {label}")
+    run_build(target)
+    after = sample_sources.vault_pages(target)
+    created = [p for p in after.values() if p.path not in before]
+    updated = [p for p in after.values()
+               if p.path in before and before[p.path].digest != p.digest]
+    click.echo(f"Created {len(created)} page(s), updated {len(updated)}.")
+    for label, pages in (("created", created), ("updated", updated)):
+        for page in pages[:12]:
+            click.echo(f"  {label:8} {page.path}  ({page.title})")
+        if len(pages) > 12:
+            click.echo(f"  … and {len(pages) - 12} more {label}")
     report = vault.index()
     click.echo("\n$ kenning index")
     _print_report(report, "Indexed")
