@@ -329,3 +329,56 @@ def test_shouted_display_name_gives_a_title_case_page(tmp_path: Path) -> None:
           [("BENJAMIN MERCER", "bmercer@cedarfinch.test", "from"), ALEX])
     build(root)
     assert page(root, "people/benjamin-mercer.md").title == "Benjamin Mercer"
+
+
+def meeting(root: Path, name: str, title: str, day: str, speakers: list[str]) -> str:
+    lines = ["---", "type: source", "kind: meeting", f"title: {title}", f"date: {day}",
+             "owner_attended: true", "attendees:", *[f"  - {s}" for s in speakers],
+             "speakers:", *[f"  - {s}" for s in speakers], "---", f"# {title}", "",
+             "## Transcript", ""]
+    lines += [f"- **[00:00:0{i}] {s}:** hello" for i, s in enumerate(speakers)]
+    rel = f"sources/meetings/{day}-{name}.md"
+    (root / "sources" / "meetings").mkdir(parents=True, exist_ok=True)
+    (root / rel).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return rel
+
+
+def test_names_with_apostrophes_and_extended_latin_in_prose(tmp_path: Path) -> None:
+    root = vault(tmp_path)
+    email(root, "a", "Hi", "2026-01-05",
+          [("Emeka O'Brien", "emeka@northwind.test", "from"), ALEX])
+    src = email(root, "b", "Later", "2026-01-06", [("Wei Madsen", "wei@acme.test", "from"), ALEX],
+                body="E. O'Brien and Dr. O'Brien will join.")
+    build(root)
+    assert row(root, "E. O'Brien", src)["page"] == "people/emeka-o-brien.md"
+    # A surname alone, outside the conversation of its one candidate: recorded, not guessed.
+    r = row(root, "Dr. O'Brien", src)
+    assert r["page"] is None and r["rule"] == "ambiguous-surname"
+
+
+def test_name_only_page_claims_an_address_under_a_nickname(tmp_path: Path) -> None:
+    root = vault(tmp_path)
+    meeting(root, "m", "Sakura sync", "2026-01-05", ["Alex Morgan", "Joseph Osei"])
+    build(root)
+    email(root, "a", "Hi", "2026-02-01",
+          [("Joe Osei", "joseph@sakura-robotics.test", "from"), ALEX])
+    build(root)
+    assert folder(root, "people") == ["joseph-osei.md"]
+    assert page(root, "people/joseph-osei.md").frontmatter["emails"] == \
+        ["joseph@sakura-robotics.test"]
+
+
+def test_first_name_speaker_resolves_by_the_organization_the_meeting_names(
+        tmp_path: Path) -> None:
+    root = vault(tmp_path)
+    email(root, "a", "Hi", "2026-01-05", [("Fatima Varga", "fatima@nordlicht.test", "from"), ALEX],
+          signature="Fatima Varga · CTO, Nordlicht Energie")
+    src = meeting(root, "m", "Nordlicht sync 3", "2026-02-01",
+                  ["Alex Morgan", "Fatima", "Dmitri Weiss"])
+    build(root)
+    assert row(root, "Fatima", src)["page"] == "people/fatima-varga.md"
+    # Two people of that name: no guess.
+    email(root, "b", "Hi", "2026-01-06", [("Fatima Abbott", "fa@quarry.test", "from"), ALEX])
+    src2 = meeting(root, "m2", "Nordlicht sync 4", "2026-02-08", ["Alex Morgan", "Fatima"])
+    build(root)
+    assert row(root, "Fatima", src2)["page"] is None

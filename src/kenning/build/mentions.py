@@ -92,11 +92,14 @@ _ROLE_WORDS = re.compile(
     r"Attorney|Advis[oe]r|Scientist|Designer|Developer|Architect|Recruiter|Professor|"
     r"Secretary|Treasurer|Representative|Owner|Chief \w+|Chief of Staff|Intern|Editor|"
     r"Researcher|Strategist|Controller|Accountant|Producer|Trader|Broker|Chair)\b")
-_CAP = r"[A-Z][a-zà-ÿ'’-]+"
+_UP = "A-ZÀ-ÖØ-ÞĀ-Žİ"   # Latin capitals (Latin-1 and Extended-A, which alternates cases)
+_LO = "a-zß-öø-ÿā-žı"
+# A capitalized name word: "Sarah", "Şebnem", "Yılmaz", "O'Brien", "McDonald".
+_CAP = rf"(?:Mc|Mac|O['’]|D['’])?[{_UP}][{_LO}'’-]+"
 _HONORIFIC = re.compile(rf"\b(?:Dr|Mr|Mrs|Ms|Prof)\.? ({_CAP}(?: {_CAP})?)")
 _PAREN_ORG = re.compile(rf"\b({_CAP}(?: [A-Z]\.)?(?: {_CAP})?) \(([A-Z][\w&.,' -]{{1,60}}?)\)")
 _FROM_ORG = re.compile(rf"\b({_CAP}) (?:from|at) ((?:[A-Z][\w&-]*)(?: [A-Z][\w&-]*){{0,2}})")
-_INITIALS = re.compile(rf"\b([A-Z])\. ({_CAP})\b")
+_INITIALS = re.compile(rf"\b([{_UP}])\. ({_CAP})\b")
 _FULL = re.compile(rf"\b({_CAP}) ((?:[A-Z]\. )?{_CAP})\b")
 _FROM_LINE = re.compile(r"^\s*(?:From|Von|De)\s*:\s*(.+?)\s*$")
 _LAST_FIRST = re.compile(rf"^({_CAP}), ({_CAP})(?: ([A-Z])\.?)?$")

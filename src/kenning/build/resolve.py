@@ -300,6 +300,15 @@ class _Batch:
                         if e.type == PERSON and self._domain_ok(e, domain)]
                 if len(fits) == 1:
                     return self.link(fits[0], 0.9, "exact-name")
+                # A page known by name only (a meeting attendee, a chat participant) claims
+                # its address under a nickname too ("Joe Osei" <joseph@…> → Joseph Osei),
+                # when it is the only page of that name and its organization fits the domain.
+                if not fits:
+                    named = [e for e in self._named(q, strict=False) if e.type == PERSON]
+                    if len(named) == 1 and not named[0].emails and (
+                            not named[0].organization or nm.is_freemail(domain)
+                            or self._org_fits(named[0], nm.name_from_domain(domain))):
+                        return self.link(named[0], 0.85, "nickname")
             title = (q.display if q is not None and (q.full or not q.honorific) else None) \
                 or nm.name_from_address(m.email) or m.email
             return self.create(i, PERSON, title, "new-email-address")
@@ -332,6 +341,25 @@ class _Batch:
 
     def _org_fits(self, e: Entity, org: str) -> bool:
         return org_fits(e, org, lambda p: self.index.get(p) or self.pending.get(p))
+
+    def _org_context(self, m: Mention, pool: list[Entity]) -> list[Entity]:
+        """The candidates working at an organization this source names: an organization page
+        resolved in it, or a capitalized word of its title."""
+        orgs = [p for p in self.source_pages.get(m.source, ()) if (
+            (self.index.get(p) or self.pending.get(p)) or Entity(p, "", "")).type
+            == ORGANIZATION]
+        info = self.ctx.sources.get(m.source)
+        words = [w for w in (info.title.split() if info is not None else [])
+                 if w[:1].isupper() and len(w) >= 3 and w.isalpha()]
+        out = []
+        for e in pool:
+            mine = {x for x in (e.organization, *e.orgs) if x}
+            if mine & set(orgs) or any(org_fits(e, w, self._lookup) for w in words):
+                out.append(e)
+        return out
+
+    def _lookup(self, page: str) -> Entity | None:
+        return self.index.get(page) or self.pending.get(page)
 
     def person_by_name(self, i: int, m: Mention, q: nm.PersonName) -> Decision:
         matches = {e.page: (e, _person_match(q, e, strict=False)) for e in self._named(
@@ -368,9 +396,18 @@ class _Batch:
         elif q.initial and len(pool) == 1:
             return self.link(pool[0], 0.8, "initials")
         else:
+            everyone = pool
             pool = [e for e in pool if e.page in context] if (context or not creating) else pool
             if len(pool) == 1 and (context and pool[0].page in context):
                 return self.link(pool[0], 0.7, rule)
+            if len(everyone) == 1:
+                # No candidate in the conversation, and only one person of that name at all:
+                # when they work at an organization the source names (resolved in it, or a
+                # word of its title: "Fatima" in "Nordlicht sync 3"), it is them.
+                fitting = self._org_context(m, everyone)
+                if len(fitting) == 1:
+                    return self.link(fitting[0], 0.7, rule.replace("context", "organization")
+                                     if "context" in rule else rule)
         if not matches and creating and q.first and not q.honorific:
             return self.create(i, PERSON, q.display, "new-name")
         return Decision("unresolved", rule="ambiguous-" + rule.split("-context")[0]
