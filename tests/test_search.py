@@ -220,3 +220,13 @@ def test_local_highlighting_matches_what_fts_matches(v: Vault, query: str) -> No
     assert set(marked) == fts  # the same chunks as FTS5 itself matches
     if fts and not parsed.cjk:
         assert any(OPEN in body for body, _ in marked.values())
+
+
+def test_snippets_leave_out_inline_fields_and_block_ids(vault: Vault) -> None:
+    put(vault, "people/sarah.md", "---\ntype: person\n---\n# Sarah\n\n## Facts\n\n"
+        "- works_at:: [[Horizon]] Partner on the seed team [from:: 2024-05-01] "
+        "[source:: [[sources/email/abc#L4]]] [epistemic:: assertion] ^f1\n")
+    vault.index()
+    (result,) = vault.search("partner seed team", mode="lexical", record=False)
+    assert result.snippet == "- works_at:: [[Horizon]] Partner on the seed team"
+    assert result.citation == "people/sarah.md#L8-L8"  # the citation still has the whole line

@@ -841,8 +841,14 @@ def _same_stem(a: str, b: str) -> bool:
     return n >= 3 and a[:k] == b[:k]
 
 
+# Inline fields and block ids are for the index, not for a person reading a snippet (the
+# citation points at the full line).
+_FIELD = re.compile(r"\s*\[[A-Za-z_][\w-]*::\s*(?:\[\[[^\]]*\]\]|[^\]\[])*\](?!\])"
+                    r"|\s+\^[A-Za-z0-9-]+(?=\s|$)")
+
+
 def _clip(text: str) -> str:
-    text = " ".join(text.split())
+    text = " ".join(_FIELD.sub("", text).split())
     at = text.find(OPEN)
     if len(text) > SNIPPET_CHARS:
         begin = max(0, at - SNIPPET_CHARS // 3) if at > 0 else 0
