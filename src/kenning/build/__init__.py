@@ -362,27 +362,66 @@ def _words(text: str) -> set[str]:
 
 def _retry_sources(rows: list[dict[str, Any]], before: EntityIndex,
                    after: EntityIndex) -> list[str]:
-    """Sources with an unresolved person or organization mention sharing a name word with an
-    entity this build created, renamed or gave a new name, alias or address."""
-    words: set[str] = set()
+    """Sources with an unresolved mention that an entity this build created, renamed or gave a
+    new name, alias or address may now name: a person mention whose name matches such a person
+    (a first name alone only when that person is the one of that name), an organization
+    mention sharing a word with such an organization. Decided from the log rows alone."""
+    from kenning.build.names import parse_person
+    from kenning.build.resolve import _person_match
+
+    people: list[Any] = []
+    org_words: set[str] = set()
     for e in after.entities:
+        if e.type not in (PERSON, ORGANIZATION):
+            continue
         old = before.by_page.get(e.page)
         if old is not None and (old.name, old.aliases, old.emails, old.domains) == \
                 (e.name, e.aliases, e.emails, e.domains):
             continue
+        if e.type == PERSON:
+            people.append(e)
+            continue
         for n in (e.name, *e.aliases):
-            words |= _words(n)
-        for address in e.emails:
-            words |= _words(address.split("@", 1)[0].replace(".", " "))
-    if not words:
+            org_words |= _words(n)
+        for domain in e.domains:
+            org_words |= _words(domain.split(".", 1)[0])
+    if not people and not org_words:
         return []
+    by_last: dict[str, list[Any]] = {}
+    by_first: dict[str, list[Any]] = {}
+    for e in people:
+        for p in e.persons:
+            if p.last:
+                by_last.setdefault(p.last, []).append(e)
+            if p.first:
+                by_first.setdefault(p.first, []).append(e)
     out: set[str] = set()
     for r in rows:
-        if r.get("page") or r.get("kind") not in (PERSON, ORGANIZATION) \
-                or r.get("rule") in _FINAL_RULES or r.get("source") in out:
+        kind, source = r.get("kind"), r.get("source")
+        if r.get("page") or r.get("rule") in _FINAL_RULES or source in out:
             continue
-        if _words(str(r.get("text") or "")) & words:
-            out.add(str(r["source"]))
+        text = str(r.get("text") or "")
+        if kind == ORGANIZATION:
+            if _words(text) & org_words:
+                out.add(str(source))
+            continue
+        if kind != PERSON or not people:
+            continue
+        name = text.split(" (", 1)[0]
+        for sep in (" from ", " at "):
+            name = name.split(sep, 1)[0]
+        q = parse_person(name) if "@" not in name else None
+        if q is None:
+            continue
+        pool = by_last.get(q.last, []) if q.last else by_first.get(q.first, [])
+        if not q.last and q.first:
+            # A first name alone, with no organization next to it ("Sarah from TechFlow"):
+            # only when it names one person at all.
+            if name == text and len(after.by_first.get(q.first, [])) != 1:
+                continue
+            pool = [e for e in people if _person_match(q, e, strict=False)]
+        if any(_person_match(q, e, strict=False) for e in pool):
+            out.add(str(source))
     return sorted(out)
 
 
