@@ -754,3 +754,35 @@ def test_kenning_build_on_the_command_line_uses_the_configured_model(
     assert result.exit_code == 0, result.output
     assert json.loads(result.output)["sources_built"] == 1
     assert len(server.chats()) == before
+
+
+def test_the_models_facts_timeline_lines_and_aliases_land_on_the_pages(
+        server: ChatServer, tmp_path: Path) -> None:
+    root = make_vault(tmp_path / "v", server)
+
+    def reply(body: dict[str, Any]) -> dict[str, Any]:
+        sent = {m["text"]: m["id"] for m in request_mentions(body)}
+        decisions = [{"mention": i, "page": None, "type": None, "name": None,
+                      "confidence": 0.9, "aliases": [], "reason": None,
+                      **({"Sarah": SARAH_CHEN, "Tom Baker": TOM}.get(text)
+                         or {"action": "unresolved"})} for text, i in sent.items()]
+        decisions[[d["mention"] for d in decisions].index(sent["Sarah"])]["aliases"] = [
+            "Sarah", "Sarah C."]
+        return answer({"decisions": decisions,
+                       "facts": [{"mention": sent["Tom Baker"], "text": "Supplies the pilot data",
+                                  "relation": "supports", "target_mention": sent["Sarah"],
+                                  "date": "2026-03", "epistemic": "assertion"}],
+                       "timeline": [{"mention": sent["Sarah"], "date": "2026-03-02",
+                                     "text": "Asked for the pilot numbers by Friday"}]})
+
+    server.script = [reply]
+    _, resolver = build(root)
+    assert resolver.batches[0].outcome == "llm", resolver.warnings
+    tom = (root / "people/tom-baker.md").read_text()
+    assert "- supports:: [[sarah-chen" in tom and "Supplies the pilot data" in tom
+    chen = (root / "people/sarah-chen.md").read_text()
+    assert "2026-03-02 — Asked for the pilot numbers by Friday" in chen
+    assert "Sarah C." in chen.split("---")[1]
+    # Cited to the mention's own source line, by code.
+    line = next(x for x in chen.splitlines() if "pilot numbers" in x)
+    assert "[source:: [[sources/" in line

@@ -232,6 +232,12 @@ def run_build(root: Path | str, *, batch_size: int = DEFAULT_BATCH, dry_run: boo
                                             candidates=d.candidates)
             applier = Applier(ws, index, state, binfos)
             new_rows = applier.apply(mentions, decisions)
+            # A model's validated facts, timeline lines and aliases for this batch.
+            extras = getattr(resolver, "batches", None)
+            if extras and set(extras[-1].sources) <= set(batch):  # the record of this call
+                from kenning.build.llm import apply_extras
+
+                apply_extras(applier, new_rows, extras[-1].extras)
             renames = applier.write()
             for path, u in applier.updates.items():
                 if u.new:

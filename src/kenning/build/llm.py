@@ -925,3 +925,48 @@ def make_resolver(root: Path | str, *, warn: Callable[[str], None] | None = None
         return None
     return LLMResolver(root, ChatClient(config), warn=warn)
 
+
+
+def apply_extras(applier: Any, rows: list[dict[str, Any]], extras: Extras) -> int:
+    """Add the model's validated aliases, facts and timeline lines of one batch to the pages
+    its mentions resolved to (``rows[i]["page"]``, the mention log rows of the batch).
+
+    Everything was validated with the batch (mentions resolved to pages, vocabulary relations,
+    dates, citations to the mention's own source line); a mention the build left unresolved
+    after all (strictness, a page deleted by hand) simply gets nothing. Returns how many items
+    were added.
+    """
+    from dataclasses import replace
+
+    from kenning.build.pages import stem
+
+    def page_of(i: int | None) -> str | None:
+        if i is None or not 0 <= i < len(rows):
+            return None
+        path = rows[i].get("page")
+        return path if path in applier.updates else None
+
+    added = 0
+    for i, alias in extras.aliases:
+        path = page_of(i)
+        if path:
+            applier.updates[path].add(applier.updates[path].aliases, alias)
+            added += 1
+    for extra in extras.facts:
+        path = page_of(extra.mention)
+        target = page_of(extra.target_mention) if extra.target_mention is not None else None
+        if not path or (extra.target_mention is not None and not target):
+            continue
+        fact = replace(extra.fact, target=stem(target)) if target else extra.fact
+        facts = applier.updates[path].facts
+        if all((f.relation, f.target, f.text) != (fact.relation, fact.target, fact.text)
+               for f in facts):
+            facts.append(fact)
+            added += 1
+    for n, (i, entry) in enumerate(extras.timeline):
+        path = page_of(i)
+        if path:
+            # Keyed apart from the build's one line per source, so both are kept.
+            applier.updates[path].timeline.setdefault(f"{entry.source}#model-{n}", entry)
+            added += 1
+    return added
