@@ -8,15 +8,14 @@ order on open and recorded in ``PRAGMA user_version``.
 from __future__ import annotations
 
 import contextlib
-import errno
 import fcntl
 import os
 import sqlite3
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from kenning.errors import IndexBusy
+from kenning.vault.fsio import acquire_flock
 from kenning.vault.layout import STATE_DIR
 
 DB_NAME = "index.db"
@@ -321,23 +320,14 @@ def writer_lock(root: Path, *, wait: float = 0.0) -> Iterator[None]:
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     # Even with wait=0, retry briefly: `kenning doctor` probes the lock by taking it for an
     # instant, and that must not make a concurrent `kenning index` fail.
-    deadline = time.monotonic() + max(wait, 0.5)
+    def busy() -> IndexBusy:
+        holder = os.pread(fd, 64, 0).decode(errors="replace").strip()
+        return IndexBusy("another kenning process is writing the index"
+                         + (f" (pid {holder})" if holder else "")
+                         + "; wait for it to finish or pass --wait SECONDS")
+
     try:
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except OSError as exc:
-                if exc.errno not in (errno.EAGAIN, errno.EACCES):
-                    raise
-                if time.monotonic() >= deadline:
-                    holder = os.pread(fd, 64, 0).decode(errors="replace").strip()
-                    raise IndexBusy(
-                        "another kenning process is writing the index"
-                        + (f" (pid {holder})" if holder else "")
-                        + "; wait for it to finish or pass --wait SECONDS"
-                    ) from None
-                time.sleep(0.1)
+        acquire_flock(fd, max(wait, 0.5), busy, poll=0.1)
         os.ftruncate(fd, 0)
         os.pwrite(fd, str(os.getpid()).encode(), 0)
         yield

@@ -7,8 +7,12 @@ so a crash leaves either the old or the new file, never half of one.
 from __future__ import annotations
 
 import contextlib
+import errno
+import fcntl
 import os
 import tempfile
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 from kenning.errors import UnsafePath
@@ -93,3 +97,20 @@ def resolve_inside(root: Path, relative: str) -> Path:
     if candidate != root_real and root_real not in candidate.parents:
         raise UnsafePath(f"path leads outside the vault: {relative!r}")
     return candidate
+
+
+def acquire_flock(fd: int, wait: float, busy: Callable[[], Exception], *,
+                  poll: float = 0.05) -> None:
+    """Take an exclusive ``flock`` on ``fd``, retrying for ``wait`` seconds, then raise
+    ``busy()``. The kernel releases the lock when its holder dies: no stale locks."""
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except OSError as exc:
+            if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                raise
+            if time.monotonic() >= deadline:
+                raise busy() from None
+            time.sleep(poll)

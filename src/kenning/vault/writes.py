@@ -12,17 +12,14 @@ all or nothing across files, not only within one.
 from __future__ import annotations
 
 import contextlib
-import errno
-import fcntl
 import json
 import os
-import time
 from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from kenning.errors import KenningError
-from kenning.vault.fsio import atomic_write_text, resolve_inside
+from kenning.vault.fsio import acquire_flock, atomic_write_text, resolve_inside
 from kenning.vault.layout import STATE_DIR
 
 WRITE_LOCK = "write.lock"
@@ -40,19 +37,10 @@ def write_lock(root: Path, *, wait: float = LOCK_WAIT) -> Iterator[None]:
     path = Path(root) / STATE_DIR / WRITE_LOCK
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    deadline = time.monotonic() + wait
     try:
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except OSError as exc:
-                if exc.errno not in (errno.EAGAIN, errno.EACCES):
-                    raise
-                if time.monotonic() >= deadline:
-                    raise WriteBusy(f"another kenning process held the vault write lock "
-                                    f"({path}) for {wait:.0f} s; nothing written") from None
-                time.sleep(0.01)
+        acquire_flock(fd, wait, lambda: WriteBusy(
+            f"another kenning process held the vault write lock ({path}) for {wait:.0f} s; "
+            "nothing written"), poll=0.01)
         recover(Path(root))
         yield
     finally:
