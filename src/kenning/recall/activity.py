@@ -6,6 +6,7 @@ rebuild neither needs nor erases it, and losing it only makes recency fall back 
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import time
 from collections.abc import Iterable
@@ -26,18 +27,35 @@ def _connect(root: Path) -> sqlite3.Connection:
     return db
 
 
+_SEEN: dict[Path, tuple[tuple[int, int], dict[str, str]]] = {}
+
+
 def last_recalled(root: Path) -> dict[str, str]:
-    """Path → date (YYYY-MM-DD) it was last recalled; empty when nothing was recorded."""
-    if not (root / STATE_DIR / NAME).exists():
+    """Path → date (YYYY-MM-DD) it was last recalled; empty when nothing was recorded.
+
+    Read again only when the file (or its WAL) changed: a search should not open a database.
+    """
+    path = root / STATE_DIR / NAME
+    try:
+        stamps = [os.stat(p) for p in (path, path.with_name(NAME + "-wal")) if p.exists()]
+    except OSError:
         return {}
+    if not stamps:
+        return {}
+    stamp = (sum(st.st_mtime_ns for st in stamps), sum(st.st_size for st in stamps))
+    cached = _SEEN.get(path)
+    if cached is not None and cached[0] == stamp:
+        return cached[1]
     try:
         db = _connect(root)
         try:
-            return dict(db.execute("SELECT path, last FROM recalled").fetchall())
+            found = dict(db.execute("SELECT path, last FROM recalled").fetchall())
         finally:
             db.close()
     except sqlite3.Error:
         return {}
+    _SEEN[path] = (stamp, found)
+    return found
 
 
 def record(root: Path, paths: Iterable[str], when: str | None = None) -> None:

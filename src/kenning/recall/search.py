@@ -391,7 +391,14 @@ def _weigh_speakers(db: sqlite3.Connection, fused: dict[int, dict[str, float]], 
     people's turns that use the same words are weaker evidence. Nothing changes when the query
     names no speaker of the candidates, or names them all.
     """
-    bodies = _plain_bodies(db, list(fused))
+    # Turns live in transcripts (source pages): only their chunks are read.
+    marks = ",".join("?" * len(fused))
+    in_sources = [r[0] for r in db.execute(
+        f"SELECT c.id FROM chunks c JOIN pages p ON p.id = c.page_id WHERE c.id IN ({marks})"
+        " AND p.type = 'source'", list(fused))]
+    if not in_sources:
+        return
+    bodies = _plain_bodies(db, in_sources)
     speakers: dict[int, set[str]] = {}
     everyone: set[str] = set()
     terms = set(query.terms)
