@@ -389,3 +389,16 @@ def test_bad_strictness_is_one_clear_error(tmp_path: Path, value: str) -> None:
     res = CliRunner().invoke(main, ["-C", str(root), "build"])
     assert res.exit_code != 0
     assert "build.strictness" in res.output and "low, medium, high" in res.output
+
+
+@pytest.mark.parametrize("label", ["e-mail", "E-Mail", "Email", "Fax"])
+def test_a_display_name_that_is_a_label_is_not_a_name(tmp_path: Path, label: str) -> None:
+    root = vault(tmp_path)
+    email(root, "label", "SRP settlement", "2001-07-30",
+          [("Joel Greene", "jlgreene@energyadvocates.com", "from"), ALEX,
+           (label, "pat@enron.com", "to")])
+    build(root)
+    titles = [page(root, f"people/{p.name}").title for p in (root / "people").glob("*.md")]
+    assert label not in titles and "Joel Greene" in titles
+    pat = next(p for p in (root / "people").glob("*.md") if "pat@enron.com" in p.read_text())
+    assert page(root, f"people/{pat.name}").title == "pat@enron.com"

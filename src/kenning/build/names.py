@@ -57,7 +57,8 @@ GENERIC_NAMES = frozenset({
     "speaker", "them", "guest", "host", "moderator", "everyone", "all", "team", "admin",
     "noreply", "no-reply", "postmaster", "mailer-daemon", "info", "support", "undisclosed",
     "undisclosed-recipients", "recipients", "operator", "participant", "interviewer",
-    "interviewee",
+    "interviewee", "e-mail", "e mail", "email", "mail", "fax", "phone", "contact", "sender",
+    "recipient", "list", "group", "office", "inbox", "newsletter", "notification", "notifications",
 })
 
 
