@@ -402,3 +402,19 @@ def test_a_display_name_that_is_a_label_is_not_a_name(tmp_path: Path, label: str
     assert label not in titles and "Joel Greene" in titles
     pat = next(p for p in (root / "people").glob("*.md") if "pat@enron.com" in p.read_text())
     assert page(root, f"people/{pat.name}").title == "pat@enron.com"
+
+
+def test_a_summary_a_person_wrote_survives_every_later_build(tmp_path: Path) -> None:
+    root = vault(tmp_path)
+    mine = "Partner at [[Horizon Ventures]] who led our seed round."
+    (root / "people").mkdir(exist_ok=True)
+    (root / "people/sarah-chen.md").write_text(
+        "---\ntype: person\nemails: [sarah@horizon.vc]\n---\n# Sarah Chen\n\n" + mine + "\n")
+    email(root, "one", "Board deck", "2026-03-01",
+          [("Sarah Chen", "sarah@horizon.vc", "from"), ALEX])
+    build(root)
+    email(root, "two", "Monthly update", "2026-04-01",
+          [("Sarah Chen", "sarah@horizon.vc", "from"), ALEX])
+    build(root)
+    text = (root / "people/sarah-chen.md").read_text()
+    assert mine in text and "Monthly update" in text  # updated, and the summary untouched

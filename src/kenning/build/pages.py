@@ -592,7 +592,9 @@ class Applier:
     def _remember(self, u: Update, text: str, data: dict[str, Any]) -> None:
         rec = self.state.pages.setdefault(u.path, {})
         current = current_summary(text)
-        if current is not None and (not rec.get("summary") or u.new or
+        # Only a summary the build wrote is the build's to rewrite later: a summary that was on
+        # a page before the build first touched it is the person's.
+        if current is not None and (u.new or
                                     current.strip() == summary_for(u.type, u.title, text, data)):
             rec["summary"] = current.strip()
         for key in ("organization", "role"):
