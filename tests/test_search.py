@@ -230,3 +230,22 @@ def test_snippets_leave_out_inline_fields_and_block_ids(vault: Vault) -> None:
     (result,) = vault.search("partner seed team", mode="lexical", record=False)
     assert result.snippet == "- works_at:: [[Horizon]] Partner on the seed team"
     assert result.citation == "people/sarah.md#L8-L8"  # the citation still has the whole line
+
+
+def test_a_passage_counts_its_pages_best_passage(vault: Vault) -> None:
+    filler = " ".join(f"filler{i}" for i in range(40))
+    # Both pages hold one passage with "budget"; only the standup page also holds a passage
+    # with every word of the query, so its other passage ranks above the retro's equal one.
+    put(vault, "notes/standup.md", f"# Standup\n\nthe offsite budget review is due {filler}\n\n"
+        f"we agreed on the budget {filler}\n")
+    put(vault, "notes/retro.md", f"# Retro\n\nthey agreed on the budget {filler}\n")
+    vault.index()
+    results = vault.search("offsite budget review", mode="lexical", group="chunk",
+                           explain=True, record=False)
+    agreed = [r for r in results if "agreed on the budget" in r.snippet]
+    assert [r.path for r in agreed] == ["notes/standup.md", "notes/retro.md"]
+    standup, retro = agreed
+    assert standup.explain["chunk"] == pytest.approx(retro.explain["chunk"], rel=0.05)
+    assert standup.explain["page"] > retro.explain["page"]
+    assert standup.explain["score"] == pytest.approx(
+        (standup.explain["chunk"] + standup.explain["page"]) * standup.factor, abs=1e-3)
