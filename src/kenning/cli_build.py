@@ -12,51 +12,17 @@ PAGE is a vault path (``people/sarah-chen.md``), a file stem, a title or an alia
 
 from __future__ import annotations
 
-import json
 import sys
 from collections import Counter, defaultdict
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
+from kenning.cli_common import JSON_OPTION, emit, progress_bar, vault_root
+
 if TYPE_CHECKING:
-    from collections.abc import Iterator
-
-JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-
-
-def _root(ctx: click.Context) -> Path:
-    from kenning.vault.layout import find_root
-
-    obj = ctx.find_root().obj or {}
-    start = obj.get("vault")
-    return find_root(Path(start) if start else Path.cwd())
-
-
-def _emit(data: Any) -> None:
-    click.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
-
-
-@contextmanager
-def _bar(enabled: bool, label: str) -> Iterator[Any]:
-    if not enabled:
-        yield None
-        return
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), TextColumn("{task.fields[item]}", style="dim"),
-                  transient=True, console=Console(stderr=True)) as bar:
-        task = bar.add_task(label, total=None, item="")
-
-        def update(done: int, total: int | None, item: str) -> None:
-            bar.update(task, completed=done, total=total, item=item[-50:])
-
-        yield update
-
+    pass
 
 def find_page(root: Path, ref: str) -> str:
     """A page path from a path, stem, title or alias (entity folders first)."""
@@ -107,17 +73,17 @@ def register(main: click.Group) -> None:
         from kenning.build import run_build
         from kenning.build.llm import make_resolver
 
-        root = _root(ctx)
+        root = vault_root(ctx)
         # With an `llm:` config the model decides each batch (validated, with the deterministic
         # resolver as its suggestion and fallback); without one nothing changes.
         resolver = make_resolver(root)
-        with _bar(not as_json and sys.stderr.isatty(), "Building") as progress:
+        with progress_bar(not as_json and sys.stderr.isatty(), "Building") as progress:
             report = run_build(root, batch_size=batch_size, dry_run=dry_run, progress=progress,
                                resolver=resolver)
         if resolver is not None:
             report.warnings.extend(resolver.warnings)
         if as_json:
-            _emit(report.as_dict())
+            emit(report.as_dict())
             return
         if dry_run and report.diff:
             click.echo(report.diff, nl=False)
@@ -149,7 +115,7 @@ def register(main: click.Group) -> None:
         from kenning.build.state import BuildState
         from kenning.build.workspace import Workspace
 
-        root = _root(ctx)
+        root = vault_root(ctx)
         a, b = find_page(root, keep), find_page(root, other)
         state = BuildState.load(root)
         ws = Workspace(root)
@@ -158,7 +124,7 @@ def register(main: click.Group) -> None:
         _follow_log(root, state)
         state.save(root)
         if as_json:
-            _emit(result)
+            emit(result)
         else:
             click.echo(f"Merged {b} into {a}: {result['facts']} fact(s), {result['timeline']} "
                        f"timeline line(s); links rewritten in "
@@ -183,7 +149,7 @@ def register(main: click.Group) -> None:
         from kenning.build.state import BuildState
         from kenning.build.workspace import Workspace
 
-        root = _root(ctx)
+        root = vault_root(ctx)
         path = find_page(root, page)
         state = BuildState.load(root)
         ws = Workspace(root)
@@ -192,7 +158,7 @@ def register(main: click.Group) -> None:
         ws.commit()
         state.save(root)
         if as_json:
-            _emit(result)
+            emit(result)
         else:
             click.echo(f"Split {path} → {result['new_page']}: {len(result['lines'])} line(s), "
                        f"{len(result['aliases'])} alias(es), {len(result['emails'])} "
@@ -204,11 +170,11 @@ def register(main: click.Group) -> None:
     @click.pass_context
     def why(ctx: click.Context, page: str, as_json: bool) -> None:
         """Explain from the mention log which sources built PAGE and why each alias joined."""
-        root = _root(ctx)
+        root = vault_root(ctx)
         path = find_page(root, page)
         data = explain(root, path)
         if as_json:
-            _emit(data)
+            emit(data)
             return
         click.echo(f"{path}: {data['mentions']} mention(s) in {len(data['sources'])} source(s).")
         for s in data["sources"][:50]:

@@ -10,20 +10,17 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from kenning.cli_common import JSON_OPTION, emit
+
 if TYPE_CHECKING:
     from kenning.api import Vault
 
-JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 
 
 def _open(ctx: click.Context) -> Vault:
     from kenning.api import Vault
 
     return Vault.open((ctx.obj or {}).get("vault"))
-
-
-def _emit(data: Any) -> None:
-    click.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
 
 
 def _read(source: str) -> str:
@@ -38,7 +35,7 @@ def _read(source: str) -> str:
 
 def _show(result: dict[str, Any], as_json: bool, lines: list[str]) -> None:
     if as_json:
-        _emit(result)
+        emit(result)
         return
     for line in lines:
         click.echo(line)

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import click
 
+from kenning.cli_common import vault_root
+
 PROFILE_OPTION = click.option(
     "--profile", type=click.Choice(["recall", "record", "full"]), default="record",
     show_default=True, help="Which tools to offer: recall (read-only), record (+ the write "
@@ -23,13 +25,6 @@ def register(main: click.Group) -> None:
     """Add this stage's commands to the `kenning` group."""
     main.add_command(serve)
     main.add_command(mcp_config)
-
-
-def _root(ctx: click.Context) -> Path:
-    from kenning.vault.layout import find_root
-
-    start = ctx.find_root().obj.get("vault") if ctx.find_root().obj else None
-    return find_root(Path(start or ".").expanduser().resolve())
 
 
 @click.command()
@@ -58,7 +53,7 @@ def serve(ctx: click.Context, use_http: bool, host: str, port: int, profile: str
     Stdio callers are trusted. HTTP callers are remote unless --trust-http: they cannot
     delete or add manual links, and are limited to 1 MB requests and 20 requests a second.
     """
-    root = _root(ctx)
+    root = vault_root(ctx)
     if not use_http:
         if trust_http or token_env:
             raise click.UsageError("--trust-http and --token-env apply to --http only")
@@ -113,7 +108,7 @@ def mcp_config(ctx: click.Context, client: str, profile: str, name: str) -> None
     claude and codex print a command to run; claude-desktop, cursor, vscode and generic print
     JSON to merge into the client's config file (the file is named on stderr).
     """
-    root = _root(ctx)
+    root = vault_root(ctx)
     exe = _kenning_executable()
     args = ["-C", str(root), "serve", "--profile", profile]
     command = [exe, *args]

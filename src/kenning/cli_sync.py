@@ -8,63 +8,24 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
+from kenning.cli_common import JSON_OPTION, emit, progress_bar, vault_root
+
 if TYPE_CHECKING:
-    from collections.abc import Iterator
-
     from kenning.sources.store import Progress, SyncReport
-
-JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-
-
-def _root(ctx: click.Context) -> Path:
-    from kenning.vault.layout import find_root
-
-    start = ctx.find_root().obj.get("vault") if ctx.find_root().obj else None
-    return find_root(Path(start) if start else Path.cwd())
-
-
-@contextmanager
-def _bar(enabled: bool, label: str) -> Iterator[Progress | None]:
-    if not enabled:
-        yield None
-        return
-    from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), TimeRemainingColumn(),
-                  TextColumn("{task.fields[item]}", style="dim"),
-                  transient=True, console=Console(stderr=True)) as bar:
-        task = bar.add_task(label, total=None, item="")
-
-        def update(done: int, total: int | None, item: str) -> None:
-            bar.update(task, completed=done, total=total, item=item[-50:])
-
-        yield update
 
 
 def _run(ctx: click.Context, label: str, as_json: bool,
          call: Callable[[Path, Progress | None], SyncReport]) -> None:
-    root = _root(ctx)
-    with _bar(not as_json and sys.stderr.isatty(), label) as progress:
+    root = vault_root(ctx)
+    with progress_bar(not as_json and sys.stderr.isatty(), label) as progress:
         report = call(root, progress)
     if as_json:
-        import json
-
-        click.echo(json.dumps(report.as_dict(), ensure_ascii=False, indent=2))
+        emit(report.as_dict())
     else:
         _print(report)
     if report.warnings and not report.created and not report.appended and not report.unchanged:
@@ -156,11 +117,9 @@ def sources_list(ctx: click.Context, as_json: bool) -> None:
     """Source files per kind and the last sync of each connector."""
     from kenning.sources.inventory import inventory
 
-    data = inventory(_root(ctx))
+    data = inventory(vault_root(ctx))
     if as_json:
-        import json
-
-        click.echo(json.dumps(data, ensure_ascii=False, indent=2))
+        emit(data)
         return
     for kind, count in data["kinds"].items():
         click.echo(f"{kind:10} {count:6} file(s)")
@@ -177,11 +136,9 @@ def sources_show(ctx: click.Context, source: str, as_json: bool) -> None:
     """One source file's metadata (by path, file name or source id)."""
     from kenning.sources.inventory import describe
 
-    data = describe(_root(ctx), source)
+    data = describe(vault_root(ctx), source)
     if as_json:
-        import json
-
-        click.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+        emit(data)
         return
     for key, value in data.items():
         if isinstance(value, list):
