@@ -6,7 +6,6 @@ stays fast. Every command that prints results takes ``--json``.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import sys
@@ -24,11 +23,8 @@ if TYPE_CHECKING:
     from kenning.api import Vault
     from kenning.index.indexer import IndexReport
 
-JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-
-
-def _emit(data: Any) -> None:
-    click.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+from kenning.cli_common import JSON_OPTION
+from kenning.cli_common import emit as _emit
 
 
 def _console() -> Any:
