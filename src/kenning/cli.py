@@ -17,14 +17,13 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from kenning import __version__
+from kenning.cli_common import JSON_OPTION
+from kenning.cli_common import emit as _emit
 from kenning.errors import KenningError
 
 if TYPE_CHECKING:
     from kenning.api import Vault
     from kenning.index.indexer import IndexReport
-
-from kenning.cli_common import JSON_OPTION
-from kenning.cli_common import emit as _emit
 
 
 def _console() -> Any:
