@@ -185,7 +185,7 @@ class ChatClient:
     retry_pause = 0.5  # seconds before a retry on 429 / 5xx (Retry-After wins, up to 2 s)
 
     def __init__(self, config: LLMConfig) -> None:
-        from kenning.index.embedders_remote import _is_loopback
+        from kenning.index.embedders_remote import local_opener
 
         self.config = config
         self.endpoint = config.url + "/chat/completions"
@@ -193,8 +193,7 @@ class ChatClient:
         self.usage: dict[str, int] = {"requests": 0, "prompt_tokens": 0, "completion_tokens": 0}
         if config.api_key_env:
             self._key()  # fail now, not on the first request, when the variable is unset
-        handlers = [urllib.request.ProxyHandler({})] if _is_loopback(config.url) else []
-        self._opener = urllib.request.build_opener(*handlers)
+        self._opener = local_opener(config.url)
 
     def __repr__(self) -> str:
         return f"ChatClient({self.config.model!r} at {self.config.url!r})"
@@ -414,6 +413,18 @@ class ChatClient:
 
 class _FormatRefused(Exception):
     """The server refused the response_format we asked for (auto mode tries a simpler one)."""
+
+
+MAX_PROBLEMS_SHOWN = 20  # problems listed back to the model when its answer is retried
+
+
+def retry_message(problems: list[str], *, rejected: str, again: str) -> str:
+    """The user message that asks again after an invalid answer: what was rejected and why
+    (the first ``MAX_PROBLEMS_SHOWN`` problems, one line each), then how to answer."""
+    shown = problems[:MAX_PROBLEMS_SHOWN]
+    more = f"\n- … and {len(problems) - len(shown)} more" if len(problems) > len(shown) else ""
+    return (f"Your answer was rejected, {rejected}. Problems:\n"
+            + "\n".join(f"- {one_line(p, 300)}" for p in shown) + more + "\n" + again)
 
 
 def parse_json_reply(content: str | None) -> Any:

@@ -58,6 +58,7 @@ from kenning.llm import (
     load_llm_config,
     one_line,
     parse_json_reply,
+    retry_message,
 )
 from kenning.vault.page import Fact, TimelineEntry
 
@@ -71,7 +72,6 @@ MIN_SOURCE_CHARS = 1_500          # … but at least this much per source
 MAX_INDEX_ENTRIES = 120           # entity index entries sent per request (the rest: search)
 MAX_PAGE_CHARS = 8_000            # read_page returns at most this much
 MAX_LINE_CHARS = 400
-MAX_ERRORS_SHOWN = 20
 MAX_FAILURES = 2                  # transport failures in a row before the model is left alone
 LLM_RULE = "llm"
 
@@ -892,16 +892,10 @@ class LLMResolver:
                         return decisions, extras
                     errors = validator.errors
             problem = errors[0] + (f" (and {len(errors) - 1} more)" if len(errors) > 1 else "")
-            messages.append({"role": "user", "content": self._retry_text(errors)})
+            messages.append({"role": "user", "content": retry_message(
+                errors, rejected="nothing was applied",
+                again="Answer again with the complete JSON object for every mention id.")})
         return f"the model's answer was invalid twice: {one_line(problem, 300)}"
-
-    @staticmethod
-    def _retry_text(errors: list[str]) -> str:
-        shown = errors[:MAX_ERRORS_SHOWN]
-        more = f"\n- … and {len(errors) - len(shown)} more" if len(errors) > len(shown) else ""
-        return ("Your answer was rejected, nothing was applied. Problems:\n"
-                + "\n".join(f"- {one_line(e, 300)}" for e in shown) + more
-                + "\nAnswer again with the complete JSON object for every mention id.")
 
     def summary(self) -> dict[str, Any]:
         """Counts for a report: batches by outcome, retries, requests and tokens."""

@@ -68,6 +68,13 @@ def _is_loopback(url: str) -> bool:
         return False
 
 
+def local_opener(url: str) -> urllib.request.OpenerDirector:
+    """A URL opener; for a loopback server it ignores proxy variables (a local model server
+    must not be sent through an HTTP proxy)."""
+    handlers = [urllib.request.ProxyHandler({})] if _is_loopback(url) else []
+    return urllib.request.build_opener(*handlers)
+
+
 class OpenAICompatible:
     """Embeddings from any server that speaks OpenAI's ``/embeddings`` protocol."""
 
@@ -111,8 +118,7 @@ class OpenAICompatible:
         self._dim: int | None = config.dimensions
         if self.api_key_env:
             self._key()  # fail now, not on the first request, when the variable is unset
-        handlers = [urllib.request.ProxyHandler({})] if _is_loopback(self.url) else []
-        self._opener = urllib.request.build_opener(*handlers)
+        self._opener = local_opener(self.url)
 
     def __repr__(self) -> str:
         return f"OpenAICompatible({self.model_id!r})"

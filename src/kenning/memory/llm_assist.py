@@ -45,6 +45,7 @@ from kenning.llm import (
     load_llm_config,
     one_line,
     parse_json_reply,
+    retry_message,
 )
 from kenning.memory import write
 from kenning.memory.common import MemoryInputError, cite, read_page
@@ -57,7 +58,6 @@ MAX_TRANSCRIPT_CHARS = 40_000   # transcript sent to extraction (the end is kept
 MAX_LINE_CHARS = 2_000          # one transcript line sent at most this long
 MAX_NAMES = 200                 # existing entity pages listed (most recently dated first)
 MAX_REPLY_ITEMS = 100           # items in one extraction answer
-MAX_ERRORS_SHOWN = 20           # problems shown to the model on the retry
 NAME_FOLDERS = ("people", "organizations", "projects", "topics", "decisions")
 # Types the model may create: not Kenning's own pages, not decisions (they have their own list)
 # and not meetings (built from sources/meetings).
@@ -515,14 +515,6 @@ def _renumber(problem: str, back: dict[int, int]) -> str:
                   problem)
 
 
-def retry_text(problems: list[str]) -> str:
-    shown = problems[:MAX_ERRORS_SHOWN]
-    more = f"\n- … and {len(problems) - len(shown)} more" if len(problems) > len(shown) else ""
-    return ("Your answer was rejected, nothing was written. Problems:\n"
-            + "\n".join(f"- {one_line(p, 300)}" for p in shown) + more
-            + "\nAnswer again with the complete JSON object (leave out what you cannot fix).")
-
-
 def ask_extraction(client: ChatClient, check: ExtractionCheck, request: str
                    ) -> tuple[Extraction | None, str | None, int]:
     """(extraction, None, attempts) or (None, why it was skipped, attempts): one retry that
@@ -549,7 +541,9 @@ def ask_extraction(client: ChatClient, check: ExtractionCheck, request: str
                 if result is not None:
                     return result, None, attempt
                 problems = list(check.problems)
-        messages.append({"role": "user", "content": retry_text(problems)})
+        messages.append({"role": "user", "content": retry_message(
+            problems, rejected="nothing was written",
+            again="Answer again with the complete JSON object (leave out what you cannot fix).")})
     first = problems[0] if problems else "no answer"
     more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
     return None, f"the model's answer was invalid twice: {one_line(first, 200)}{more}", 2
