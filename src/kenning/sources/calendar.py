@@ -75,7 +75,6 @@ def sync(root: Path, target: Path | str, *, progress: Progress | None = None,
         if store.load_warning:
             report.warnings.append(store.load_warning)
         written = 0
-        owner_key = repr(sorted(map(sorted, (owner.names, owner.emails, owner.domains))))
         for n, path in enumerate(files, 1):
             where = path.name if target.is_file() else path.relative_to(target).as_posix()
             if progress and len(files) > 1:
@@ -88,7 +87,7 @@ def sync(root: Path, target: Path | str, *, progress: Progress | None = None,
             # The same file, window and owner as last time, every source file still there:
             # nothing can change, so the file is not expanded again (warnings are repeated).
             key = str(path.resolve())
-            stamp = hashlib.sha256(raw + f"|{start}|{end}|{owner_key}".encode()).hexdigest()
+            stamp = hashlib.sha256(raw + f"|{start}|{end}|{owner.fingerprint}".encode()).hexdigest()
             seen = store.input_unchanged(key, stamp, report)
             if seen is not None:
                 outside += seen.get("outside", 0)

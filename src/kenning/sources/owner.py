@@ -56,6 +56,12 @@ class Owner:
         return cls.from_config(config.raw, where=str(root / ".kenning" / "config.yaml"))
 
     @property
+    def fingerprint(self) -> str:
+        """Stable text that changes when the identity does (part of an input's sync stamp: a
+        new owner changes directions, so the inputs are read again)."""
+        return repr(sorted(map(sorted, (self.names, self.emails, self.domains))))
+
+    @property
     def known(self) -> bool:
         return bool(self.names or self.emails or self.domains)
 

@@ -60,7 +60,6 @@ def sync(root: Path, target: Path | str, *, progress: Progress | None = None) ->
                                  + ", ".join(TRANSCRIPT_SUFFIXES) + ")")
         return report
     owner = Owner.load(root)
-    owner_key = repr(sorted(map(sorted, (owner.names, owner.emails, owner.domains)))).encode()
     with SourceStore(root, CONNECTOR) as store:
         if store.load_warning:
             report.warnings.append(store.load_warning)
@@ -76,7 +75,7 @@ def sync(root: Path, target: Path | str, *, progress: Progress | None = None) ->
             # An input file read before, unchanged, whose sources are all still in the vault,
             # is not parsed again (its warnings are repeated).
             key = str(path.resolve())
-            stamp = hashlib.sha256(raw + owner_key).hexdigest()
+            stamp = hashlib.sha256(raw + owner.fingerprint.encode()).hexdigest()
             if store.input_unchanged(key, stamp, report) is not None:
                 continue
             first_warning = len(report.warnings)
