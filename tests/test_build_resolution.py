@@ -3,67 +3,21 @@ people named with their organization, convergence over passes, job changes, the 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+
+# The build tests' helpers: a vault with an owner, email sources in the connector's format, a
+# build through the CLI, the mention log, a parsed page.
+from test_build import ALEX, OWNER, build, email, log, page, vault
 
 from kenning.build import names as nm
-from kenning.cli import main
-from kenning.vault.page import parse_page
-
-OWNER = "owner:\n  names: [Alex Morgan]\n  emails: [alex@kestrel.dev]\n  domains: [kestrel.dev]\n"
-ALEX = ("Alex Morgan", "alex@kestrel.dev", "to")
-
-
-def vault(tmp_path: Path, config: str = OWNER) -> Path:
-    root = tmp_path / "v"
-    result = CliRunner().invoke(main, ["init", str(root)])
-    assert result.exit_code == 0, result.output
-    with (root / ".kenning" / "config.yaml").open("a", encoding="utf-8") as fh:
-        fh.write(config)
-    return root
-
-
-def email(root: Path, name: str, subject: str, day: str, people: list[tuple[str, str, str]],
-          body: str = "Hello.", *, sender: int = 0, signature: str | None = None) -> str:
-    """An email source in the connector's format: people are (name, address, role)."""
-    lines = ["---", "type: source", "kind: email", f"title: {subject}", f"date: {day}",
-             f"subject: {subject}", "participants:"]
-    for n, a, role in people:
-        lines += [f"  - name: {json.dumps(n)}", f"    address: {a}", f"    roles: [{role}]"]
-    lines += ["category: personal", "direction: received", "---", f"# {subject}", ""]
-    s_name, s_addr, _ = people[sender]
-    to = ", ".join(f"{n} <{a}>" for n, a, r in people if r != "from")
-    lines += [f"## {day} 09:00 +00:00 · {s_name} <{s_addr}> → {to}", "", body]
-    if signature:
-        lines += ["", f"Signature: {signature}"]
-    rel = f"sources/email/{day}-{name}.md"
-    (root / "sources" / "email").mkdir(parents=True, exist_ok=True)
-    (root / rel).write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return rel
-
-
-def build(root: Path, *args: str) -> dict:
-    result = CliRunner().invoke(main, ["-C", str(root), "build", "--json", *args])
-    assert result.exit_code == 0, result.output
-    return json.loads(result.output)
-
-
-def log(root: Path) -> list[dict]:
-    path = root / ".kenning" / "build" / "mentions.jsonl"
-    return [json.loads(line) for line in path.read_text().splitlines()]
 
 
 def row(root: Path, text: str, source: str | None = None) -> dict:
     hits = [r for r in log(root) if r["text"] == text and (source is None or r["source"] == source)]
     assert len(hits) == 1, (text, hits)
     return hits[0]
-
-
-def page(root: Path, rel: str):
-    return parse_page((root / rel).read_text(encoding="utf-8"), rel)
 
 
 def folder(root: Path, name: str) -> list[str]:
