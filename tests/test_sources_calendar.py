@@ -11,7 +11,6 @@ from click.testing import CliRunner
 from kenning.api import Vault
 from kenning.cli import main
 from kenning.sources.calendar import title_similarity
-from kenning.vault import frontmatter
 
 WINDOW = ["--since", "2026-01-01", "--until", "2026-06-01"]
 
@@ -75,22 +74,15 @@ END:VCALENDAR
 """
 
 
+# The meeting tests' helpers: a snapshot of sources/ (bytes and mtimes), a file's parts.
+from test_sources_meetings import _read, _snapshot  # noqa: E402
+
+
 def _sync(root: Path, kind: str, target: Path, *extra: str) -> dict:
     result = CliRunner().invoke(main, ["-C", str(root), "sync", kind, str(target), *extra,
                                        "--json"])
     assert result.exit_code == 0, result.output
     return json.loads(result.stdout)
-
-
-def _snapshot(root: Path) -> dict[str, tuple[bytes, int]]:
-    return {p.relative_to(root).as_posix(): (p.read_bytes(), p.stat().st_mtime_ns)
-            for p in sorted((root / "sources").rglob("*")) if p.is_file()}
-
-
-def _read(path: Path) -> tuple[dict, str]:
-    text = path.read_text(encoding="utf-8")
-    parsed = frontmatter.read(text)
-    return parsed.data, text[parsed.body_offset:]
 
 
 def _occurrences(body: str) -> list[str]:
