@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from click.testing import CliRunner
+from test_sources_meetings import _read, _snapshot
 
 from kenning.api import Vault
 from kenning.cli import main
@@ -72,10 +73,6 @@ STATUS:CONFIRMED
 END:VEVENT
 END:VCALENDAR
 """
-
-
-# The meeting tests' helpers: a snapshot of sources/ (bytes and mtimes), a file's parts.
-from test_sources_meetings import _read, _snapshot  # noqa: E402
 
 
 def _sync(root: Path, kind: str, target: Path, *extra: str) -> dict:
