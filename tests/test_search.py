@@ -248,4 +248,62 @@ def test_a_passage_counts_its_pages_best_passage(vault: Vault) -> None:
     assert standup.explain["chunk"] == pytest.approx(retro.explain["chunk"], rel=0.05)
     assert standup.explain["page"] > retro.explain["page"]
     assert standup.explain["score"] == pytest.approx(
-        (standup.explain["chunk"] + standup.explain["page"]) * standup.factor, abs=1e-3)
+        (standup.explain["chunk"] + standup.explain["page"] + standup.explain["neighbour"])
+        * standup.factor, abs=1e-3)
+
+
+def test_a_passage_next_to_strong_evidence_counts_its_neighbour(vault: Vault) -> None:
+    filler = " ".join(f"filler{i}" for i in range(30))
+    # Two equal "agreed" passages on one page; only one sits next to the strongest passage.
+    put(vault, "notes/offsite.md", "# Offsite\n\n"
+        f"we agreed on the venue {filler}\n\n"
+        f"the offsite venue review is due {filler}\n\n"
+        f"{filler} one\n\n{filler} two\n\n{filler} three\n\n"
+        f"they agreed on the venue {filler}\n")
+    vault.index()
+    results = vault.search("offsite venue review", mode="lexical", group="chunk",
+                           explain=True, record=False)
+    agreed = [r for r in results if "agreed on the venue" in r.snippet]
+    assert [r.snippet.split()[0] for r in agreed] == ["we", "they"]
+    near, far = agreed
+    assert near.explain["chunk"] == pytest.approx(far.explain["chunk"], rel=0.05)
+    assert near.explain["neighbour"] > 0 and far.explain["neighbour"] == 0
+    # The setting is the vault's: without the neighbour term the two tie on their own words.
+    put(vault, ".kenning/config.yaml", "search:\n  neighbour_weight: 0\n")
+    plain = Vault(vault.root).search("offsite venue review", mode="lexical", group="chunk",
+                                     explain=True, record=False)
+    assert all(r.explain["neighbour"] == 0 for r in plain)
+
+
+def test_lines_two_passages_share_are_cited_once_and_neither_is_lost(vault: Vault) -> None:
+    # The question closes one chunk and its answer opens the next: the question's passage cites
+    # the answer too, the answer's passage cites it again. The weaker keeps its own line.
+    words = " ".join(f"w{i}" for i in range(26))
+    put(vault, "sources/chats/trip.md",
+        "---\ntype: source\nkind: chat\n---\n# Trip\n\n"
+        f"- **Ana** (D1:1): {words} where did you camp with the kids?\n"
+        f"- **Bo** (D1:2): we camped by the lake with the kids {words}\n"
+        f"- **Ana** (D1:3): {words} sounds lovely\n")
+    vault.index()
+    results = vault.search("camp kids lake", mode="lexical", group="chunk", record=False)
+    cited = [(h.start_line, h.end_line) for r in results if r.path == "sources/chats/trip.md"
+             for h in r.hits]
+    lines = sorted(n for a, b in cited for n in range(a, b + 1))
+    assert lines == sorted(set(lines))  # no line cited twice
+    assert {7, 8} <= set(lines)         # both turns are still evidence
+    question = next(r for r in results if r.hits[0].start_line == 7)
+    assert question.snippet.startswith("- **Ana** (D1:1)") and "lake" not in question.snippet
+
+
+def test_a_possessive_asks_about_the_person(vault: Vault) -> None:
+    assert parse_query("What are Melanie's pets' names?").terms == ("melanie", "pets", "names")
+    filler = " ".join(f"filler{i}" for i in range(30))
+    put(vault, "sources/chats/pets.md",
+        "---\ntype: source\nkind: chat\n---\n# Pets\n\n"
+        f"- **Melanie** (D1:1): our dog is called Luna {filler}\n"
+        f"- **Caroline** (D1:2): my dog is called Oscar {filler}\n")
+    vault.index()
+    results = vault.search("Melanie's dog", mode="lexical", group="chunk", explain=True,
+                           record=False)
+    assert results[0].snippet.startswith("- **Melanie**")
+    assert results[1].explain["speaker"] == 0.75  # Caroline's turn: not the person asked about

@@ -15,7 +15,7 @@ import sqlite3
 import unicodedata
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import Any
 
@@ -37,6 +37,7 @@ STOPWORDS = frozenset(
     where which who whom why will with you your about tell show find""".split()
 )
 _TOKEN = re.compile(r"[\w]+(?:[.'’][\w]+)*", re.UNICODE)
+_POSSESSIVE = re.compile(r"['’]s$")  # "Sarah's" asks about Sarah: the term is "sarah"
 _PHRASE = re.compile(r'"([^"]+)"')
 
 
@@ -140,7 +141,7 @@ def parse_query(text: str) -> Query:
     phrases = tuple(p.strip() for p in _PHRASE.findall(text) if p.strip() and '"' not in p)
     rest = _PHRASE.sub(" ", text)
     runs, rest = split_query(rest)
-    tokens = [t.casefold() for t in _TOKEN.findall(rest)]
+    tokens = [_POSSESSIVE.sub("", t.casefold()) for t in _TOKEN.findall(rest)]
     terms = [t for t in tokens if t not in STOPWORDS] or tokens
     seen: dict[str, None] = dict.fromkeys(terms)
     clean_phrases = tuple(" ".join(_TOKEN.findall(p)) for p in phrases)
@@ -163,6 +164,8 @@ class Signals:
     speaker_factor: float = 0.75  # turns by someone other than the person the query names
     chunks_per_page: int = 2     # hits shown per page when results are pages
     page_weight: float = 1.0     # a passage also counts its page's best passage × this (-g chunk)
+    neighbour_weight: float = 0.25  # … and its best neighbouring passage × this (-g chunk)
+    neighbour_lines: int = 2     # neighbours: passages within this many lines
     passages_per_page: int = 10  # at most this many results from one page when results are chunks
 
 
@@ -275,6 +278,7 @@ def search(db: sqlite3.Connection, text: str, *, filters: Filters = Filters(), l
     page_chunks: dict[int, list[Hit]] = {}
     covered: dict[int, set[str]] = {}
     title_only: set[int] = set()
+    texts: dict[int, dict[int, str]] = {}  # chunk id → its cited lines' text
     wanted = _wanted_terms(query)
     for page_id in shortlist:
         path, title, ptype = meta[page_id][:3]
@@ -303,12 +307,15 @@ def search(db: sqlite3.Connection, text: str, *, filters: Filters = Filters(), l
             body_lines = (marked[chunk_id][0] if chunk_id in marked
                           else plain.get(chunk_id, "")).split("\n")
             cited = body_lines[last - start] if 0 <= last - start < len(body_lines) else ""
+            answer = ""
             if _QUESTION.search(cited.replace(OPEN, "").replace(CLOSE, "")):
                 # A question is evidence only with its answer: cite the line that follows.
                 answer = _line_at(db, page_id, last + 1)
                 if answer:
                     last += 1
                     snippet = _clip(f"{snippet} {answer}")
+            texts[chunk_id] = {n: body_lines[n - start] if n - start < len(body_lines) else answer
+                               for n in range(first, last + 1)}  # for _trim_overlapping
             page_chunks[page_id].append(Hit(chunk_id, first, last, heading, score, snippet))
 
     for page_id, exact_title in _exact_matches(db, text, where, params):
@@ -328,7 +335,7 @@ def search(db: sqlite3.Connection, text: str, *, filters: Filters = Filters(), l
         hits = sorted(page_chunks[page_id], key=lambda h: -h.score)
         # A chunk matched through the page title alone is no evidence when others are.
         with_evidence = [h for h in hits if h.chunk_id not in title_only]
-        hits = _drop_overlapping(with_evidence or hits)
+        hits = _trim_overlapping(with_evidence or hits, texts)
         best_score = hits[0].score if hits else 0.0
         # More matching chunks help a page a little, but only chunks that matched the words:
         # the dense arm scores every chunk, which would favour long pages.
@@ -372,7 +379,7 @@ def search(db: sqlite3.Connection, text: str, *, filters: Filters = Filters(), l
                               "exact_title": result.exact, "score": round(result.score, 4)}
     if group == "chunk":
         ranked = sorted((passage for r in pages.values()
-                         for passage in _passages(r, fused, signals.page_weight)),
+                         for passage in _passages(r, fused, signals)),
                         key=lambda r: (-r.score, r.path, r.hits[0].start_line))
     else:
         ranked = sorted(pages.values(), key=lambda r: (-r.score, r.path))
@@ -465,21 +472,30 @@ def _arms(fused: dict[int, dict[str, float]], chunk_id: int | None) -> dict[str,
             if k != "score"}
 
 
-def _passages(result: Result, fused: dict[int, dict[str, float]], page_weight: float
+def _passages(result: Result, fused: dict[int, dict[str, float]], signals: Signals
               ) -> list[Result]:
     """One result per hit of a page result, each scored by its own chunk, plus its page's best
-    chunk × ``page_weight``, times the page signals.
+    chunk × ``page_weight``, plus its best neighbour within ``neighbour_lines`` lines ×
+    ``neighbour_weight``, times the page signals.
 
     The page term is a hierarchical prior: a passage from a page (a session, a thread) that holds
     strong evidence is likelier evidence too than an equally scored passage from a page that
-    does not (LoCoMo: +0.02 @1000, decisions.md).
+    does not (LoCoMo: +0.02 @1000, decisions.md). The neighbour term is the same idea at a
+    smaller scale: the turns next to strong evidence often carry the rest of it (the question
+    before an answer, the details after it).
     """
+    page_weight = signals.page_weight
+    neighbour_weight, neighbour_lines = signals.neighbour_weight, signals.neighbour_lines
     if not result.hits:
         return [result]
     out = []
     page = max(h.score for h in result.hits) * page_weight
     for index, hit in enumerate(result.hits):
-        score = (hit.score + page) * result.factor
+        near = max((h.score for h in result.hits if h is not hit
+                    and h.start_line - neighbour_lines <= hit.end_line
+                    and h.end_line + neighbour_lines >= hit.start_line), default=0.0)
+        neighbour = near * neighbour_weight
+        score = (hit.score + page + neighbour) * result.factor
         if result.exact and index == 0:
             score += EXACT_TITLE_BOOST
         explain = None
@@ -488,6 +504,7 @@ def _passages(result: Result, fused: dict[int, dict[str, float]], page_weight: f
                          if k not in _arms(fused, result.hits[0].chunk_id)}
             explain = {**page_part, **_arms(fused, hit.chunk_id),
                        "chunk": round(hit.score, 4), "page": round(page, 4),
+                       "neighbour": round(neighbour, 4),
                        "score": round(score, 4)}
         out.append(Result(path=result.path, title=result.title, type=result.type, score=score,
                           hits=[hit], exact=result.exact and index == 0,
@@ -874,12 +891,27 @@ def _clip(text: str) -> str:
     return text.replace(OPEN, "").replace(CLOSE, "")
 
 
-def _drop_overlapping(hits: list[Hit]) -> list[Hit]:
-    """Keep the better of two hits whose cited lines overlap (chunks overlap by design)."""
+def _trim_overlapping(hits: list[Hit], texts: dict[int, dict[int, str]]) -> list[Hit]:
+    """Cite each line once per page: a hit keeps the lines no better hit cites (its first run of
+    them, with its snippet cut to match) and goes only when none are left.
+
+    Hits overlap when chunks do, or when a question's answer is cited from the next chunk.
+    """
     kept: list[Hit] = []
+    taken: set[int] = set()
     for hit in hits:
-        if all(hit.end_line < k.start_line or hit.start_line > k.end_line for k in kept):
-            kept.append(hit)
+        free = [n for n in range(hit.start_line, hit.end_line + 1) if n not in taken]
+        if not free:
+            continue
+        if len(free) <= hit.end_line - hit.start_line:
+            end = free[0]
+            while end + 1 in free:
+                end += 1
+            own = texts.get(hit.chunk_id, {})
+            hit = replace(hit, start_line=free[0], end_line=end, snippet=_clip(
+                " ".join(own.get(n, "").strip() for n in range(free[0], end + 1))))
+        taken.update(range(hit.start_line, hit.end_line + 1))
+        kept.append(hit)
     return kept
 
 
