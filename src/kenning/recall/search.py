@@ -484,17 +484,16 @@ def _passages(result: Result, fused: dict[int, dict[str, float]], signals: Signa
     smaller scale: the turns next to strong evidence often carry the rest of it (the question
     before an answer, the details after it).
     """
-    page_weight = signals.page_weight
-    neighbour_weight, neighbour_lines = signals.neighbour_weight, signals.neighbour_lines
     if not result.hits:
         return [result]
     out = []
-    page = max(h.score for h in result.hits) * page_weight
+    page = max(h.score for h in result.hits) * signals.page_weight
+    reach = signals.neighbour_lines
     for index, hit in enumerate(result.hits):
         near = max((h.score for h in result.hits if h is not hit
-                    and h.start_line - neighbour_lines <= hit.end_line
-                    and h.end_line + neighbour_lines >= hit.start_line), default=0.0)
-        neighbour = near * neighbour_weight
+                    and h.start_line - reach <= hit.end_line
+                    and h.end_line + reach >= hit.start_line), default=0.0)
+        neighbour = near * signals.neighbour_weight
         score = (hit.score + page + neighbour) * result.factor
         if result.exact and index == 0:
             score += EXACT_TITLE_BOOST
