@@ -996,3 +996,56 @@ def test_unknown_vector_storage_is_a_clear_error(vault: Vault) -> None:
     with pytest.raises(KenningError, match=r"embeddings\.storage.*float8.*float32, int8"):
         broken.index()
     broken.close()
+
+
+def _words(tag: str, n: int = 32) -> str:
+    return " ".join(f"{tag}{i}" for i in range(n))
+
+
+def test_a_chunk_is_searched_with_its_neighbours_as_context(vault: Vault,
+                                                            fake: FakeEmbedder) -> None:
+    # A page of three chunks (each line is long enough to be one) and a one-chunk page.
+    put(vault, "notes/studio.md", "# Studio\n\n"
+        f"pottery bowl glaze {_words('a')}\n\nthat one came out well {_words('b')}\n\n"
+        f"{_words('c')}\n")
+    put(vault, "notes/other.md", f"# Other\n\nthat one came out well {_words('d')}\n")
+    vault.index()
+    ids = np.asarray([c for (c,) in vault.db.execute("SELECT id FROM chunks ORDER BY id")])
+    raw = np.stack([fake.vector(vectors.chunk_embed_text(vault.db, int(c))) for c in ids])
+    blended = vectors.with_context(vault.db, ids, raw, 1.0)
+    pages = {c: p for c, p in vault.db.execute("SELECT id, page_id FROM chunks")}
+    order = {c: o for c, o in vault.db.execute("SELECT id, ord FROM chunks")}
+    for row, chunk in enumerate(ids.tolist()):
+        near = [r for r, c in enumerate(ids.tolist())
+                if pages[c] == pages[chunk] and abs(order[c] - order[chunk]) <= 1]
+        mean = raw[near].mean(axis=0)
+        expected = (raw[row] + mean / np.linalg.norm(mean)) / 2
+        assert np.allclose(blended[row], expected, atol=1e-6)
+    lone = next(r for r, c in enumerate(ids.tolist())
+                if sum(pages[x] == pages[c] for x in ids.tolist()) == 1)
+    assert np.allclose(blended[lone], raw[lone], atol=1e-6)  # no neighbours: its own vector
+
+    # "that one" next to the pottery turn is found for "pottery"; the same words elsewhere
+    # are not. Without context the two are the same text to the dense arm.
+    def rank(v: Vault) -> list[str]:
+        return [r.snippet.split()[-1] for r in v.search("pottery", mode="dense", group="chunk",
+                                                         record=False)
+                if r.snippet.startswith("that one")]
+    assert rank(vault) == ["b31", "d31"]
+    plain = write_config(vault, "search:\n  context_weight: 0\n")
+    scores = {r.snippet.split()[-1]: r.hits[0].score for r in plain.search(
+        "pottery", mode="dense", group="chunk", record=False, explain=True)
+        if r.snippet.startswith("that one")}
+    assert set(scores) == {"b31", "d31"} and scores["b31"] == pytest.approx(scores["d31"])
+    plain.close()
+
+
+@pytest.mark.parametrize("value", ["-1", "lots", ".nan"])
+def test_a_bad_context_weight_names_the_field(vault: Vault, fake: FakeEmbedder,
+                                              value: str) -> None:
+    notes(vault)
+    vault.index()
+    broken = write_config(vault, f"search:\n  context_weight: {value}\n")
+    with pytest.raises(KenningError, match=r"search\.context_weight.*number ≥ 0"):
+        broken.search("car", mode="hybrid", record=False)
+    broken.close()

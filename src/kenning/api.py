@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from kenning import vocabulary
-from kenning.errors import AmbiguousPage, IndexMissing, PageNotFound
+from kenning.errors import AmbiguousPage, IndexMissing, KenningError, PageNotFound
 from kenning.index import db as dbm
 from kenning.index.indexer import (
     MANUAL_LINKS,
@@ -325,7 +325,8 @@ class Vault:
             return None, [f"the index holds vectors of {stored}, the config asks for "
                           f"{embedder.model_id}: run `kenning index` to re-embed"], coverage
         # The matrix is cached until the index changes, and knows its own coverage.
-        matrix = vectors.load_matrix(db, embedder.model_id, dbm.state_dir(self.root))
+        matrix = vectors.load_matrix(db, embedder.model_id, dbm.state_dir(self.root),
+                                     context=self._search_number("context_weight", 1.0))
         coverage = matrix.coverage
         if coverage[0] == 0:
             return None, ["no vectors yet: run `kenning index` to embed"], coverage
@@ -340,13 +341,24 @@ class Vault:
             from concurrent.futures import ThreadPoolExecutor
 
             self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kenning-embed")
-        raw = (self.config.raw or {}).get("search") or {}
-        threshold = int(raw.get("ann_threshold", vectors.ANN_THRESHOLD)) if isinstance(
-            raw, dict) else vectors.ANN_THRESHOLD
+        threshold = int(self._search_number("ann_threshold", vectors.ANN_THRESHOLD))
         ann = vectors.approximate_index(matrix, embedder.model_id, dbm.state_dir(self.root),
                                         threshold)
         future = self._pool.submit(embedder.embed_query, query[:2000])
         return DenseArm(matrix, future, ann), notes, coverage
+
+    def _search_number(self, name: str, default: float) -> float:
+        """A non-negative number from the ``search`` section of the config."""
+        raw = (self.config.raw or {}).get("search") or {}
+        value = raw.get(name, default) if isinstance(raw, dict) else default
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            number = -1.0
+        if not number >= 0:  # also NaN
+            raise KenningError(f"config field 'search.{name}' is {value!r}; "
+                               "it must be a number ≥ 0", field=f"search.{name}")
+        return number
 
     @property
     def signals(self) -> Any:
