@@ -276,24 +276,28 @@ def with_context(db: sqlite3.Connection, ids: np.ndarray, vectors: np.ndarray, w
 
     if ids.size == 0 or weight <= 0:
         return vectors
-    place = {int(c): i for i, c in enumerate(ids.tolist())}
-    order = [place[c] for c, in db.execute(
-        "SELECT id FROM chunks ORDER BY page_id, ord") if c in place]
-    pages = dict(db.execute("SELECT id, page_id FROM chunks"))
-    rows = np.asarray(order, dtype=np.int64)
-    page = np.asarray([pages[int(ids[r])] for r in order], dtype=np.int64)
-    ordered = np.asarray(vectors[rows], dtype=np.float32)
-    total = ordered.copy()
-    count = np.ones((len(rows), 1), dtype=np.float32)
-    same = page[1:] == page[:-1]  # row i and row i+1 are neighbours on one page
-    total[1:][same] += ordered[:-1][same]
-    total[:-1][same] += ordered[1:][same]
-    count[1:][same] += 1
-    count[:-1][same] += 1
-    mean = total / count
-    mean /= np.maximum(np.linalg.norm(mean, axis=1, keepdims=True), 1e-12)
+    listed = np.asarray(db.execute("SELECT id, page_id FROM chunks ORDER BY page_id, ord"
+                                   ).fetchall(), dtype=np.int64).reshape(-1, 2)
+    by_id = np.argsort(ids, kind="stable")
+    found = np.searchsorted(ids, listed[:, 0], sorter=by_id)
+    found = np.minimum(found, ids.size - 1)
+    keep = ids[by_id[found]] == listed[:, 0]  # chunks with a vector, in page order
+    rows, page = by_id[found[keep]], listed[keep, 1]
+    same = page[1:] == page[:-1]  # row i and row i+1 of `rows` are neighbours on one page
     out = np.array(vectors, dtype=np.float32)
-    out[rows] = (ordered + weight * mean) / (1.0 + weight)
+    n = rows.size
+    for a in range(0, n, 4096):  # in blocks: small temporaries, no second copy of the matrix
+        b = min(n, a + 4096)
+        own = out[rows[a:b]]
+        near = own.copy()  # the chunk plus its neighbours; its direction is their mean's
+        lo, hi = max(a, 1), min(b, n - 1)
+        before, after = same[lo - 1 : b - 1], same[a:hi]
+        near[lo - a :][before] += vectors[rows[lo - 1 : b - 1][before]]
+        near[: hi - a][after] += vectors[rows[a + 1 : hi + 1][after]]
+        near *= (weight / np.maximum(np.sqrt(np.einsum("ij,ij->i", near, near)), 1e-12))[:, None]
+        near += own
+        near /= 1.0 + weight
+        out[rows[a:b]] = near
     return out
 
 
