@@ -1049,3 +1049,34 @@ def test_a_bad_context_weight_names_the_field(vault: Vault, fake: FakeEmbedder,
     with pytest.raises(KenningError, match=r"search\.context_weight.*number ≥ 0"):
         broken.search("car", mode="hybrid", record=False)
     broken.close()
+
+
+def test_hybrid_ranks_a_turn_by_the_words_of_the_turn_before_it(vault: Vault,
+                                                                fake: FakeEmbedder) -> None:
+    # "that one came out well" answers the pottery question; the same words on another page
+    # answer nothing. Only the lexical arm's neighbour context tells them apart.
+    put(vault, "sources/chats/studio.md", "---\ntype: source\nkind: chat\n---\n# Studio\n\n"
+        f"- **Ana** (D1:1): did you glaze the pottery bowl? {_words('a')}\n"
+        f"- **Bo** (D1:2): that one came out well {_words('b')}\n"
+        f"- **Ana** (D1:3): {_words('c')}\n")
+    put(vault, "sources/chats/garden.md", "---\ntype: source\nkind: chat\n---\n# Garden\n\n"
+        f"- **Bo** (D1:1): that one came out well {_words('d')}\n")
+    vault = write_config(vault, "search:\n  context_weight: 0\n")  # dense: no context either
+    vault.index()
+
+    def answers(v: Vault) -> list[Any]:
+        return [r for r in v.search("pottery bowl", mode="hybrid", group="chunk",
+                                    explain=True, record=False)
+                if "came out well" in r.snippet]
+
+    found = answers(vault)
+    assert [r.path for r in found][:1] == ["sources/chats/studio.md"]
+    assert found[0].explain["lexical_context"] > 0
+    assert "lexical_context" not in next(
+        (r.explain for r in found if r.path == "sources/chats/garden.md"), {})
+    # Lexical mode stays words only: the answer turn holds none of them.
+    assert not [r for r in vault.search("pottery bowl", mode="lexical", group="chunk",
+                                         record=False) if "came out well" in r.snippet]
+    plain = write_config(vault, "search:\n  context_weight: 0\n  lexical_context_weight: 0\n")
+    assert all("lexical_context" not in r.explain for r in answers(plain))
+    plain.close()

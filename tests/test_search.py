@@ -248,31 +248,7 @@ def test_a_passage_counts_its_pages_best_passage(vault: Vault) -> None:
     assert standup.explain["chunk"] == pytest.approx(retro.explain["chunk"], rel=0.05)
     assert standup.explain["page"] > retro.explain["page"]
     assert standup.explain["score"] == pytest.approx(
-        (standup.explain["chunk"] + standup.explain["page"] + standup.explain["neighbour"])
-        * standup.factor, abs=1e-3)
-
-
-def test_a_passage_next_to_strong_evidence_counts_its_neighbour(vault: Vault) -> None:
-    filler = " ".join(f"filler{i}" for i in range(30))
-    # Two equal "agreed" passages on one page; only one sits next to the strongest passage.
-    put(vault, "notes/offsite.md", "# Offsite\n\n"
-        f"we agreed on the venue {filler}\n\n"
-        f"the offsite venue review is due {filler}\n\n"
-        f"{filler} one\n\n{filler} two\n\n{filler} three\n\n"
-        f"they agreed on the venue {filler}\n")
-    vault.index()
-    results = vault.search("offsite venue review", mode="lexical", group="chunk",
-                           explain=True, record=False)
-    agreed = [r for r in results if "agreed on the venue" in r.snippet]
-    assert [r.snippet.split()[0] for r in agreed] == ["we", "they"]
-    near, far = agreed
-    assert near.explain["chunk"] == pytest.approx(far.explain["chunk"], rel=0.05)
-    assert near.explain["neighbour"] > 0 and far.explain["neighbour"] == 0
-    # The setting is the vault's: without the neighbour term the two tie on their own words.
-    put(vault, ".kenning/config.yaml", "search:\n  neighbour_weight: 0\n")
-    plain = Vault(vault.root).search("offsite venue review", mode="lexical", group="chunk",
-                                     explain=True, record=False)
-    assert all(r.explain["neighbour"] == 0 for r in plain)
+        (standup.explain["chunk"] + standup.explain["page"]) * standup.factor, abs=1e-3)
 
 
 def test_lines_two_passages_share_are_cited_once_and_neither_is_lost(vault: Vault) -> None:

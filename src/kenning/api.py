@@ -371,8 +371,8 @@ class Vault:
         fields = {k: raw[k] for k in ("rrf_k", "backlink_weight", "recency_weight",
                                       "half_life_days", "superseded_factor", "chunks_per_page",
                                       "passages_per_page", "date_weight", "type_weight",
-                                      "speaker_factor", "page_weight", "neighbour_weight",
-                                      "neighbour_lines")
+                                      "speaker_factor", "page_weight",
+                                      "lexical_context_weight")
                   if k in raw}
         weights = raw.get("arm_weights")
         if isinstance(weights, list) and len(weights) == 2:

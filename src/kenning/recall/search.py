@@ -26,6 +26,7 @@ from kenning.recall import when
 # Column weights for bm25(): title (with aliases), heading, body, cjk bigrams.
 BM25_WEIGHTS = (5.0, 2.0, 1.0, 1.0)
 CANDIDATE_CHUNKS = 200
+CONTEXT_SOURCES = 50  # the best lexical chunks whose neighbours get lexical context (hybrid)
 EXACT_TITLE_BOOST = 1000.0
 BACKLINK_WEIGHT = 0.05
 SNIPPET_CHARS = 240
@@ -164,8 +165,7 @@ class Signals:
     speaker_factor: float = 0.75  # turns by someone other than the person the query names
     chunks_per_page: int = 2     # hits shown per page when results are pages
     page_weight: float = 1.0     # a passage also counts its page's best passage × this (-g chunk)
-    neighbour_weight: float = 0.25  # … and its best neighbouring passage × this (-g chunk)
-    neighbour_lines: int = 2     # neighbours: passages within this many lines
+    lexical_context_weight: float = 0.3  # hybrid: a chunk also scores its neighbours' BM25 × this
     passages_per_page: int = 10  # at most this many results from one page when results are chunks
 
 
@@ -231,6 +231,9 @@ def search(db: sqlite3.Connection, text: str, *, filters: Filters = Filters(), l
             lexical = _rank_chunks(db, query.fts(all_terms=True), where, params)
         if len({r[1] for r in lexical}) < limit:
             lexical = _rank_chunks(db, fts, where, params)
+    context: dict[int, float] = {}
+    if mode == "hybrid" and signals.lexical_context_weight:
+        lexical, context = _with_neighbours(db, lexical, signals.lexical_context_weight)
     dense_rows: list[tuple[int, int, int, str, float]] = []
     if found is not None:
         from kenning.errors import KenningError
@@ -251,6 +254,8 @@ def search(db: sqlite3.Connection, text: str, *, filters: Filters = Filters(), l
             parts[arm] = score
             parts[arm + "_rank"] = rank
             info[chunk_id] = (page_id, start, heading)
+    for chunk_id, near in context.items():
+        fused[chunk_id]["lexical_context"] = near
     for parts in fused.values():
         if mode == "hybrid":
             parts["score"] = sum(weight / (signals.rrf_k + parts[a + "_rank"])
@@ -475,26 +480,18 @@ def _arms(fused: dict[int, dict[str, float]], chunk_id: int | None) -> dict[str,
 def _passages(result: Result, fused: dict[int, dict[str, float]], signals: Signals
               ) -> list[Result]:
     """One result per hit of a page result, each scored by its own chunk, plus its page's best
-    chunk × ``page_weight``, plus its best neighbour within ``neighbour_lines`` lines ×
-    ``neighbour_weight``, times the page signals.
+    chunk × ``page_weight``, times the page signals.
 
     The page term is a hierarchical prior: a passage from a page (a session, a thread) that holds
     strong evidence is likelier evidence too than an equally scored passage from a page that
-    does not (LoCoMo: +0.02 @1000, decisions.md). The neighbour term is the same idea at a
-    smaller scale: the turns next to strong evidence often carry the rest of it (the question
-    before an answer, the details after it).
+    does not (LoCoMo: +0.02 @1000, decisions.md).
     """
     if not result.hits:
         return [result]
     out = []
     page = max(h.score for h in result.hits) * signals.page_weight
-    reach = signals.neighbour_lines
     for index, hit in enumerate(result.hits):
-        near = max((h.score for h in result.hits if h is not hit
-                    and h.start_line - reach <= hit.end_line
-                    and h.end_line + reach >= hit.start_line), default=0.0)
-        neighbour = near * signals.neighbour_weight
-        score = (hit.score + page + neighbour) * result.factor
+        score = (hit.score + page) * result.factor
         if result.exact and index == 0:
             score += EXACT_TITLE_BOOST
         explain = None
@@ -503,7 +500,6 @@ def _passages(result: Result, fused: dict[int, dict[str, float]], signals: Signa
                          if k not in _arms(fused, result.hits[0].chunk_id)}
             explain = {**page_part, **_arms(fused, hit.chunk_id),
                        "chunk": round(hit.score, 4), "page": round(page, 4),
-                       "neighbour": round(neighbour, 4),
                        "score": round(score, 4)}
         out.append(Result(path=result.path, title=result.title, type=result.type, score=score,
                           hits=[hit], exact=result.exact and index == 0,
@@ -665,6 +661,44 @@ def _rank_chunks(db: sqlite3.Connection, fts: str, where: str, params: list[obje
         """,
         (*BM25_WEIGHTS, fts, *params, *BM25_WEIGHTS),
     ).fetchall()
+
+
+def _with_neighbours(db: sqlite3.Connection, rows: list[tuple[int, int, int, str, float]],
+                     weight: float) -> tuple[list[tuple[int, int, int, str, float]],
+                                             dict[int, float]]:
+    """The lexical arm with context: a chunk also scores its best neighbour's BM25 × ``weight``
+    (the chunks just before and after it on its page, among the ``CONTEXT_SOURCES`` best
+    matches), and a chunk next to a match joins the ranking on that alone. Returns the
+    re-ranked rows and each chunk's neighbour part.
+
+    The words of a question often sit in the turn before the answer ("what did you paint?" —
+    "here's the one I did last week"); the dense arm gets the same context from its vectors.
+    """
+    if not rows:
+        return rows, {}
+    own = {r[0]: r[4] for r in rows}
+    info = {r[0]: r[1:4] for r in rows}
+    lead = {r[0]: r[4] for r in rows[:CONTEXT_SOURCES]}  # weaker matches lend too little
+    # A page's chunks are numbered in order when it is indexed, so a neighbour is id ± 1; the
+    # page and place are checked, never assumed.
+    wanted = sorted({c + d for c in lead for d in (-1, 0, 1)})
+    marks = ",".join("?" * len(wanted))
+    found = db.execute(f"SELECT id, page_id, ord, start_line, heading FROM chunks "
+                       f"WHERE id IN ({marks})", wanted).fetchall()
+    near: dict[tuple[int, int], float] = {}
+    for chunk_id, page_id, place, _, _ in found:
+        if chunk_id in lead:
+            for key in ((page_id, place - 1), (page_id, place + 1)):
+                near[key] = max(near.get(key, 0.0), lead[chunk_id])
+    context: dict[int, float] = {}
+    for chunk_id, page_id, place, start, heading in found:
+        if (page_id, place) in near:
+            context[chunk_id] = near[page_id, place] * weight
+            info.setdefault(chunk_id, (page_id, start, heading))
+    scored = sorted(info, key=lambda c: (-(own.get(c, 0.0) + context.get(c, 0.0)), c))
+    kept = scored[:CANDIDATE_CHUNKS]
+    return ([(c, *info[c], own.get(c, 0.0) + context.get(c, 0.0)) for c in kept],
+            {c: context[c] for c in kept if c in context})
 
 
 def _highlights(db: sqlite3.Connection, query: Query, chunk_ids: list[int]
