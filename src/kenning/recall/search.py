@@ -384,7 +384,7 @@ def search(db: sqlite3.Connection, text: str, *, filters: Filters = Filters(), l
                               "exact_title": result.exact, "score": round(result.score, 4)}
     if group == "chunk":
         ranked = sorted((passage for r in pages.values()
-                         for passage in _passages(r, fused, signals)),
+                         for passage in _passages(r, fused, signals.page_weight)),
                         key=lambda r: (-r.score, r.path, r.hits[0].start_line))
     else:
         ranked = sorted(pages.values(), key=lambda r: (-r.score, r.path))
@@ -477,7 +477,7 @@ def _arms(fused: dict[int, dict[str, float]], chunk_id: int | None) -> dict[str,
             if k != "score"}
 
 
-def _passages(result: Result, fused: dict[int, dict[str, float]], signals: Signals
+def _passages(result: Result, fused: dict[int, dict[str, float]], page_weight: float
               ) -> list[Result]:
     """One result per hit of a page result, each scored by its own chunk, plus its page's best
     chunk × ``page_weight``, times the page signals.
@@ -489,7 +489,7 @@ def _passages(result: Result, fused: dict[int, dict[str, float]], signals: Signa
     if not result.hits:
         return [result]
     out = []
-    page = max(h.score for h in result.hits) * signals.page_weight
+    page = max(h.score for h in result.hits) * page_weight
     for index, hit in enumerate(result.hits):
         score = (hit.score + page) * result.factor
         if result.exact and index == 0:
