@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from kenning import __version__
-from kenning.cli_common import JSON_OPTION
+from kenning.cli_common import JSON_OPTION, rich_progress
 from kenning.cli_common import emit as _emit
 from kenning.errors import KenningError
 
@@ -98,12 +98,12 @@ class _Bars:
 
     def files(self, done: int, total: int, path: str) -> None:
         if self.files_task is None:
-            self.files_task = self.bar.add_task(self.label, total=total, path="")
-        self.bar.update(self.files_task, completed=done, total=total, path=path[-50:])
+            self.files_task = self.bar.add_task(self.label, total=total, item="")
+        self.bar.update(self.files_task, completed=done, total=total, item=path[-50:])
 
     def vectors(self, done: int, total: int) -> None:
         if self.vector_task is None:
-            self.vector_task = self.bar.add_task("Embedding", total=total, path="chunks")
+            self.vector_task = self.bar.add_task("Embedding", total=total, item="chunks")
         self.bar.update(self.vector_task, completed=done, total=total)
 
 
@@ -112,26 +112,8 @@ def _progress(enabled: bool, label: str) -> Iterator[_Bars | None]:
     if not enabled:
         yield None
         return
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), TimeRemainingColumn(),
-                  TextColumn("{task.fields[path]}", style="dim"),
-                  transient=True, console=_err_console()) as bar:
+    with rich_progress() as bar:
         yield _Bars(bar, label)
-
-
-def _err_console() -> Any:
-    from rich.console import Console
-
-    return Console(stderr=True)
 
 
 def _print_report(report: IndexReport, verb: str) -> None:

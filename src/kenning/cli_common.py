@@ -31,12 +31,9 @@ def vault_root(ctx: click.Context) -> Path:
     return find_root(Path(start).expanduser() if start else Path.cwd())
 
 
-@contextmanager
-def progress_bar(enabled: bool, label: str) -> Iterator[Update | None]:
-    """A transient bar with count, elapsed time, ETA and the current item; None when disabled."""
-    if not enabled:
-        yield None
-        return
+def rich_progress() -> Any:
+    """A transient rich Progress on stderr: label, bar, count, elapsed time, ETA and each task's
+    ``item`` field (what it is on)."""
     from rich.console import Console
     from rich.progress import (
         BarColumn,
@@ -47,10 +44,19 @@ def progress_bar(enabled: bool, label: str) -> Iterator[Update | None]:
         TimeRemainingColumn,
     )
 
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), TimeRemainingColumn(),
-                  TextColumn("{task.fields[item]}", style="dim"),
-                  transient=True, console=Console(stderr=True)) as bar:
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                    TimeElapsedColumn(), TimeRemainingColumn(),
+                    TextColumn("{task.fields[item]}", style="dim"),
+                    transient=True, console=Console(stderr=True))
+
+
+@contextmanager
+def progress_bar(enabled: bool, label: str) -> Iterator[Update | None]:
+    """A transient bar with count, elapsed time, ETA and the current item; None when disabled."""
+    if not enabled:
+        yield None
+        return
+    with rich_progress() as bar:
         task = bar.add_task(label, total=None, item="")
 
         def update(done: int, total: int | None, item: str) -> None:
