@@ -588,6 +588,16 @@ def _import_build() -> Callable[..., Any]:
     return run_build
 
 
+def _timed_build(run_build: Callable[..., Any], root: Path, batch_size: int,
+                 progress: Callable[[str], None] | None) -> float:
+    """Run the build over ``root``; its wall time in seconds."""
+    if progress:
+        progress("build")
+    started = time.perf_counter()
+    run_build(root, batch_size=batch_size)
+    return time.perf_counter() - started
+
+
 class _Workdir:
     """A fresh vault folder: ``workdir`` (must be empty or absent) or a temporary one."""
 
@@ -623,11 +633,7 @@ def run_resolution(corpus: Path, *, workdir: Path | None = None, batch_size: int
         _new_vault(root, corpus / CONFIG_NAME)
         produced, warnings = sync_inputs(corpus, root, progress)
         seconds["sync"] = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        if progress:
-            progress("build")
-        run_build(root, batch_size=batch_size)
-        seconds["build"] = time.perf_counter() - t0
+        seconds["build"] = _timed_build(run_build, root, batch_size, progress)
         mentions = read_mentions(root / MENTIONS)
         result = evaluate(gold, mentions, file_resolver(produced, source_keys(root)), root=root,
                           corpus=str(corpus))
@@ -778,11 +784,7 @@ def run_silver(path: Path, *, workdir: Path | None = None, batch_size: int = 50,
             items += report.items_read
             sources += report.created
         seconds["sync"] = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        if progress:
-            progress("build")
-        run_build(root, batch_size=batch_size)
-        seconds["build"] = time.perf_counter() - t0
+        seconds["build"] = _timed_build(run_build, root, batch_size, progress)
         result = check_silver(silver, read_mentions(root / MENTIONS))
         result.data, result.messages, result.sources = str(path), items, sources
         result.seconds = {k: round(v, 2) for k, v in seconds.items()}
