@@ -447,15 +447,14 @@ def _handoff(vault: Vault, slug: str, closed: str, tpath: str, note: str | None,
         f"{len(retained)} item(s) retained, {len(todos)} open TODO(s)"
         + (f", {model_items} item(s) added by the model." if extracted else "."))
     lines: list[str] = []
-    if todos:
-        lines += ["## Open TODOs", ""]
-        lines += [f"- [ ] {t['text']} ({t['from']})" for t in todos]
-        lines.append("")
-    if decisions:
-        lines += ["## Decisions", ""]
-        lines += [f"- {link_to(d['path'], d['title'])}: {d['decided']} ({d['citation']})"
-                  for d in decisions]
-        lines.append("")
+
+    def section(title: str, items: list[str]) -> None:
+        if items:
+            lines.extend([f"## {title}", "", *items, ""])
+
+    section("Open TODOs", [f"- [ ] {t['text']} ({t['from']})" for t in todos])
+    section("Decisions", [f"- {link_to(d['path'], d['title'])}: {d['decided']} ({d['citation']})"
+                          for d in decisions])
     if changes:
         lines += ["## Changes", ""]
         for c in changes:
@@ -473,10 +472,7 @@ def _handoff(vault: Vault, slug: str, closed: str, tpath: str, note: str | None,
                 lines.append(f"- {str(op).capitalize()} {title}: {c.get('text', '')} "
                              f"({c.get('citation', '')})")
         lines.append("")
-    if retained:
-        lines += ["## Retained", ""]
-        lines += [f"- {r['kind']}: {r['text']} ({r['citation']})" for r in retained]
-        lines.append("")
+    section("Retained", [f"- {r['kind']}: {r['text']} ({r['citation']})" for r in retained])
     if extracted:
         lines += [f"## Added by the model ({extracted['model']})", ""]
         lines += [f"- Created {link_to(path, _title(vault, path))}"
@@ -491,14 +487,8 @@ def _handoff(vault: Vault, slug: str, closed: str, tpath: str, note: str | None,
             lines.append("- (nothing beyond the explicit markers)")
         lines += ["", "What the model extracted cites the transcript line it came from; its "
                   "facts are hypotheses unless that line records them as decided.", ""]
-    if notes:
-        lines += ["## Notes", ""]
-        lines += [f"- {n}" for n in notes]
-        lines.append("")
-    if errors:
-        lines += ["## Not recorded", ""]
-        lines += [f"- {e}" for e in errors]
-        lines.append("")
+    section("Notes", [f"- {n}" for n in notes])
+    section("Not recorded", [f"- {e}" for e in errors])
     body = "\n".join(lines)
     return new_page(
         title=f"Handoff — {slug} — {closed.replace('T', ' ')[:16]}",
