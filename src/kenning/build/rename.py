@@ -33,7 +33,7 @@ from kenning.build.workspace import Workspace
 from kenning.errors import KenningError
 from kenning.vault import frontmatter as fmod
 from kenning.vault.layout import entity_path
-from kenning.vault.markdown import resolve_relative
+from kenning.vault.markdown import WIKILINK, resolve_relative
 from kenning.vault.page import (
     add_fact,
     append_timeline,
@@ -42,7 +42,6 @@ from kenning.vault.page import (
     set_frontmatter,
 )
 
-_WIKI = re.compile(r"(!?)\[\[([^\[\]\n]+?)\]\]")
 _MDLINK = re.compile(r"(\[[^\]\n]*\]\()(<[^>\n]+>|[^)\s]+)(\))")
 _FENCE = re.compile(r"^\s{0,3}(```|~~~)")
 _CODE = re.compile(r"(`+)(?:(?!\1).)+?\1")
@@ -147,10 +146,10 @@ def rewrite_text(text: str, page_path: str, targets: list[Target]) -> str:
             continue
         pieces, pos = [], 0
         for c in _CODE.finditer(line):
-            pieces.append(_MDLINK.sub(md, _WIKI.sub(wiki, line[pos:c.start()])))
+            pieces.append(_MDLINK.sub(md, WIKILINK.sub(wiki, line[pos:c.start()])))
             pieces.append(c.group(0))
             pos = c.end()
-        pieces.append(_MDLINK.sub(md, _WIKI.sub(wiki, line[pos:])))
+        pieces.append(_MDLINK.sub(md, WIKILINK.sub(wiki, line[pos:])))
         out.append("".join(pieces))
     return "\n".join(out)
 
