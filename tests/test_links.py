@@ -136,7 +136,9 @@ def test_unresolved_and_ambiguous_links_are_reported_not_dropped(v: Vault) -> No
     checks = {f.check: f for f in health.findings}
     assert any("Nobody Known" in item for item in checks["dangling-links"].items)
     assert any("[[Sam]]" in item for item in checks["ambiguous-links"].items)
-    assert checks["aliases"].level == "error"  # one alias claimed by two pages
+    # One alias on two pages is normal in Obsidian: a note, and the vault stays healthy.
+    assert checks["aliases"].level == "note"
+    assert health.ok
 
 
 def test_new_page_resolves_links_that_were_dangling(v: Vault) -> None:

@@ -124,8 +124,9 @@ def _print_report(report: IndexReport, verb: str) -> None:
         f"{report.unchanged + report.touched} unchanged"
         + (f" ({report.touched} touched, not re-parsed)" if report.touched else "") + ".")
     click.echo(
-        f"Links: {links.get('resolved', 0)} resolved, {links.get('unresolved', 0)} dangling, "
-        f"{links.get('ambiguous', 0)} ambiguous. Problems: {report.problems}"
+        f"Links: {links.get('resolved', 0)} resolved, {links.get('file', 0)} to attachments, "
+        f"{links.get('unresolved', 0)} dangling, {links.get('ambiguous', 0)} ambiguous. "
+        f"Problems: {report.problems}"
         + (" (see `kenning doctor`)." if report.problems else "."))
     if report.skipped:
         click.echo(f"Skipped {len(report.skipped)} file(s):")
@@ -655,12 +656,18 @@ def doctor(ctx: click.Context, strict: bool, as_json: bool) -> None:
     else:
         from rich.markup import escape
 
+        from kenning.health import SHOW_AT_MOST
+
         console = _console()
-        marks = {"ok": "[green]✓[/green]", "warn": "[yellow]![/yellow]", "error": "[red]✗[/red]"}
+        marks = {"ok": "[green]✓[/green]", "note": "[blue]·[/blue]", "warn": "[yellow]![/yellow]",
+                 "error": "[red]✗[/red]"}
         for f in health.findings:
             console.print(f"{marks[f.level]} {escape(f.check)}: {escape(f.message)}")
-            for item in f.items:
+            for item in f.items[:SHOW_AT_MOST]:
                 console.print(f"    [dim]{escape(item)}[/dim]")
+            if len(f.items) > SHOW_AT_MOST:
+                console.print(f"    [dim]… and {len(f.items) - SHOW_AT_MOST} more "
+                              "(`kenning doctor --json` lists them all)[/dim]")
             if f.fix and f.level != "ok":
                 console.print(f"    fix: {escape(f.fix)}")
         stats = ", ".join(f"{v} {k}" for k, v in health.stats.items())

@@ -1,7 +1,9 @@
 """``kenning doctor``: is the vault sound and is the index complete and current?
 
-Each check yields findings with a level (error fails the run, warn does not) and the command or
-edit that fixes it. An interrupted index run is always an error, never "healthy".
+Each check yields findings with a level (error fails the run; warn does not, unless ``--strict``;
+note is worth knowing and never fails) and the command or edit that fixes it. An interrupted index
+run is always an error, never "healthy". A finding carries every item it found; the CLI prints the
+first :data:`SHOW_AT_MOST` and says how many it left out, ``--json`` prints them all.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from kenning.errors import KenningError
 from kenning.index import db as dbm
-from kenning.vault.layout import iter_markdown_files
+from kenning.vault.layout import iter_vault_files
 
 if TYPE_CHECKING:
     from kenning.api import Vault
@@ -23,7 +25,7 @@ SHOW_AT_MOST = 20
 class Finding:
     """One thing the doctor found."""
 
-    level: str  # error | warn | ok
+    level: str  # error | warn | note | ok
     check: str
     message: str
     fix: str | None = None
@@ -32,7 +34,7 @@ class Finding:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
         return {"level": self.level, "check": self.check, "message": self.message,
-                "fix": self.fix, "items": list(self.items)}
+                "fix": self.fix, "count": len(self.items), "items": list(self.items)}
 
 
 @dataclass
@@ -93,16 +95,25 @@ def check(vault: Vault) -> Health:
 
 def _coverage(vault: Vault, health: Health) -> None:
     db = vault.db
-    disk = {f.path: f for f in iter_markdown_files(vault.root, vault.config.exclude)}
+    disk: dict[str, Any] = {}
+    others: set[str] = set()
+    for found in iter_vault_files(vault.root, vault.config.exclude):
+        if found.attachment:
+            others.add(found.path)
+        else:
+            disk[found.path] = found
     known = {r[0]: r for r in db.execute("SELECT path, size, mtime_ns, status, reason FROM files")}
     missing = sorted(set(disk) - set(known))
     gone = sorted(set(known) - set(disk))
     stale = sorted(p for p in set(disk) & set(known)
                    if (disk[p].size, disk[p].mtime_ns) != (known[p][1], known[p][2]))
     skipped = sorted(f"{p}: {r[4]}" for p, r in known.items() if r[3] == "skipped" and p in disk)
+    attached = {r[0] for r in db.execute("SELECT path FROM attachments")}
+    moved = sorted(others ^ attached)
     health.stats["files"] = len(disk)
     health.stats["indexed"] = len(known) - len(gone)
-    if missing or gone or stale:
+    health.stats["attachments"] = len(others)
+    if missing or gone or stale or moved:
         parts = []
         if missing:
             parts.append(f"{len(missing)} not indexed")
@@ -110,9 +121,11 @@ def _coverage(vault: Vault, health: Health) -> None:
             parts.append(f"{len(stale)} changed since indexed")
         if gone:
             parts.append(f"{len(gone)} deleted but still indexed")
+        if moved:
+            parts.append(f"{len(moved)} attachment(s) added or removed since indexed")
         health.findings.append(Finding(
             "error", "coverage", f"index is not current: {', '.join(parts)}", "kenning index",
-            tuple((missing + stale + gone)[:SHOW_AT_MOST])))
+            tuple(missing + stale + gone + moved)))
     else:
         health.findings.append(Finding(
             "ok", "coverage", f"all {len(disk)} Markdown files indexed and current"))
@@ -120,7 +133,7 @@ def _coverage(vault: Vault, health: Health) -> None:
         health.findings.append(Finding(
             "warn", "skipped", f"{len(skipped)} files cannot be indexed",
             "fix or remove these files (or exclude them in .kenning/config.yaml)",
-            tuple(skipped[:SHOW_AT_MOST])))
+            tuple(skipped)))
 
 
 def _problems(db: Any, health: Health) -> None:
@@ -139,7 +152,7 @@ def _problems(db: Any, health: Health) -> None:
     for code, items in by_code.items():
         health.findings.append(Finding(
             "error", code, f"{len(items)} {code} problem(s)",
-            fixes.get(code, "edit the line shown"), tuple(items[:SHOW_AT_MOST])))
+            fixes.get(code, "edit the line shown"), tuple(items)))
     if not rows:
         health.findings.append(Finding("ok", "pages", "no frontmatter or vocabulary problems"))
 
@@ -150,35 +163,120 @@ _SOURCE_NAMES = "l.kind = 'frontmatter' AND o.path LIKE 'sources/%'"
 
 
 def _links(db: Any, health: Health) -> None:
+    """What Obsidian would show as unresolved, and what Kenning resolved where Obsidian would not.
+
+    ``dangling`` and ``ambiguous`` are links no file answers to (Obsidian shows them unresolved);
+    the notes are links that work in Kenning and not in Obsidian (by title or alias), links that
+    name a file several folders hold (resolved as Obsidian does), and bare names in frontmatter
+    without a page.
+    """
+    add = health.findings.append
     waiting = db.execute(
         f"""SELECT count(*) FROM links l JOIN pages o ON o.id = l.origin_id
             WHERE l.resolution = 'unresolved' AND {_SOURCE_NAMES}""").fetchone()[0]
     if waiting:
-        health.findings.append(Finding(
+        add(Finding(
             "ok", "source-names", f"{waiting} name(s) in source frontmatter have no page (yet)",
             "kenning build creates pages for the people and organizations its strictness allows"))
-    for state, level in (("unresolved", "warn"), ("ambiguous", "warn")):
-        rows = db.execute(
-            f"""SELECT o.path, l.line, l.field, COALESCE(l.dst_ref, l.src_ref) FROM links l
-                LEFT JOIN pages o ON o.id = l.origin_id
-                WHERE l.resolution = '{state}'
-                  AND NOT ({_SOURCE_NAMES} AND l.resolution = 'unresolved')
-                ORDER BY o.path, l.line""").fetchall()
-        if not rows:
-            continue
-        items = tuple(
-            f"{path or '(manual link)'}" + (f":{line}" if line else "")
-            + (f" [{fld}]" if fld else "") + f" → [[{ref}]]"
-            for path, line, fld, ref in rows[:SHOW_AT_MOST])
-        fix = ("create the missing page or correct the link" if state == "unresolved"
-               else "link by path ([[folder/page]]) or give one page the name alone")
-        word = "dangling" if state == "unresolved" else "ambiguous"
-        health.findings.append(Finding(level, f"{word}-links", f"{len(rows)} {word} link(s)",
-                                       fix, items))
+    rows = db.execute(
+        f"""SELECT o.path, l.line, l.field, COALESCE(l.dst_ref, l.src_ref), l.kind, l.embed,
+                   l.plain, l.resolution, l.via, COALESCE(l.file, d.path, s.path), l.heading,
+                   l.dst_id, l.src_norm IS NULL
+            FROM links l LEFT JOIN pages o ON o.id = l.origin_id
+            LEFT JOIN pages d ON d.id = l.dst_id AND l.dst_norm IS NOT NULL
+            LEFT JOIN pages s ON s.id = l.src_id AND l.src_norm IS NOT NULL
+            WHERE l.resolution IS NOT NULL AND NOT ({_SOURCE_NAMES} AND l.resolution = 'unresolved')
+            ORDER BY o.path, l.line, l.id""").fetchall()
+    groups: dict[str, list[str]] = {}
+    resolved = files = 0
+    headed: list[tuple[str, int, str]] = []  # (item, page id, heading) to look up
+    for (path, line, fld, ref, kind, embed, plain, state, via, reached, heading, dst_id,
+         forward) in rows:
+        item = _link_item(path, line, fld, ref, kind, bool(embed), bool(plain))
+        if state == "resolved":
+            resolved += 1
+        elif state == "file":
+            files += 1
+        if plain and state == "unresolved":
+            groups.setdefault("names", []).append(item)
+        elif state in ("unresolved", "ambiguous"):
+            groups.setdefault(state, []).append(item)
+        elif not plain and via in ("title", "alias"):
+            groups.setdefault("by-name", []).append(f"{item} → {reached} (by {via})")
+        elif not plain and via == "shortest":
+            groups.setdefault("shortest", []).append(f"{item} → {reached}")
+        if heading and state == "resolved" and forward and not plain:
+            headed.append((_link_item(path, line, fld, f"{ref}#{heading}", kind, bool(embed),
+                                      False), dst_id, heading))
+    embeds = sum(1 for i in groups.get("unresolved", ()) if " → ![[" in i)
+    findings = [
+        ("unresolved", "warn", "dangling-links",
+         "{n} link(s) lead nowhere: Obsidian shows them as unresolved"
+         + (f" ({embeds} of them embeds)" if embeds else ""),
+         "create the missing note or file, or correct the link"),
+        ("ambiguous", "warn", "ambiguous-links",
+         "{n} link(s) name no file, and several pages have the name as title or alias",
+         "link the file name ([[File name|Shown text]]) or keep the name on one page"),
+        ("by-name", "note", "links-by-title",
+         "{n} link(s) reach their page by its title or alias only; Obsidian links by file name "
+         "and shows them as unresolved",
+         "link the file name, keeping the text: [[File name|Shown text]]"),
+        ("shortest", "note", "shared-names",
+         "{n} link(s) name a file that several folders hold; each resolves as Obsidian "
+         "resolves it (the shortest path, shown after the arrow)",
+         "link by path ([[folder/name]]) where another file was meant"),
+        ("names", "note", "names-without-page",
+         "{n} name(s) in frontmatter have no page (they are not links in Obsidian)",
+         "create the page, or write the value as the name of an existing one"),
+    ]
+    for key, level, check_name, message, fix in findings:
+        items = groups.get(key)
+        if items:
+            add(Finding(level, check_name, message.format(n=len(items)), fix, tuple(items)))
+    _anchors(db, health, headed)
+    if not groups.get("unresolved") and not groups.get("ambiguous"):
+        add(Finding("ok", "links", f"every link resolves: {resolved} to pages"
+                    + (f", {files} to attachments and other files" if files else "")))
     pending = db.execute("SELECT count(*) FROM links WHERE resolution IS NULL").fetchone()[0]
     if pending:
-        health.findings.append(Finding("error", "links", f"{pending} links never resolved",
-                                       "kenning index"))
+        add(Finding("error", "links", f"{pending} links never resolved", "kenning index"))
+
+
+def _link_item(path: str | None, line: int | None, fld: str | None, ref: str, kind: str,
+               embed: bool, plain: bool) -> str:
+    """``page.md:12 → ![[ref]]`` as a person would find it in the page."""
+    where = (path or "(manual link)") + (f":{line}" if line else "") + (f" [{fld}]" if fld else "")
+    if plain:
+        shown = repr(ref)
+    elif kind == "markdown":
+        shown = f"({ref})"
+    else:
+        shown = f"{'!' if embed else ''}[[{ref}]]"
+    return f"{where} → {shown}"
+
+
+def _anchors(db: Any, health: Health, headed: list[tuple[str, int, str]]) -> None:
+    """Links to a heading or block (``[[Page#Heading]]``, ``[[Page#^id]]``) the page lacks."""
+    from kenning.index.links import subpath_found
+
+    if not headed:
+        return
+    pages = sorted({page_id for _, page_id, _ in headed})
+    anchors: dict[int, set[str]] = {}
+    for start in range(0, len(pages), 900):
+        part = pages[start : start + 900]
+        marks = ",".join("?" * len(part))
+        for page_id, anchor in db.execute(
+                f"SELECT page_id, anchor FROM anchors WHERE page_id IN ({marks})", part):
+            anchors.setdefault(page_id, set()).add(anchor)
+    broken = [item for item, page_id, heading in headed
+              if not subpath_found(heading, anchors.get(page_id, set()))]
+    if broken:
+        health.findings.append(Finding(
+            "warn", "broken-anchors",
+            f"{len(broken)} link(s) point at a heading or block the page does not have "
+            "(Obsidian opens the page at its top)",
+            "correct the #heading or #^block, or add it to the page", tuple(broken)))
 
 
 def _vectors(vault: Vault, health: Health) -> None:
@@ -221,6 +319,7 @@ def _vectors(vault: Vault, health: Health) -> None:
 
 
 def _aliases(db: Any, health: Health) -> None:
+    """Names several pages claim as title or alias: normal in Obsidian, so at most a note."""
     rows = db.execute(
         """SELECT n.name, group_concat(DISTINCT p.path) FROM names n
            JOIN pages p ON p.id = n.page_id
@@ -230,8 +329,9 @@ def _aliases(db: Any, health: Health) -> None:
            ORDER BY n.norm""").fetchall()
     if rows:
         health.findings.append(Finding(
-            "error", "aliases", f"{len(rows)} alias(es) claimed by more than one page",
-            "keep the alias on one page only (or merge the pages)",
-            tuple(f"{name!r}: {paths.replace(',', ', ')}" for name, paths in rows[:SHOW_AT_MOST])))
+            "note", "aliases", f"{len(rows)} alias(es) are shared by several pages; a link by "
+            "such a name alone resolves only where a file has that name",
+            "nothing to do, unless the pages are one (kenning merge)",
+            tuple(f"{name!r}: {paths.replace(',', ', ')}" for name, paths in rows)))
     else:
         health.findings.append(Finding("ok", "aliases", "every alias names one page"))

@@ -229,7 +229,38 @@ def _v3(db: sqlite3.Connection) -> None:
     )
 
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2, _v3]
+def _v4(db: sqlite3.Connection) -> None:
+    _run_script(
+        db,
+        """
+        -- The vault's files that are not pages (images, PDFs, canvases …): links may name them.
+        -- name is the file name as links compare it (case-folded); only paths are kept.
+        CREATE TABLE attachments (path TEXT PRIMARY KEY, name TEXT NOT NULL);
+        CREATE INDEX attachments_name ON attachments(name);
+        -- The headings and block ids (^id) of each page, as [[Page#Heading]] compares them.
+        CREATE TABLE anchors (
+            page_id INTEGER NOT NULL REFERENCES pages(id) ON DELETE CASCADE,
+            anchor TEXT NOT NULL
+        );
+        CREATE INDEX anchors_page ON anchors(page_id);
+        -- How a link end was resolved: the file name it looks up (key), a name Obsidian does not
+        -- read as a link (plain: a frontmatter value, an @mention), the route it took (via:
+        -- path, folder, shortest, title, alias) and the non-page file it reached (file, with
+        -- resolution 'file': an attachment, or a Markdown file that cannot be indexed).
+        ALTER TABLE links ADD COLUMN src_key TEXT;
+        ALTER TABLE links ADD COLUMN dst_key TEXT;
+        ALTER TABLE links ADD COLUMN plain INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE links ADD COLUMN via TEXT;
+        ALTER TABLE links ADD COLUMN file TEXT;
+        CREATE INDEX links_src_key ON links(src_key);
+        CREATE INDEX links_dst_key ON links(dst_key);
+        -- Links indexed before v4 lack all of it: re-parse every file on the next run.
+        UPDATE files SET mtime_ns = -1, hash = '';
+        """,
+    )
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2, _v3, _v4]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -89,6 +89,7 @@ class Edge:
     heading: str | None = None
     alias: str | None = None
     embed: bool = False
+    plain: bool = False  # a bare name (frontmatter value, @mention): no link to Obsidian
     valid_from: str | None = None
     valid_to: str | None = None
     status: str = "active"
@@ -149,7 +150,8 @@ def frontmatter_edges(frontmatter: dict[str, Any], lines: dict[str, int]) -> lis
             rel = fold_relation(norm_key) or "related_to"
             reverse, plain_ok = False, False
         for raw in _field_values(value):
-            if not plain_ok and not _WIKI.fullmatch(raw.strip()):
+            written = bool(_WIKI.fullmatch(raw.strip()))
+            if not plain_ok and not written:
                 continue
             parts = split_ref(raw)
             if parts is None:
@@ -157,7 +159,7 @@ def frontmatter_edges(frontmatter: dict[str, Any], lines: dict[str, int]) -> lis
             target, heading, alias = parts
             edges.append(Edge(rel=rel, ref=target, kind="frontmatter", reverse=reverse,
                               field=str(key), line=lines.get(str(key)), heading=heading,
-                              alias=alias))
+                              alias=alias, plain=not written))
     return edges
 
 

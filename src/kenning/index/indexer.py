@@ -10,11 +10,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import posixpath
 import sqlite3
 import time
-import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -31,12 +29,19 @@ from kenning.index.edges import (
     infer_relation,
     self_names,
 )
+from kenning.index.links import (
+    VaultFile,
+    file_key,
+    norm_name,
+    page_anchors,
+    ref_key,
+    resolve,
+)
 from kenning.index.vectors import EmbedReport, bump_version, embed_text, text_hash
 from kenning.vault import frontmatter
 from kenning.vault.frontmatter import key_line
 from kenning.vault.fsio import UnreadableFile, decode_markdown, too_large
-from kenning.vault.layout import Config, FoundFile, daily_log_date, iter_markdown_files
-from kenning.vault.markdown import resolve_relative
+from kenning.vault.layout import Config, FoundFile, daily_log_date, iter_vault_files
 from kenning.vault.page import Page, parse_page, text_lines
 
 # Bump when chunking or the embedded text of a chunk changes: existing indexes re-derive.
@@ -64,17 +69,6 @@ class IndexReport:
     seconds: float = 0.0
     embedding: EmbedReport | None = None
     embed_error: str | None = None
-
-
-def norm_name(name: str) -> str:
-    """How names compare when resolving links: NFC, case-folded, spaces collapsed, no ``.md``."""
-    text = unicodedata.normalize("NFC", name).strip().replace("\\", "/")
-    lower = text.casefold()
-    for suffix in (".md", ".markdown"):
-        if lower.endswith(suffix):
-            lower = lower[: -len(suffix)]
-            break
-    return " ".join(lower.split())
 
 
 def page_names(page: Page) -> list[tuple[str, str, str, int]]:
@@ -120,18 +114,18 @@ def extract_edges(page: Page, fm_lines: dict[str, int]) -> list[Edge]:
     for item in page.retain:
         # "- W @Peter: …" in a daily log mentions Peter's page.
         for entity in item.entities:
-            edges.append(Edge(rel="mentions", ref=entity, kind="fact", line=item.line))
+            edges.append(Edge(rel="mentions", ref=entity, kind="fact", line=item.line,
+                              plain=True))
     for link in page.links:
-        if link.kind == "wikilink" and not link.target:
-            continue  # [[#Heading]] points into the page itself
+        if not link.target:
+            continue  # [[#Heading]] or [x](#Heading) points into the page itself
         if link.kind == "wikilink" and fact_targets.get(link.line) == link.target:
             continue  # the fact's own target is already a typed edge
-        ref = link.target
-        if link.kind == "markdown":
-            ref = resolve_relative(page.path, link.target)
+        # A Markdown link keeps its target as written: it resolves as Obsidian resolves it
+        # (relative only with ./ or ../, else from the root or by file name), not as a URL.
         rel = infer_relation(link.sentence, link.target, names)
-        edges.append(Edge(rel=rel, ref=ref, kind=link.kind, line=link.line, heading=link.heading,
-                          alias=link.alias, embed=link.embed))
+        edges.append(Edge(rel=rel, ref=link.target, kind=link.kind, line=link.line,
+                          heading=link.heading, alias=link.alias, embed=link.embed))
     return edges
 
 
@@ -183,7 +177,13 @@ class Indexer:
                 # (vectors of texts that stay the same are kept by their hash).
                 db.execute("UPDATE files SET mtime_ns = -1, hash = ''")
                 dbm.set_meta(db, "derivation", DERIVATION)
-        on_disk = {f.path: f for f in iter_markdown_files(self.root, self.config.exclude)}
+        on_disk: dict[str, FoundFile] = {}
+        attachments: set[str] = set()
+        for found in iter_vault_files(self.root, self.config.exclude):
+            if found.attachment:
+                attachments.add(found.path)
+            else:
+                on_disk[found.path] = found
         report.scanned = len(on_disk)
         known = {
             row[1]: row
@@ -202,7 +202,7 @@ class Indexer:
         db.execute("BEGIN IMMEDIATE")
         try:
             for row in gone:
-                self._delete_file(row[0])
+                self._delete_file(row[0], row[1])
                 report.deleted += 1
                 done += 1
                 if progress:
@@ -222,6 +222,7 @@ class Indexer:
             db.execute("ROLLBACK")
             raise
         with dbm.transaction(db):
+            self.sync_attachments(attachments)
             self.sync_manual_links()
             self.resolve_links()
             report.links = dict(db.execute(
@@ -275,6 +276,8 @@ class Indexer:
               reason: str) -> None:
         """Record a file that cannot be indexed, and drop any page it had before."""
         self._drop_page(self._upsert_file(known, found, digest, "skipped", reason))
+        # Links may still name the file: Obsidian opens it, so it is a file they reach.
+        self._dirty_file(found.path)
 
     def _upsert_file(self, known: tuple[Any, ...] | None, found: FoundFile, digest: str,
                      status: str, reason: str | None) -> int:
@@ -289,9 +292,13 @@ class Indexer:
             " WHERE id = ?", (found.size, found.mtime_ns, digest, status, reason, known[0]))
         return int(known[0])
 
-    def _delete_file(self, file_id: int) -> None:
+    def _delete_file(self, file_id: int, path: str) -> None:
         self._drop_page(file_id)
         self.db.execute("DELETE FROM files WHERE id = ?", (file_id,))
+        self._dirty_file(path)
+
+    def _dirty_file(self, path: str) -> None:
+        self.db.execute("INSERT OR IGNORE INTO dirty_names(norm) VALUES (?)", (file_key(path),))
 
     def _drop_page(self, page_id: int | None) -> None:
         if page_id is None:
@@ -328,7 +335,7 @@ class Indexer:
                                             (page_id,))}
             db.execute("DELETE FROM chunks_fts WHERE rowid IN"
                        " (SELECT id FROM chunks WHERE page_id = ?)", (page_id,))
-            for table in ("names", "chunks", "facts", "timeline", "retained"):
+            for table in ("names", "chunks", "facts", "timeline", "retained", "anchors"):
                 db.execute(f"DELETE FROM {table} WHERE page_id = ?", (page_id,))
             db.execute("DELETE FROM links WHERE origin_id = ? AND kind != 'manual'", (page_id,))
             db.execute("DELETE FROM problems WHERE file_id = ?", (page_id,))
@@ -382,12 +389,15 @@ class Indexer:
         db.executemany(
             "INSERT INTO problems(file_id, line, code, field, message) VALUES (?,?,?,?,?)",
             [(page_id, p.line, p.code, p.field, p.message) for p in page.problems])
+        db.executemany("INSERT INTO anchors(page_id, anchor) VALUES (?, ?)",
+                       [(page_id, a) for a in sorted(page_anchors(page))])
 
         edges = extract_edges(page, frontmatter_key_lines(page))
         db.executemany(
-            "INSERT INTO links(origin_id, kind, field, line, rel, src_ref, src_norm, src_id,"
-            " dst_ref, dst_norm, dst_id, heading, alias, embed, valid_from, valid_to, status,"
-            " recorded, expired) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            "INSERT INTO links(origin_id, kind, field, line, rel, src_ref, src_norm, src_key,"
+            " src_id, dst_ref, dst_norm, dst_key, dst_id, heading, alias, embed, plain,"
+            " valid_from, valid_to, status, recorded, expired)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             [_edge_row(page_id, e) for e in edges])
 
     # -- links -----------------------------------------------------------------------------
@@ -401,88 +411,110 @@ class Indexer:
             db.execute("DELETE FROM links WHERE manual_key = ?", (key,))
         for key in current.keys() - have:
             entry = current[key]
+            src, dst = norm_name(entry["src"]), norm_name(entry["dst"])
             db.execute(
-                "INSERT INTO links(kind, rel, src_ref, src_norm, dst_ref, dst_norm, valid_from,"
-                " valid_to, manual_key) VALUES ('manual', ?, ?, ?, ?, ?, ?, ?, ?)",
-                (entry["rel"], entry["src"], norm_name(entry["src"]), entry["dst"],
-                 norm_name(entry["dst"]), entry.get("valid_from"), entry.get("valid_to"), key))
+                "INSERT INTO links(kind, rel, src_ref, src_norm, src_key, dst_ref, dst_norm,"
+                " dst_key, plain, valid_from, valid_to, manual_key)"
+                " VALUES ('manual', ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)",
+                (entry["rel"], entry["src"], src, ref_key(src), entry["dst"], dst, ref_key(dst),
+                 entry.get("valid_from"), entry.get("valid_to"), key))
+
+    def sync_attachments(self, on_disk: set[str]) -> None:
+        """Make the ``attachments`` table hold the vault's other files; names that appear or
+        go away are re-resolved."""
+        db = self.db
+        known = {r[0] for r in db.execute("SELECT path FROM attachments")}
+        gone, added = known - on_disk, on_disk - known
+        db.executemany("DELETE FROM attachments WHERE path = ?", [(p,) for p in gone])
+        db.executemany("INSERT INTO attachments(path, name) VALUES (?, ?)",
+                       [(p, file_key(p)) for p in sorted(added)])
+        db.executemany("INSERT OR IGNORE INTO dirty_names(norm) VALUES (?)",
+                       [(file_key(p),) for p in gone | added])
 
     def resolve_links(self) -> None:
         """Resolve pending link ends and every end whose name changed owner."""
         db = self.db
         dirty = [r[0] for r in db.execute("SELECT norm FROM dirty_names")]
-        norms: set[str] = set()
-        rows: dict[int, tuple[Any, ...]] = {}
-        for row in db.execute(
-                "SELECT id, origin_id, src_norm, dst_norm, kind FROM links"
-                " WHERE resolution IS NULL"):
-            rows[row[0]] = row
-        for start in range(0, len(dirty), 500):
-            part = dirty[start : start + 500]
+        select = ("SELECT l.id, o.path, l.origin_id, l.src_norm, l.dst_norm, l.plain FROM links l"
+                  " LEFT JOIN pages o ON o.id = l.origin_id")
+        rows: dict[int, tuple[Any, ...]] = {
+            row[0]: row for row in db.execute(f"{select} WHERE l.resolution IS NULL")}
+        for start in range(0, len(dirty), 200):
+            part = dirty[start : start + 200]
             marks = ",".join("?" * len(part))
             for row in db.execute(
-                    "SELECT id, origin_id, src_norm, dst_norm, kind FROM links"
-                    f" WHERE src_norm IN ({marks}) OR dst_norm IN ({marks})", part + part):
+                    f"{select} WHERE l.src_norm IN ({marks}) OR l.dst_norm IN ({marks})"
+                    f" OR l.src_key IN ({marks}) OR l.dst_key IN ({marks})", part * 4):
                 rows[row[0]] = row
-        for row in rows.values():
-            norms.update(n for n in row[2:4] if n)
-        table = self._lookup(norms)
+        if not rows:
+            db.execute("DELETE FROM dirty_names")
+            return
+        norms = {n for row in rows.values() for n in row[3:5] if n is not None}
+        files = self._files({ref_key(n) for n in norms})
+        names = self._titles(norms)
         updates = []
-        for link_id, origin_id, src_norm, dst_norm, kind in rows.values():
-            src_id, src_state = (origin_id, "resolved") if src_norm is None else table.get(
-                src_norm, (None, "unresolved"))
-            dst_id, dst_state = (origin_id, "resolved") if dst_norm is None else table.get(
-                dst_norm, (None, "unresolved"))
-            states = {src_state, dst_state}
-            state = ("ambiguous" if "ambiguous" in states else
-                     "unresolved" if "unresolved" in states else "resolved")
-            # A Markdown link to an attachment (image, PDF) that exists is not dangling.
-            if (state == "unresolved" and kind == "markdown" and dst_norm is not None
-                    and self._attachment_exists(dst_norm)):
-                state = "file"
-            updates.append((src_id, dst_id, state, link_id))
-        db.executemany("UPDATE links SET src_id = ?, dst_id = ?, resolution = ? WHERE id = ?",
-                       updates)
+        for link_id, origin, origin_id, src_norm, dst_norm, plain in rows.values():
+            ends = []
+            for norm in (src_norm, dst_norm):
+                if norm is None:
+                    ends.append(None)  # the origin page itself
+                else:
+                    ends.append(resolve(norm, origin, files.get(ref_key(norm), ()),
+                                        names.get(norm, ()), plain=bool(plain)))
+            by_ref = [e for e in ends if e is not None]
+            states = {e.state for e in by_ref}
+            state = next(s for s in ("ambiguous", "unresolved", "file", "resolved")
+                         if s in states)
+            src, dst = (origin_id if e is None else e.page_id for e in ends)
+            updates.append((src, dst, state, by_ref[0].via if len(by_ref) == 1 else None,
+                            next((e.file for e in by_ref if e.file), None), link_id))
+        db.executemany("UPDATE links SET src_id = ?, dst_id = ?, resolution = ?, via = ?,"
+                       " file = ? WHERE id = ?", updates)
         db.execute("DELETE FROM dirty_names")
 
-    def _lookup(self, norms: Iterable[str]) -> dict[str, tuple[int | None, str]]:
+    def _files(self, keys: Iterable[str]) -> dict[str, list[VaultFile]]:
+        """The vault's files by lookup key: pages, attachments, Markdown that is not a page."""
+        found: dict[str, list[VaultFile]] = {}
+        items = sorted(keys)
+        for start in range(0, len(items), 900):
+            part = items[start : start + 900]
+            marks = ",".join("?" * len(part))
+            for key, page_id, path in self.db.execute(
+                    "SELECT n.norm, p.id, p.path FROM names n JOIN pages p ON p.id = n.page_id"
+                    f" WHERE n.kind = 'stem' AND n.norm IN ({marks})", part):
+                found.setdefault(key, []).append(VaultFile(path, norm_name(path), page_id, True))
+            for path, key in self.db.execute(
+                    f"SELECT path, name FROM attachments WHERE name IN ({marks})", part):
+                found.setdefault(key, []).append(VaultFile(path, norm_name(path), None, False))
+        wanted = set(items)
+        for (path,) in self.db.execute("SELECT path FROM files WHERE status = 'skipped'"):
+            key = file_key(path)
+            if key in wanted:
+                found.setdefault(key, []).append(VaultFile(path, norm_name(path), None, True))
+        return found
+
+    def _titles(self, norms: Iterable[str]) -> dict[str, list[tuple[int, int]]]:
+        """(priority, page id) of the pages whose title or alias is each name."""
         found: dict[str, list[tuple[int, int]]] = {}
-        items = list(norms)
+        items = sorted(norms)
         for start in range(0, len(items), 900):
             part = items[start : start + 900]
             marks = ",".join("?" * len(part))
             for norm, page_id, priority in self.db.execute(
-                    f"SELECT norm, page_id, priority FROM names WHERE norm IN ({marks})", part):
+                    "SELECT norm, page_id, priority FROM names WHERE kind IN ('title', 'alias')"
+                    f" AND norm IN ({marks})", part):
                 found.setdefault(norm, []).append((priority, page_id))
-        table: dict[str, tuple[int | None, str]] = {}
-        for norm, candidates in found.items():
-            best = min(p for p, _ in candidates)
-            pages = {pid for p, pid in candidates if p == best}
-            table[norm] = (pages.pop(), "resolved") if len(pages) == 1 else (None, "ambiguous")
-        return table
-
-    def _attachment_exists(self, norm: str) -> bool:
-        if "." not in posixpath.basename(norm):
-            return False
-        # norm is case-folded; look for the real file case-insensitively in its folder.
-        folder, name = posixpath.split(norm)
-        base = self.root / folder
-        try:
-            return any(entry.casefold() == name for entry in os.listdir(base))
-        except OSError:
-            return False
+        return found
 
 
 def _edge_row(page_id: int, e: Edge) -> tuple[Any, ...]:
     ref_norm = norm_name(e.ref)
-    if e.reverse:
-        src = (e.ref, ref_norm, None)
-        dst = (None, None, page_id)
-    else:
-        src = (None, None, page_id)
-        dst = (e.ref, ref_norm, None)
+    by_ref = (e.ref, ref_norm, ref_key(ref_norm), None)
+    origin = (None, None, None, page_id)
+    src, dst = (by_ref, origin) if e.reverse else (origin, by_ref)
     return (page_id, e.kind, e.field, e.line, e.rel, *src, *dst, e.heading, e.alias,
-            int(e.embed), e.valid_from, e.valid_to, e.status, e.recorded, e.expired)
+            int(e.embed), int(e.plain), e.valid_from, e.valid_to, e.status, e.recorded,
+            e.expired)
 
 
 def read_manual_links(root: Path) -> dict[str, dict[str, Any]]:

@@ -131,12 +131,14 @@ def load_config(root: Path) -> Config:
 
 @dataclass(frozen=True)
 class FoundFile:
-    """A Markdown file on disk (``skip`` says why it cannot be indexed, if so)."""
+    """A Markdown file on disk (``skip`` says why it cannot be indexed, if so), or with
+    ``attachment`` any other file of the vault, of which only the path is read."""
 
     path: str
     size: int
     mtime_ns: int
     skip: str | None = None
+    attachment: bool = False
 
 
 def iter_markdown_files(root: Path, exclude: tuple[str, ...] = (),
@@ -148,6 +150,18 @@ def iter_markdown_files(root: Path, exclude: tuple[str, ...] = (),
     followed only when it leads somewhere inside the vault the walk did not reach. A symlinked
     file that points at another note of the vault is that note, found at its real path.
     """
+    return _walk(root, exclude, limit, attachments=False)
+
+
+def iter_vault_files(root: Path, exclude: tuple[str, ...] = ()) -> Iterator[FoundFile]:
+    """Every Markdown file as :func:`iter_markdown_files` finds it, and every other file (images,
+    PDFs, canvases …) as an ``attachment``: links may name any of them. Attachments cost no
+    ``stat``; the same folders are left out."""
+    return _walk(root, exclude, None, attachments=True)
+
+
+def _walk(root: Path, exclude: tuple[str, ...], limit: int | None,
+          attachments: bool) -> Iterator[FoundFile]:
     root_real = os.path.realpath(root)
     seen_dirs = {root_real}
     stack = [("", str(root))]
@@ -189,6 +203,9 @@ def iter_markdown_files(root: Path, exclude: tuple[str, ...] = (),
                 stack.append((rel, entry.path))
                 continue
             if not name.lower().endswith(MARKDOWN_SUFFIXES):
+                if attachments and (not is_link or _inside(os.path.realpath(entry.path),
+                                                           root_real)):
+                    yield FoundFile(rel, 0, 0, attachment=True)
                 continue
             if is_link:
                 real = os.path.realpath(entry.path)

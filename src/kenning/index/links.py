@@ -1,0 +1,173 @@
+"""How a link finds what it names: Obsidian's rules over the vault's files, then titles and aliases.
+
+Obsidian resolves a link by file name, case-insensitively: ``[[name]]`` means ``name.md`` unless
+the name has an extension of its own (``![[diagram.svg]]``), and any file of the vault counts, not
+only notes. A path in the link (``[[folder/name]]``) must end the file's path; ``./`` and ``../``
+are relative to the linking note, a leading ``/`` is the vault root, and a full path always wins.
+When several files fit, the one under the linking note's folder wins, then the shortest path
+(then the path's alphabetical order, so the pick never depends on the order rows come back in).
+Obsidian never calls a link ambiguous, and neither does this step.
+
+Only when no file fits does Kenning try what Obsidian does not: a page's ``title:`` and then its
+aliases. Several pages claiming that name leave the link *ambiguous*; ``kenning doctor`` reports
+both, since Obsidian shows such links as unresolved.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from kenning.vault.page import Page
+
+
+@dataclass(frozen=True)
+class VaultFile:
+    """A file a link may name: a page, an attachment, or a Markdown file that is not a page."""
+
+    path: str              # vault path as on disk
+    norm: str              # the path as links compare it (norm_name)
+    page_id: int | None    # None: not a page
+    markdown: bool
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """Where one link end leads."""
+
+    state: str                 # resolved | file | unresolved | ambiguous
+    page_id: int | None = None
+    file: str | None = None    # the vault path of a file that is not a page (state "file")
+    via: str | None = None     # path | folder | shortest | title | alias
+
+
+UNRESOLVED = Resolved("unresolved")
+
+
+def norm_name(name: str) -> str:
+    """How names compare when resolving links: NFC, case-folded, spaces collapsed, no ``.md``."""
+    text = unicodedata.normalize("NFC", name).strip().replace("\\", "/")
+    lower = text.casefold()
+    for suffix in (".md", ".markdown"):
+        if lower.endswith(suffix):
+            lower = lower[: -len(suffix)]
+            break
+    return " ".join(lower.split())
+
+
+def ref_key(norm: str) -> str:
+    """The file name a normalised reference looks up: its last path segment."""
+    return norm.rsplit("/", 1)[-1]
+
+
+def file_key(path: str) -> str:
+    """The lookup key of a vault file: its file name as links compare it (``.md`` off)."""
+    return norm_name(posixpath.basename(path))
+
+
+def find_file(norm: str, origin: str | None,
+              candidates: Sequence[VaultFile]) -> tuple[VaultFile, str] | None:
+    """The file Obsidian opens for the link ``norm`` written in page ``origin``, and how it was
+    chosen (``path``: only one fits, ``folder``: the one in the linking page's folder,
+    ``shortest``: the shortest of several paths). ``candidates`` share the link's file name."""
+    name = ref_key(norm)
+    pool: list[VaultFile] = []
+    if "." in name:  # an extension of its own: that file first, else name.md
+        pool = [c for c in candidates if not c.markdown]
+    if not pool:
+        pool = [c for c in candidates if c.markdown]
+    if not pool:
+        return None
+    if "/" not in norm and len(pool) == 1:
+        return pool[0], "path"
+    folder = posixpath.dirname(norm_name(origin)) if origin else ""
+    want = norm
+    if want.startswith(("./", "../")):
+        want = want.removeprefix("./")
+        base = folder
+        while want.startswith("../"):
+            want, base = want[3:], posixpath.dirname(base)
+        want = f"{base}/{want}" if base else want
+        exact = next((c for c in pool if c.norm == want), None)
+        if exact is not None:
+            return exact, "path"
+    rooted = want.startswith("/")
+    want = want.removeprefix("/")
+    exact = next((c for c in pool if c.norm == want), None)
+    if exact is not None:
+        return exact, "path"
+    if rooted:
+        return None
+    # As in Obsidian, a plain suffix of the path ("b/page" fits "xb/page"): same pick as it makes.
+    fits = [c for c in pool if c.norm.endswith(want)]
+    if not fits:
+        return None
+    if len(fits) == 1:
+        return fits[0], "path"
+    near = [c for c in fits if folder and c.norm.startswith(folder + "/")]
+    ranked = sorted(near or fits, key=lambda c: (len(c.path), c.path.casefold(), c.path))
+    return ranked[0], ("folder" if near else "shortest")
+
+
+def resolve(norm: str, origin: str | None, files: Sequence[VaultFile],
+            names: Sequence[tuple[int, int]], *, plain: bool = False) -> Resolved:
+    """Where a reference leads from page ``origin``: a file by Obsidian's rules, else a page by
+    title (priority 3) or alias (priority 4) from ``names`` (priority, page id). A ``plain`` name
+    (a frontmatter value, an @mention) only ever means a page."""
+    pool = [f for f in files if f.page_id is not None] if plain else files
+    hit = find_file(norm, origin, pool)
+    if hit is not None:
+        found, via = hit
+        if found.page_id is not None:
+            return Resolved("resolved", found.page_id, None, via)
+        return Resolved("file", None, found.path, via)
+    for priority, via in ((3, "title"), (4, "alias")):
+        pages = {page_id for p, page_id in names if p == priority}
+        if len(pages) == 1:
+            return Resolved("resolved", pages.pop(), None, via)
+        if pages:
+            return Resolved("ambiguous", via=via)
+    return UNRESOLVED
+
+
+# ---------------------------------------------------------------------------------------------
+# Anchors: the headings and block ids a [[Page#Heading]] or [[Page#^id]] may point at
+
+_BLOCK_ID = re.compile(r"(?:^|\s)\^([A-Za-z0-9-]+)\s*$")
+_NOT_WORD = re.compile(r"[\W_]+")
+
+
+def anchor_norm(text: str) -> str:
+    """How a heading compares with a link's ``#Heading``: case-folded, punctuation as spaces.
+
+    Obsidian drops characters a link cannot hold (``# | ^ : [ ]``) from the heading it links,
+    so ``[[Page#Step 1 do X]]`` means the heading "Step 1: do X"; "^id" is kept for blocks."""
+    text = unicodedata.normalize("NFC", text).strip()
+    if text.startswith("^"):
+        return "^" + text[1:].strip().casefold()
+    return " ".join(_NOT_WORD.sub(" ", text.casefold()).split())
+
+
+def page_anchors(page: Page) -> set[str]:
+    """Every heading and block id of ``page``, normalised by :func:`anchor_norm`."""
+    anchors = {anchor_norm(h.text) for h in page.headings}
+    if "^" in page.text:
+        code = page.code_ranges
+        for number, line in enumerate(page.text.split("\n"), 1):
+            if "^" not in line or number < page.body_start:
+                continue
+            match = _BLOCK_ID.search(line)
+            if match and not any(start <= number <= end for start, end in code):
+                anchors.add("^" + match.group(1).casefold())
+    anchors.discard("")
+    return anchors
+
+
+def subpath_found(heading: str, anchors: set[str]) -> bool:
+    """True when a link's ``#…`` part names an anchor in ``anchors`` (``A#B``: the heading B)."""
+    last = heading.rsplit("#", 1)[-1] if not heading.startswith("^") else heading
+    wanted = anchor_norm(last)
+    return not wanted or wanted == "^" or wanted in anchors
