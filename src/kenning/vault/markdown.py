@@ -100,6 +100,10 @@ _MDLINK = re.compile(
     r"(?:\s+(?:\"[^\"\n]*\"|'[^'\n]*'|\([^()\n]*\)))?\s*\)")
 _CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`).+?(?<!`)\1(?!`)", re.DOTALL)
 _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+# Math, as Obsidian reads it: $$…$$, or $…$ opened before and closed after a non-space, the closing
+# $ not followed by a digit ("$5 and $10" is not math). Brackets inside are not links.
+_MATH = re.compile(r"\$\$.+?\$\$|(?<![\\$\w])\$(?=[^\s$])(?:[^$\n\\]|\\.)*?[^\s\\]\$(?![\d$])",
+                   re.DOTALL)
 _NOT_NL = re.compile(r"[^\n]")
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:|//")
 _BOUNDARY = re.compile(r"[.!?](?=\s|$)|[。！？]")
@@ -132,6 +136,8 @@ def extract_links(lines: list[str], text_ranges: tuple[tuple[int, int], ...],
             chunk = _CODE_SPAN.sub(_blank, chunk)
         if "<!--" in chunk:
             chunk = _COMMENT.sub(_blank, chunk)
+        if "$" in chunk:
+            chunk = _MATH.sub(_blank, chunk)
         starts = [0]
         for piece in chunk_lines[:-1]:
             starts.append(starts[-1] + len(piece) + 1)
