@@ -120,6 +120,44 @@ def test_infer_relation(sentence: str, target: str, names: set[str], rel: str) -
     assert infer_relation(sentence, target, frozenset(names)) == rel
 
 
+@pytest.mark.parametrize("sentence", [
+    # How-to prose: a condition, the reader addressed, an instrument, not a fact about the page.
+    "If you're using [[Canvas]], you can embed a web page in a card.",
+    "It gets slow when using [[Canvas]] on a phone.",
+    "You can also tweak themes using [[Canvas]].",
+    "Changes can be viewed and restored using [[Canvas]].",
+    "Using [[Canvas]], you can customize how your notes appear.",
+    "Are you using a [[Canvas]] that edits the file?",
+    "The storage limit depends on your [[Canvas]].",
+    "It can run on [[Canvas]] too.",
+    "To find notes using the [[Canvas]] plugin, use the search.",
+    "Rely on [[Canvas]] for backups.",
+    # Negations, generic claims, passives (the relation points the other way).
+    "It is not a part of [[Canvas]].",
+    "Does not work for [[Canvas]] locations.",
+    "It works for any kind of [[Canvas]].",
+    "Replaced by [[Canvas]].",
+    "Founded by [[Canvas]] in 2019.",
+    "We no longer depend on [[Canvas]].",
+])
+def test_instructions_conditions_negations_and_passives_give_a_mention(sentence: str) -> None:
+    assert infer_relation(sentence, "Canvas", frozenset({"guide"})) == "mentions"
+
+
+@pytest.mark.parametrize(("sentence", "rel"), [
+    ("Kestrel is using [[Canvas]] for its boards.", "uses"),
+    ("She is working at [[Canvas]] now.", "works_at"),
+    ("Uses [[Canvas]] as the query language.", "uses"),
+    ("Using [[Canvas]] for wide area networks.", "uses"),
+    ("Caused by [[Canvas]].", "caused_by"),
+    ("Blocked by [[Canvas]].", "depends_on"),
+    ("He was promoted to CTO at [[Canvas]].", "works_at"),
+    ("Relies on [[Canvas]] and IP for transfers.", "depends_on"),
+])
+def test_facts_about_the_page_keep_their_type(sentence: str, rel: str) -> None:
+    assert infer_relation(sentence, "Canvas", frozenset({"kestrel"})) == rel
+
+
 def test_self_names_are_lowercase_words_of_title_and_aliases() -> None:
     assert self_names("Maya Okafor", ("M.O.",)) >= {"maya", "okafor"}
 

@@ -187,10 +187,64 @@ def infer_relation(sentence: str, target: str, self_names: frozenset[str] = froz
         if match:
             subject = before[: len(before) - len(before[-120:]) + match.start()]
             role_cue = match.group(0).split()[0].casefold() in ROLE_WORDS
-            if _page_is_subject(subject, previous >= 0, self_names, role_cue):
+            if _asserted(sentence[position:], before, subject, match.group(0), role_cue) \
+                    and _page_is_subject(subject, previous >= 0, self_names, role_cue):
                 return rel
             return "mentions"
     return "mentions"
+
+
+# Words that make a sentence something other than a fact about the page (see _asserted).
+_CONDITIONAL = frozenset("if when whenever unless once while until whether".split())
+_SECOND_PERSON = frozenset("you you're you've you'll you'd your yours yourself yourselves"
+                           .split())
+_NEGATION = frozenset("not never no cannot neither nor without".split())
+_GENERIC = frozenset("any every whichever whatever".split())
+_MODAL = frozenset("can could should would may might must shall will to".split())
+_BE = frozenset("is are was were am been".split())
+_ADVERBS = frozenset("also now still currently already then often usually typically always"
+                     " only just even easily mainly mostly primarily actively".split())
+# Cues in their base form: with nothing before them, an instruction ("Rely on [[X]] for …").
+_BASE_CUES = frozenset("invest work depend rely report belong run".split())
+# Cues that read "… by [[X]]" themselves; any other cue followed by "by" is passive.
+_BY_CUES = re.compile(r"\b(?:caused|blocked|employed)\s+by\b", re.IGNORECASE)
+
+
+def _asserted(rest: str, before: str, subject: str, cue: str, role_cue: bool) -> bool:
+    """False when the words around a cue say something other than a fact: a question, a
+    condition ("If you're using [[X]]", "when using [[X]]"), the reader addressed ("you can run on
+    [[X]]", "depends on your [[plan]]"), a negation ("is not part of [[X]]"), a generic claim
+    ("works for any [[X]]"), a modal or an infinitive ("can run on [[X]]"), an instruction ("Rely
+    on [[X]]"), a passive ("Founded by [[X]]": the other way round), or a gerund that is not a
+    progressive verb ("built using [[X]]", "Using [[X]], you can …"; "she is using [[X]]" and a
+    note that is one phrase, "Using [[Ethernet]] for WANs.", stay). ``rest`` is the sentence from
+    the link on, ``before`` the words before it, ``subject`` those before the cue."""
+    if rest.rstrip().endswith(("?", "？")):
+        return False
+    words = [w.casefold().replace("’", "'") for w in _WORD.findall(before)]
+    for word in words:
+        if word in _CONDITIONAL or word in _SECOND_PERSON or word in _NEGATION \
+                or word in _GENERIC or word.endswith("n't"):
+            return False
+    if re.search(r"\bby\b", cue, re.IGNORECASE) and not _BY_CUES.search(cue):
+        return False
+    if role_cue:
+        return True  # "promoted to CTO at [[X]]": a title, not a verb that "to" or "can" bends
+    lead = [w.casefold().replace("’", "'") for w in _WORD.findall(subject)]
+    while lead and lead[-1] in _ADVERBS:
+        lead.pop()
+    previous = lead[-1] if lead else None
+    if previous in _MODAL:
+        return False
+    verb = cue.split()[0].casefold()
+    if verb.endswith("ing"):
+        if previous is None:
+            # A gerund opening the sentence: a note's own phrase unless a clause follows it.
+            after = rest.split("]]", 1)[-1] if rest.startswith("[[") else rest
+            return "," not in after and not any(
+                w.casefold().replace("’", "'") in _SECOND_PERSON for w in _WORD.findall(after))
+        return previous in _BE or previous.endswith(("'s", "'re"))
+    return not (previous is None and verb in _BASE_CUES)
 
 
 _WORD = re.compile(r"[\w'’-]+")
