@@ -148,7 +148,13 @@ def test_a_link_by_alias_only_works_in_kenning_and_doctor_says_obsidian_differs(
     assert checks["ambiguous-links"].items == ("memory/2026-01-02.md:3 → [[Sam]]",)
 
 
-def test_a_file_that_appears_disappears_or_moves_re_resolves_its_links(v: Vault) -> None:
+@pytest.mark.parametrize("scan", [False, True], ids=["lookup", "scan"])
+def test_a_file_that_appears_disappears_or_moves_re_resolves_its_links(
+        v: Vault, scan: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    from kenning.index import indexer
+
+    if scan:  # the pass over every link that many changed names take
+        monkeypatch.setattr(indexer, "DIRTY_SCAN", 0)
     (v.root / "Attachments/icons/diagram.svg").unlink()
     v.index()
     gone = {r[1] for r in links_of(v, "docs/Guide.md") if r[0].endswith("diagram.svg")}

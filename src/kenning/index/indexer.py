@@ -49,6 +49,7 @@ DERIVATION = f"chunks:{TARGET_WORDS}/{MIN_WORDS}/{OVERLAP_WORDS};embed-text:4"
 BATCH_FILES = 400
 BATCH_SECONDS = 2.0
 MANUAL_LINKS = "manual-links.jsonl"
+DIRTY_SCAN = 2000  # changed names above which resolving scans the links instead of looking up
 
 Progress = Callable[[int, int, str], None]
 
@@ -439,6 +440,15 @@ class Indexer:
                   " LEFT JOIN pages o ON o.id = l.origin_id")
         rows: dict[int, tuple[Any, ...]] = {
             row[0]: row for row in db.execute(f"{select} WHERE l.resolution IS NULL")}
+        if len(dirty) > DIRTY_SCAN:
+            # Many names changed (a first run, a big move): one pass over the links is cheaper
+            # than looking each name up.
+            wanted = set(dirty)
+            for row in db.execute(f"{select} WHERE l.resolution IS NOT NULL"):
+                if any(n is not None and (n in wanted or ref_key(n) in wanted)
+                       for n in row[3:5]):
+                    rows[row[0]] = row
+            dirty = []
         for start in range(0, len(dirty), 200):
             part = dirty[start : start + 200]
             marks = ",".join("?" * len(part))
