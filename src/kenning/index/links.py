@@ -166,8 +166,15 @@ def page_anchors(page: Page) -> set[str]:
     return anchors
 
 
+# A citation's line range, `[[sources/email/abc#L4-L9]]`, as Kenning writes them (vault format).
+_LINE_RANGE = re.compile(r"L\d+(?:-L?\d+)?")
+
+
 def subpath_found(heading: str, anchors: set[str]) -> bool:
-    """True when a link's ``#…`` part names an anchor in ``anchors`` (``A#B``: the heading B)."""
+    """True when a link's ``#…`` part names an anchor in ``anchors`` (``A#B``: the heading B), or
+    is a citation's line range (``#L4-L9``), which names lines, not a heading."""
+    if _LINE_RANGE.fullmatch(heading.strip()):
+        return True
     last = heading.rsplit("#", 1)[-1] if not heading.startswith("^") else heading
     wanted = anchor_norm(last)
     return not wanted or wanted == "^" or wanted in anchors
