@@ -243,3 +243,16 @@ def test_kenning_and_the_checker_resolve_as_obsidian_does(link: str, source: str
                        p.endswith(".md")) for i, p in enumerate(FILES)]
     hit = find_file(norm, source, [f for f in files if file_key(f.path) == ref_key(norm)])
     assert (hit[0].path if hit else None) == expected
+
+
+def test_bare_names_kenning_reads_are_a_note_not_a_broken_link(v: Vault) -> None:
+    put(v, "people/Tom.md", "---\ntype: person\norganization: Nowhere Inc\n---\n# Tom\n\nTom.\n")
+    put(v, "people/Ana.md", "---\ntype: person\norganization: Sam\n---\n# Ana\n\nAna.\n")
+    v.index()
+    checks = {f.check: f for f in v.doctor().findings}
+    assert checks["names-without-page"].level == "note"
+    assert checks["names-without-page"].items == (
+        "people/Ana.md:3 [organization] → 'Sam' (several pages have the name)",
+        "people/Tom.md:3 [organization] → 'Nowhere Inc'")
+    assert "ambiguous-links" not in checks and "dangling-links" in checks
+    assert not any("Nowhere" in i for i in checks["dangling-links"].items)

@@ -167,8 +167,8 @@ def _links(db: Any, health: Health) -> None:
 
     ``dangling`` and ``ambiguous`` are links no file answers to (Obsidian shows them unresolved);
     the notes are links that work in Kenning and not in Obsidian (by title or alias), links that
-    name a file several folders hold (resolved as Obsidian does), and bare names in frontmatter
-    without a page.
+    name a file several folders hold (resolved as Obsidian does), and bare names (frontmatter
+    values, @mentions) that name no page or several.
     """
     add = health.findings.append
     waiting = db.execute(
@@ -197,8 +197,9 @@ def _links(db: Any, health: Health) -> None:
             resolved += 1
         elif state == "file":
             files += 1
-        if plain and state == "unresolved":
-            groups.setdefault("names", []).append(item)
+        if plain and state in ("unresolved", "ambiguous"):
+            groups.setdefault("names", []).append(
+                item + (" (several pages have the name)" if state == "ambiguous" else ""))
         elif state in ("unresolved", "ambiguous"):
             groups.setdefault(state, []).append(item)
         elif not plain and via in ("title", "alias"):
@@ -226,8 +227,9 @@ def _links(db: Any, health: Health) -> None:
          "resolves it (the shortest path, shown after the arrow)",
          "link by path ([[folder/name]]) where another file was meant"),
         ("names", "note", "names-without-page",
-         "{n} name(s) in frontmatter have no page (they are not links in Obsidian)",
-         "create the page, or write the value as the name of an existing one"),
+         "{n} name(s) in frontmatter or @mentions name no page, or several (they are not links "
+         "in Obsidian)",
+         "create the page, or write the name of an existing one"),
     ]
     for key, level, check_name, message, fix in findings:
         items = groups.get(key)
