@@ -29,7 +29,7 @@ A photo: ![[photo.png]]. A plan: [[Plan.pdf]]. A board: [[Board.canvas]].
 Gone: ![[missing.png]] and [[Old Plan.pdf]].
 See [[Setup]], [[Setup.md]], [[notes/Setup]] and [[setup|the setup]].
 Also [the setup](Setup.md), [the other](../notes/Setup.md), [spaced](Some%20Note.md).
-Sections: [[Setup#Install]], [[Setup#Install: step one]], [[Setup#^step1]].
+Sections: [[Setup#Install]], [[Setup#Install: step one]], [[Setup#^step1]], [[Setup#^shot]].
 Broken sections: [[Setup#Uninstall]], [[Setup#^nope]]; a citation: [[Setup#L3-L5]].
 Math is not a link: $[a](b)$ but after it [[Setup]] is.
 """
@@ -42,6 +42,8 @@ SETUP = """\
 ### Install: step one
 
 Run the installer. ^step1
+
+![[photo.png]]^shot
 """
 
 
@@ -114,7 +116,7 @@ def test_an_ambiguous_name_resolves_by_the_shortest_path_and_keeps_its_backlink(
 def test_headings_and_blocks_resolve_to_the_page_and_missing_ones_are_reported(v: Vault
                                                                               ) -> None:
     rows = [(ref, state, page) for ref, state, page, _ in links_of(v, "docs/Guide.md")]
-    assert rows.count(("Setup", "resolved", "docs/Setup.md")) == 8  # 2 plain, 3 + 3 sections
+    assert rows.count(("Setup", "resolved", "docs/Setup.md")) == 9  # 2 plain, 4 + 3 sections
     anchors = {f.check: f for f in v.doctor().findings}["broken-anchors"]
     assert anchors.level == "warn"
     assert anchors.items == ("docs/Guide.md:9 → [[Setup#Uninstall]]",

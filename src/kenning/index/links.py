@@ -136,7 +136,9 @@ def resolve(norm: str, origin: str | None, files: Sequence[VaultFile],
 # ---------------------------------------------------------------------------------------------
 # Anchors: the headings and block ids a [[Page#Heading]] or [[Page#^id]] may point at
 
-_BLOCK_ID = re.compile(r"(?:^|\s)\^([A-Za-z0-9-]+)\s*$")
+# "text ^id" ends a block with an id; Obsidian's own help also writes one right after an embed
+# ("![[image.png]]^id") and links to it, so a closing bracket may stand before the caret too.
+_BLOCK_ID = re.compile(r"(?:^|[\s\])])\^([A-Za-z0-9-]+)\s*$")
 _NOT_WORD = re.compile(r"[\W_]+")
 
 
