@@ -286,9 +286,10 @@ class SourceStore:
             self.state["sources"][doc.source_id]["kept"] = self.renderer
             self._dirty = True
             return rel
-        if old_body == body:
-            # The newer renderer gives the same text: no byte moves unless its frontmatter
-            # fields differ (a title the older one did not write), which is then the repair.
+        if sorted(old_body.splitlines()) == sorted(body.splitlines()):
+            # The newer renderer gives the same lines (perhaps in another order, as when an
+            # entry arrived in a later sync): no byte moves, so no citation of the file moves,
+            # unless its frontmatter fields differ (a title the older one did not write).
             appended = report.appended
             self._append(doc, rel, report, recovered=True)
             if report.appended > appended:

@@ -206,7 +206,8 @@ class _Ingest:
             first = fields.get("first_date")
             title = str(old.get("title") or subject)
             date = str(old.get("date") or (first[:10] if first else "")) or None
-            doc = SourceDoc("email", sid, title, date, entries, fields, name=stem)
+            doc = SourceDoc("email", sid, title, date, entries, fields, name=stem,
+                            complete=False)  # a batch holds a thread's new messages only
             if not messages and not extra and not assignment.absorbed:
                 continue
             self.store.put(doc, self.report)
@@ -309,7 +310,8 @@ class _Ingest:
                                "fetched", "content_hash")}
         fields["continued_in"] = into
         doc = SourceDoc("email", other, str(old.get("title") or other),
-                        str(old["date"]) if old.get("date") else None, [], fields)
+                        str(old["date"]) if old.get("date") else None, [], fields,
+                        complete=False)
         self.store.put(doc, SyncReport(self.report.connector))
 
 
