@@ -2,16 +2,23 @@
 
 Accepted inputs (detected by extension, then by content):
 
-- **WebVTT** (``.vtt``): speaker from ``<v Name>`` voice spans, else a ``Name:`` prefix in the
-  cue, else the previous cue's speaker. One turn per cue.
+Speaker labels (``sam:``, ``jo-smith:``, ``Felix (Geth):``, ``Name | Org:``, ``SARAH CHEN:``,
+``王小明：``) are read by :mod:`kenning.sources.meetings.labels`, which also says when a prefix
+before a colon is speech, not a speaker. A turn keeps its label as written (``Turn.label``) and
+names its person (``Turn.speaker``) and the organization the label names (``Turn.org``).
+
+- **WebVTT** (``.vtt``): speaker from ``<v Name>`` voice spans (one turn per voice when a cue
+  holds several), else a label at the start of a cue line (``- Name:`` / ``>> Name:`` caption
+  markers too), else the previous cue's speaker. One turn per cue.
 - **SRT** (``.srt``): as WebVTT, speaker from a ``Name:`` / ``[Name]`` prefix.
 - **Plain text / Markdown** (``.txt``, ``.md``, ``.markdown``): ``Name: text``,
-  ``[00:01:02] Name: text``, ``00:01:02 Name: text``, ``**Name:** text``,
-  ``- **[00:01:02] Name:** text``, and the two-line form ``Name  00:03`` (or ``Name - 00:03``)
-  followed by the text (Otter, Fireflies TXT). Lines without a speaker continue the previous
-  turn. Optional YAML frontmatter or leading ``Title:``/``Date:``/``Attendees:`` lines give
-  metadata; a ``# Title`` heading gives the title; when the file has a ``## Transcript``
-  heading, the text before it is kept as notes.
+  ``[00:01:02] Name: text``, ``00:01:02 Name: text``, ``Name (00:01:02): text``,
+  ``**Name:** text``, ``- **[00:01:02] Name:** text``, the two-line form ``Name  00:03`` (or
+  ``Name - 00:03``) followed by the text (Teams, Otter, Fireflies TXT), and a time on a line of
+  its own before a turn (Meet). Lines without a speaker continue the previous turn. Optional
+  YAML frontmatter or leading ``Title:``/``Date:``/``Attendees:`` lines give metadata; a
+  ``# Title`` heading gives the title; when the file has a ``## Transcript`` heading, the text
+  before it is kept as notes.
 - **QMSum JSON**: ``{"meeting_transcripts": [{"speaker", "content"}], "topic_list": [...]}``.
 - **Fireflies JSON** (GraphQL ``transcript`` object, bare, in ``{"data": {"transcript": …}}``
   or a list of them): ``id``, ``title``, ``date`` (epoch ms or ISO), ``duration`` (minutes),
