@@ -142,6 +142,19 @@ def test_a_lowercase_label_needs_evidence(vault: Vault, tmp_path: Path) -> None:
                                                                                "Nixo"]
 
 
+def test_marks_nobody_says_are_turns_but_not_attendees(vault: Vault, tmp_path: Path) -> None:
+    """Podcast and call transcripts mark breaks and music with a label of their own."""
+    src = tmp_path / "in" / "2026-04-04 episode.md"
+    src.parent.mkdir()
+    src.write_text("**Ana Lima:** Welcome back.\n\n**Break:** [25:10]\n\n"
+                   "**Jingle:** la la la\n\n**Bo Chen:** Where were we?\n")
+    _sync(vault.root, src)
+    data, turns = _source(vault.root, src.name)
+    assert turns == ["- **Ana Lima:** Welcome back.", "- **Break:** [25:10]",
+                     "- **Jingle:** la la la", "- **Bo Chen:** Where were we?"]
+    assert data["attendees"] == ["Ana Lima", "Bo Chen"]
+
+
 @pytest.mark.parametrize(("text", "name", "org", "alias"), [
     ("Sarah Chen", "Sarah Chen", None, None),
     ("sam", "Sam", None, None),

@@ -27,6 +27,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from kenning.sources.meetings.labels import is_marker
 from kenning.sources.meetings.parse import (
     TRANSCRIPT_SUFFIXES,
     UNKNOWN,
@@ -271,7 +272,7 @@ def _attendees(meeting: Meeting, speakers: list[str]) -> tuple[list[str], dict[s
             emails[name] = email
             by_email[email] = name
     for speaker in speakers:
-        if not _GENERIC.match(speaker):
+        if not _GENERIC.match(speaker) and not is_marker(speaker):
             names.setdefault(speaker.casefold(), speaker)
     return list(names.values()), emails
 
@@ -292,7 +293,7 @@ def _label_fields(turns: list[Turn]) -> tuple[dict[str, str], dict[str, str],
     orgs: dict[str, str] = {}
     aliases: dict[str, list[str]] = {}
     for t in turns:
-        if _GENERIC.match(t.speaker):
+        if _GENERIC.match(t.speaker) or is_marker(t.speaker):
             continue
         if t.label:
             labels.setdefault(t.label, t.speaker)

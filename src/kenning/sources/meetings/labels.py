@@ -21,6 +21,8 @@ has the shape of a name *and* enough evidence says it is one; speech that contai
   ``Name  0:03`` line of its own) and 1 when the file has other speakers. Lowercase words
   have 0 and gain the same points. A label needs 2 points. So ``sam:`` is a speaker in a
   transcript with other speakers or when it repeats, but ``so: we ship`` in dictation is not.
+- *Not a person.* "Speaker 2", "Unknown", "Q", "Zoom user" and marks nobody says ("Break",
+  "Jingle", "Music", "Outro") are labels of their own turns, never attendees.
 - *Display name.* Names are kept as written; a handle's words are capitalised and its
   separators become spaces (``jo-smith`` → "Jo Smith", ``sam`` → "Sam"); all-capitals names are
   capitalised word by word (short all-capitals initials such as ``RPR`` stay).
@@ -82,6 +84,11 @@ topics total tuesday update updated updates url usage use warning warnings was w
 what when where which who why with wrap-up yes yesterday your
 http https ftp mailto file www
 """.split())
+# Marks in a transcript that nobody says ("**Break:** [25:10]", "Jingle:", "Music:").
+_MARKERS = frozenset("""
+break jingle intro outro interlude music ad ads sponsor sponsors advertisement applause laughter
+crosstalk silence inaudible transcript recording
+""".split())
 # Last words of a heading ("Next Steps", "Action Items", "Open Questions"), never of a name.
 _HEAD_NOUNS = frozenset("""
 actions agenda blockers comments decisions details examples goals ideas issues items lessons links
@@ -112,11 +119,11 @@ _AFFIX = re.compile(r"^(?P<name>.+?)\s*(?:\|\s*(?P<pipe>.+)|[(\[](?P<paren>[^()\
 
 def parse(raw: str) -> Label | None:
     """The :class:`Label` a label text names, or None when it does not have a label's shape."""
-    text = " ".join(raw.replace("*", " ").split()).strip()
+    text = " ".join(raw.replace("*", " ").split()).strip("_ ")  # "_Note:_" is italics
     if not text or len(text) > MAX_LABEL:
         return None
-    if _GENERIC.match(text):
-        return Label(text, text, GENERIC)
+    if _GENERIC.match(text) or is_marker(text):
+        return Label(text, text, GENERIC)  # a turn, but nobody's: "Speaker 2", "Break"
     org = alias = None
     name = text
     wrapped = _WRAPPED.match(text)
@@ -147,6 +154,12 @@ def parse(raw: str) -> Label | None:
     return Label(text, display_name(name.strip(), shape), shape, org, alias)
 
 
+def is_marker(label: str) -> bool:
+    """A mark in a transcript that nobody says: "Break", "Jingle", "Music", "Outro"."""
+    words = label.split()
+    return 0 < len(words) <= 3 and _fold(words[0]) in _MARKERS
+
+
 def _person(name: str) -> str | None:
     """The shape of a person's name, or None when ``name`` is not one."""
     name = name.strip()
@@ -159,7 +172,8 @@ def _person(name: str) -> str | None:
     if len(words) > 6:
         return None
     first, last = _fold(re.split(r"[-_.]", words[0])[0] or words[0]), _fold(words[-1])
-    if (first in _STOP or _fold(words[0]) in _STOP) and first not in _given():
+    if (first in _STOP or first in _MARKERS or _fold(words[0]) in _STOP) and \
+            first not in _given():
         return None  # "Note", "The plan", "Next steps", "So", "e.g"
     if re.fullmatch(r"(?:[^\W\d_]\.)+[^\W\d_]?\.?", name):
         return None  # "e.g.", "i.e", "a.m.": abbreviations
@@ -241,7 +255,11 @@ def display_name(name: str, shape: str) -> str:
 
 
 def _cap_word(word: str) -> str:
-    return "-".join(p[:1].upper() + p[1:].lower() for p in word.split("-"))
+    def one(part: str) -> str:
+        i = next((k for k, ch in enumerate(part) if ch.isalpha()), 0)  # "$STDOUT" → "$Stdout"
+        return part[:i] + part[i:i + 1].upper() + part[i + 1:].lower()
+
+    return "-".join(one(p) for p in word.split("-"))
 
 
 def score(label: Label, *, repeats: bool, placed: bool, others: bool) -> int:
