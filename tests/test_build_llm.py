@@ -439,7 +439,7 @@ def batch(tmp_path: Path) -> tuple[Path, Any, Any, ResolveContext, Any]:
     infos = {p: extract(p, (root / p).read_text(), owner) for p in (MEETING, EMAIL)}
     mentions = [m for p in (MEETING, EMAIL) for m in infos[p].mentions]
     index = IndexLoader(Workspace(root)).load()
-    context = ResolveContext([m.via != "text" for m in mentions], {}, infos)
+    context = ResolveContext([m.via not in ("text", "mention") for m in mentions], {}, infos)
     return root, mentions, index, context, resolve_batch(mentions, index, context)
 
 

@@ -330,6 +330,40 @@ def test_chatgpt_export_one_file_per_conversation_shown_branch(vault: Vault,
     assert _snapshot(vault.root / "sources") == before
 
 
+def test_chatgpt_export_missing_a_node_keeps_every_turn_around_it(vault: Vault,
+                                                                    tmp_path: Path) -> None:
+    """An export whose ``parent``/``children`` name nodes it lacks: nothing is dropped."""
+    conversations = [
+        {"title": "Gap above", "create_time": T0, "id": "conv-gap-1", "current_node": "g4",
+         "mapping": {
+             "g0": _node("g0", None, ["g1"], "user", ["First question, about caching."], T0),
+             "g1": _node("g1", "g0", ["gX"], "assistant", ["First answer."], T0 + 10),
+             # "gX" (say, a user turn) is not in the export; its child names it as parent.
+             "g3": _node("g3", "gX", ["g4"], "assistant", ["Third: after the gap."], T0 + 30),
+             "g4": _node("g4", "g3", [], "user", ["Fourth, the last turn."], T0 + 40)}},
+        {"title": "Nothing names the gap", "create_time": T0, "id": "conv-gap-2",
+         "current_node": "h3",
+         "mapping": {
+             "h0": _node("h0", None, ["h1"], "user", ["Where is Lisbon?"], T0),
+             "h1": _node("h1", "h0", ["hX"], "assistant", ["In Portugal."], T0 + 10),
+             "h3": _node("h3", "hY", [], "user", ["And Porto?"], T0 + 30)}},
+    ]
+    export = tmp_path / "conversations.json"
+    export.write_text(json.dumps(conversations), encoding="utf-8")
+    report = _sync(vault.root, export)
+    assert report["created"] == 2
+    by_title = {_read(p)[0]["title"]: _read(p)[1] for p in _chats(vault.root)}
+    assert [line.split(": ", 1)[1] for line in _turn_lines(by_title["Gap above"])] == [
+        "First question, about caching.", "First answer.", "Third: after the gap.",
+        "Fourth, the last turn."]
+    assert [line.split(": ", 1)[1] for line in _turn_lines(by_title["Nothing names the gap"])] \
+        == ["Where is Lisbon?", "In Portugal.", "And Porto?"]
+    gaps = [w for w in report["warnings"] if "missing from the mapping" in w]
+    assert len(gaps) == 2 and all(w.startswith(f"{export}: conversation ") for w in gaps)
+    assert "node 'gX' (the parent of 'g3')" in gaps[0] and "joined" in gaps[0]
+    assert "node 'hY' (the parent of 'h3')" in gaps[1]
+
+
 # -- generic -------------------------------------------------------------------------------------
 
 

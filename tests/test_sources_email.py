@@ -57,8 +57,11 @@ def _threads(root: Path) -> dict[str, dict]:
     return out
 
 
-def _all_ids(threads: dict[str, dict]) -> list[str]:
-    return [mid for t in threads.values() for mid in t.get("message_ids") or []]
+def _all_ids(threads: dict[str, dict], *, copies: bool = True) -> list[str]:
+    """Every Message-ID the threads hold: their messages', and (``copies``) the ids of copies
+    kept once (the same message under another id, listed under ``copy_ids``)."""
+    return [mid for t in threads.values() for mid in [*(t.get("message_ids") or []), *(
+        t.get("copy_ids") or [] if copies else [])]]
 
 
 def _msg(mid: str | None, subject: str, sender: str, to: str, body: str, *,
@@ -112,7 +115,10 @@ def test_enron_mbox_every_message_in_exactly_one_thread_and_resync_is_a_no_op(
     ids = _all_ids(threads)
     assert len(ids) == len(set(ids)) == 1702  # messages in = messages out, each exactly once
     assert set(ids) == _mbox_ids(ENRON_MBOX)
-    assert report["entries_added"] == 1702 and report["created"] == len(threads)
+    # 44 messages are copies of others filed in a second mailbox folder under another
+    # Message-ID: each is one entry, its copies' ids listed under copy_ids.
+    assert report["copies"] == 44 == len(_all_ids(threads)) - len(_all_ids(threads, copies=False))
+    assert report["entries_added"] == 1702 - 44 and report["created"] == len(threads)
     for name, t in threads.items():
         # one header line per message, frontmatter describing all of them
         assert t["_body"].count("\n## ") == t["messages"] == len(t["message_ids"]), name
@@ -495,3 +501,67 @@ def test_no_owner_configured_omits_direction(vault: Vault, tmp_path: Path) -> No
     assert "direction" not in thread
     assert all("owner" not in p for p in thread["participants"])
     assert thread["category"] == "personal" and thread["subject"] == "Hello"
+
+
+# -- the same message in two folders -----------------------------------------------------------
+
+
+def _maildir(root: Path, folder: str, name: str, data: bytes) -> None:
+    path = root / folder / "cur" / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+
+
+def test_the_same_message_filed_in_two_folders_is_kept_once(vault: Vault, tmp_path: Path) -> None:
+    """By Message-ID, else by content: Enron files one message in "All documents" and in
+    "Sent Items" under two Message-IDs; a client may file a copy without one."""
+    mail = tmp_path / "mail"
+    budget = _msg("budget-1@kestrel.dev", "Budget 2026", ANA, BO, "Numbers attached.")
+    _maildir(mail, "Inbox", "1.eml", budget)
+    _maildir(mail, "Projects", "1.eml", _msg(  # another id, the same message
+        "budget-1-copy@kestrel.dev", "Budget 2026", ANA, BO, "Numbers attached.",
+        extra="X-Folder: \\Ana_Lima\\Projects"))
+    _maildir(mail, "Archive", "1.eml", _msg(None, "Budget 2026", ANA, BO, "Numbers attached."))
+    _maildir(mail, "Inbox", "2.eml", _msg("budget-2@kestrel.dev", "Re: Budget 2026", BO, ANA,
+                                          "Thanks!", date="Tue, 03 Mar 2026 10:00:00 +0100",
+                                          refs="<budget-1-copy@kestrel.dev>"))
+    # The same text to someone else is another message.
+    _maildir(mail, "Inbox", "3.eml", _msg("budget-3@kestrel.dev", "Budget 2026", ANA,
+                                          "Cy <cy@horizon.vc>", "Numbers attached."))
+    report = _sync(vault.root, mail)
+    assert report["items_read"] == 5 and report["copies"] == 2
+    threads = _threads(vault.root)
+    assert sum(t["_body"].count("Numbers attached.") for t in threads.values()) == 2
+    (budget_thread,) = [t for t in threads.values()
+                        if t["message_ids"][0] == "budget-1@kestrel.dev"]
+    assert budget_thread["message_ids"] == ["budget-1@kestrel.dev", "budget-2@kestrel.dev"]
+    assert sorted(budget_thread["copy_ids"])[0] == "budget-1-copy@kestrel.dev"
+    assert len(budget_thread["copy_ids"]) == 2  # the copy with an id and the one without
+    assert budget_thread["folders"] == ["Archive", "Inbox", "Projects"]
+
+    before = _snapshot(vault.root / "sources")
+    assert _sync(vault.root, mail)["copies"] == 0  # re-sync: nothing new, nothing moves
+    assert _snapshot(vault.root / "sources") == before
+
+    # A folder synced later holds one more copy: still one entry.
+    _maildir(mail, "Later", "1.eml", budget.replace(b"budget-1@kestrel.dev", b"b-4@kestrel.dev"))
+    again = _sync(vault.root, mail)
+    assert again["copies"] == 1 and again["entries_added"] == 0
+    threads = _threads(vault.root)
+    assert sum(t["_body"].count("Numbers attached.") for t in threads.values()) == 2
+
+
+def test_copies_are_recognised_against_state_written_before_content_keys(
+        vault: Vault, tmp_path: Path) -> None:
+    mail = tmp_path / "mail"
+    budget = _msg("budget-1@kestrel.dev", "Budget 2026", ANA, BO, "Numbers attached.")
+    _maildir(mail, "Inbox", "1.eml", budget)
+    _sync(vault.root, mail)
+    state_path = vault.root / ".kenning" / "sync" / "email.json"
+    state = json.loads(state_path.read_text())
+    del state["cursors"]["contents"]  # what an older connector left
+    state_path.write_text(json.dumps(state))
+    _maildir(mail, "Sent Items", "1.eml", budget.replace(b"budget-1@", b"other-id@"))
+    report = _sync(vault.root, mail)
+    assert report["copies"] == 1 and report["created"] == 0
+    assert sum(t["_body"].count("Numbers attached.") for t in _threads(vault.root).values()) == 1

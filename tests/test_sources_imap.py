@@ -67,12 +67,14 @@ def snapshot(root: Path) -> dict[str, tuple[bytes, int]]:
             for p in sorted((root / "sources").rglob("*")) if p.is_file()}
 
 
-def message_ids(root: Path) -> list[str]:
-    """Every message id recorded in the email thread files' frontmatter (with repeats)."""
+def message_ids(root: Path, *, copies: bool = False) -> list[str]:
+    """Every message id recorded in the email thread files' frontmatter (with repeats), and with
+    ``copies`` the ids of copies kept once (``copy_ids``: the same message under another id)."""
     found: list[str] = []
     for path in sorted((root / "sources" / "email").glob("*.md")):
         data = frontmatter.to_plain(frontmatter.read(path.read_text(encoding="utf-8")).data)
         found += [str(m) for m in data.get("message_ids") or []]
+        found += [str(m) for m in data.get("copy_ids") or []] if copies else []
     return found
 
 
@@ -437,4 +439,6 @@ def test_enron_messages_through_imap(vault: Vault, dovecot: Dovecot,
     assert data is not None and data["items_read"] == 120  # two FETCH batches of BODY.PEEK[]
     assert cursor(vault.root)["uid"] == 120
     ids = message_ids(vault.root)
-    assert len(ids) == len(set(ids)) == data["entries_added"] == 120  # messages in = out
+    assert len(ids) == len(set(ids)) == data["entries_added"] == 120 - data["copies"]
+    every = message_ids(vault.root, copies=True)  # messages in = out, copies kept once
+    assert len(every) == len(set(every)) == 120

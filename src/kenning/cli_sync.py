@@ -28,7 +28,8 @@ def _run(ctx: click.Context, label: str, as_json: bool,
         emit(report.as_dict())
     else:
         _print(report)
-    if report.warnings and not report.created and not report.appended and not report.unchanged:
+    if report.warnings and not (report.created or report.appended or report.unchanged
+                                or report.rerendered or report.kept):
         sys.exit(1)
 
 
@@ -36,6 +37,11 @@ def _print(report: SyncReport) -> None:
     click.echo(f"{report.connector}: read {report.items_read}; {report.created} new source "
                f"file(s), {report.appended} updated, {report.unchanged} unchanged; "
                f"{report.entries_added} entries added.")
+    if report.copies:
+        click.echo(f"{report.copies} cop{'y' if report.copies == 1 else 'ies'} of items "
+                   "already written (the same message in two folders …) kept once.")
+    for repair in report.repairs[:50]:
+        click.echo(f"repair: {repair}")  # a newer renderer re-rendered (or kept) the file
     for warning in report.warnings[:50]:
         click.secho(f"warning: {warning}", fg="yellow", err=True)
     if len(report.warnings) > 50:

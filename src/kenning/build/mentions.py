@@ -8,7 +8,12 @@ A source file (``sources/<kind>/*.md``, frontmatter as written by the connectors
   message header line that shows them (else their frontmatter line); a message's ``Signature:``
   line adds the sender's role, organization and phone; every non-freemail domain of a
   participant is an organization mention (``org-domain``).
-- **meetings**: attendees (with ``attendee_emails``) and speakers, cited at their first turn.
+- **meetings**: attendees (with ``attendee_emails``) and speakers, cited at their first turn
+  (turn lines show the label as written; ``speaker_labels`` maps it to the name). The
+  organization a speaker's label names (``speaker_organizations``: "Name | Org", "Name (Org)")
+  is an organization mention read like a signature, cited at that speaker's labelled turn.
+  In the talk, a capitalised phrase with an organization word but no legal form ("the
+  Telegram group") only links to a known organization (``via`` "mention").
 - **chats**: participants other than generic roles (user, assistant, tool …).
 - **calendar**: organizer and attendees (name + address).
 - **text** (every body line outside headers, signatures and notes): "Dr. Kim", "Sarah Chen
@@ -47,7 +52,7 @@ class Mention:
     text: str                 # as written ("Sarah Chen", "horizon.vc", "#pricing")
     kind: str                 # person | organization | project | topic
     via: str                  # participant | attendee | speaker | chat | calendar | signature |
-                              # domain | text | tag | subject | link
+                              # domain | text | mention | tag | subject | link
     email: str | None = None  # lower-cased address, for people
     name: str | None = None   # the cleaned name (None: the display name was not a name)
     roles: tuple[str, ...] = ()  # from / to / cc / bcc / reply-to / organizer / attendee
@@ -106,6 +111,10 @@ _LAST_FIRST = re.compile(rf"^({_CAP}), ({_CAP})(?: ([A-Z])\.?)?$")
 _ORG_WORDS = "|".join(sorted({*nm.LEGAL_SUFFIXES, *nm.ORG_DESIGNATORS} - {"co", "as", "pc"},
                              key=len, reverse=True))
 _ORG = re.compile(rf"\b((?:[A-Z][\w&'-]*\s){{1,3}}?(?:(?i:{_ORG_WORDS}))\b\.?)")
+# A legal form as it is written in a name ("Acme Corp.", "Globex GmbH"), not "company".
+_SPOKEN_LEGAL = re.compile(r"^(?:Inc|Incorporated|LLC|L\.L\.C|Ltd|Limited|GmbH|Corp|Corporation|"
+                           r"PLC|plc|AG|SA|S\.A|BV|B\.V|NV|N\.V|LP|LLP|PLLC|SARL|S\.r\.l|SRL|SpA|"
+                           r"S\.p\.A|Oy|KK|KG|Pty|Pte)\.?$")
 _TAG = re.compile(r"(?<![\w&#/])#([A-Za-z][\w-]{2,40})\b")
 _PROJECT = re.compile(rf"\bProject ({_CAP}(?: {_CAP})?)")
 _WIKILINK = re.compile(r"\[\[([^\[\]|#\n]+)(?:#[^\[\]|\n]*)?(?:\|[^\[\]\n]*)?\]\]")
@@ -365,12 +374,20 @@ def _meeting(info: SourceInfo, data: dict[str, Any], lines: list[str], fm_lines:
     attendees = [str(a) for a in data.get("attendees") or [] if a]
     speakers = [str(s) for s in data.get("speakers") or [] if s]
     emails = data.get("attendee_emails") if isinstance(data.get("attendee_emails"), dict) else {}
+    # A turn shows its label as written ("stokes", "Felix (Geth)"); the frontmatter says whose.
+    labels = _str_map(data.get("speaker_labels"))
+    orgs = _str_map(data.get("speaker_organizations"))
     info.owner_sent = bool(data.get("owner_attended")) or not owner.known
     turn_line: dict[str, int] = {}
+    org_line: dict[str, int] = {}  # speaker → first turn whose label names their organization
     for n in range(body_start, len(lines) + 1):
         m = _TURN.match(lines[n - 1])
         if m:
-            turn_line.setdefault(m.group("name").strip().lower(), n)
+            label = m.group("name").strip()
+            who = labels.get(label, label)
+            turn_line.setdefault(who.lower(), n)
+            if who in orgs and orgs[who].lower() in label.lower():
+                org_line.setdefault(who, n)
             if info.first_line == 1:
                 info.first_line = n
     names = list(dict.fromkeys([*attendees, *speakers]))
@@ -387,9 +404,23 @@ def _meeting(info: SourceInfo, data: dict[str, Any], lines: list[str], fm_lines:
         name = nm.clean_display_name(raw, address)
         if name is None and address is None:
             continue
-        info.mentions.append(Mention(info.path, line, raw, PERSON, via, email=address,
-                                     name=name, roles=("attendee",), date=info.date,
-                                     last_date=info.date))
+        mention = Mention(info.path, line, raw, PERSON, via, email=address, name=name,
+                          roles=("attendee",), date=info.date, last_date=info.date)
+        org = orgs.get(raw)
+        if org:
+            # "Name | Org" / "Name (Org)": the speaker's own label names their organization,
+            # read like an email signature — works_at evidence cited at that turn.
+            mention.line = org_line.get(raw, line)
+            mention.org = org
+            info.mentions.append(Mention(info.path, mention.line, org, ORGANIZATION,
+                                         "signature", date=info.date, last_date=info.date))
+        info.mentions.append(mention)
+
+
+def _str_map(value: Any) -> dict[str, str]:
+    if not isinstance(value, dict):
+        return {}
+    return {str(k): str(v) for k, v in value.items() if k and v}
 
 
 def _chat(info: SourceInfo, data: dict[str, Any], lines: list[str], fm_lines: list[str],
@@ -520,6 +551,13 @@ def _text(info: SourceInfo, lines: list[str], body_start: int, owner: Owner) -> 
             org = m.group(1).strip().rstrip(".")
             words = org.split()
             if words[0] in _NOT_NAMES or len(words) < 2:
+                continue
+            if info.kind == "meeting" and not _SPOKEN_LEGAL.search(words[-1]):
+                # Talk is full of capitalised phrases ("the Telegram group", "Working Group",
+                # "Blob Labs"): without a legal form it only names an organization that is
+                # already known (a label or signature names it) — "mention" never creates one.
+                if words[-1][:1].isupper():
+                    add(n, org, ORGANIZATION, "mention", name=org)
                 continue
             add(n, org, ORGANIZATION, "text", name=org)
     info.mentions.extend(found)

@@ -503,7 +503,7 @@ def _set_fields(store: SourceStore, source_id: str, fields: dict[str, Any]) -> i
         return 0
     doc = SourceDoc(kind=str(current.get("kind") or ""), source_id=source_id,
                     title=str(current.get("title") or ""), date=None, entries=[],
-                    fields=fields)
+                    fields=fields, complete=False)  # frontmatter only: never a re-render
     scratch = SyncReport(store.connector)
     store.put(doc, scratch)
     return scratch.appended

@@ -55,6 +55,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -71,6 +72,9 @@ from kenning.sources.store import (
 )
 
 CONNECTOR = "chats"
+# The renderer version (see SourceStore): 2 keeps the turns around a node a ChatGPT export
+# lacks; files written by 1 are re-rendered from their input on the next sync.
+RENDERER = 2
 TURN_CAP = 4000  # characters of one turn's text; the rest is cut, with a note
 SAVE_EVERY = 200  # source files between state saves
 SUFFIXES = (".json", ".jsonl", ".ndjson")
@@ -125,7 +129,7 @@ def sync(root: Path, target: Path | str, *, progress: Progress | None = None) ->
             report.warn(str(target), "no .json, .jsonl or .ndjson files in this folder")
     else:
         files = [target]
-    with SourceStore(root, CONNECTOR) as store:
+    with SourceStore(root, CONNECTOR, renderer=RENDERER) as store:
         if store.load_warning:
             report.warn(str(store.state_path), store.load_warning)
         unsaved = 0
@@ -535,11 +539,10 @@ def _chatgpt(path: Path, data: object, report: SyncReport) -> list[Session]:
             if conv.get("current_node"):
                 report.warn(where, f"{label}: current_node is not in the mapping; the latest "
                                    "branch was used")
-        chain: list[str] = []
-        while isinstance(node_id, str) and node_id in mapping and node_id not in chain:
-            chain.append(node_id)
-            node = mapping[node_id]
-            node_id = node.get("parent") if isinstance(node, dict) else None
+        gaps: list[str] = []
+        chain = _branch(mapping, node_id, gaps.append)
+        for gap in gaps:
+            report.warn(where, f"{label}: {gap}")
         turns: list[Turn] = []
         models: list[str] = []
         for node_key in reversed(chain):
@@ -573,6 +576,58 @@ def _chatgpt(path: Path, data: object, report: SyncReport) -> list[Session]:
             fields["started"] = _iso(created)
         sessions.append(session)
     return sessions
+
+
+def _branch(mapping: dict[str, Any], node_id: object,
+            warn: Callable[[str], None]) -> list[str]:
+    """The node ids from ``node_id`` up to the root, following ``parent``.
+
+    An export can lack a node that others point at (its ``parent`` or ``children`` name an id the
+    mapping does not hold): the walk goes on at the node above the gap — the one whose
+    ``children`` name the missing node or the node below it, else the latest node left dangling
+    before it — so every turn around the gap survives, in order, and the gap is a warning.
+    """
+    chain: list[str] = []
+    on_chain: set[str] = set()
+    while isinstance(node_id, str) and node_id not in on_chain:
+        node = mapping.get(node_id)
+        if not isinstance(node, dict):
+            if not chain:
+                break
+            below = chain[-1]
+            above = _above_gap(mapping, node_id, below, on_chain)
+            warn(f"node {node_id!r} (the parent of {below!r}) is missing from the mapping; "
+                 + ("the turns before and after it were joined" if above else
+                    "no turns before it are in the export"))
+            node_id = above
+            continue
+        chain.append(node_id)
+        on_chain.add(node_id)
+        parent = node.get("parent")
+        if parent is None:
+            # A root, unless another node lists this one as its child.
+            parent = next((k for k, v in mapping.items() if isinstance(v, dict) and k not in
+                           on_chain and node_id in (v.get("children") or [])), None)
+            if parent is not None:
+                warn(f"node {node_id!r} has no parent but is a child of {parent!r}; "
+                     "followed the child link")
+        node_id = parent
+    return chain
+
+
+def _above_gap(mapping: dict[str, Any], missing: str, below: str,
+               on_chain: set[str]) -> str | None:
+    """The node that continues a branch above a missing node (see :func:`_branch`)."""
+    nodes = {k: v for k, v in mapping.items() if isinstance(v, dict) and k not in on_chain}
+    for k, v in nodes.items():
+        if missing in (v.get("children") or []) or below in (v.get("children") or []):
+            return k
+    # Nothing names the gap: the latest node before it whose own children are absent.
+    limit = _node_time(mapping.get(below))
+    dangling = [k for k, v in nodes.items()
+                if all(c not in mapping for c in v.get("children") or [])
+                and (not limit or _node_time(v) <= limit)]
+    return max(dangling, key=lambda k: _node_time(nodes[k]), default=None)
 
 
 def _node_time(node: object) -> float:

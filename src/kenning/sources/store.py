@@ -13,6 +13,15 @@ that make syncing safe to repeat:
 - Every write is atomic, and the state is saved after the files it describes, so a crash leaves
   whole files and the next sync finishes the work (an entry whose text is already in the file is
   recognised even when the state was not saved).
+- **Re-rendering is a repair, not an edit of history.** Each connector has a renderer version
+  (``renderer`` argument; 1 when it never changed). The version that wrote a file is kept in its
+  state record and in the file's frontmatter (``renderer:``; absent means 1). When a connector's
+  parser changes, it raises its version; the next sync of an input re-renders that input's
+  files from it — whole, atomically — even when the input itself is unchanged. A file whose
+  re-rendering would drop a word it holds (an older input is gone, a person wrote in it) is kept
+  as it is and frozen (nothing is appended to it), with a warning. Every repair, done or not,
+  is counted in the :class:`SyncReport` and logged in the state's ``repairs``. A re-rendering
+  that gives the same body changes no byte; the state notes the version that checked it.
 """
 
 from __future__ import annotations
@@ -35,9 +44,11 @@ from kenning.vault.layout import STATE_DIR
 SOURCES = "sources"
 SYNC_DIR = "sync"
 STATE_VERSION = 1
+MAX_REPAIRS = 1000  # repair lines kept in a state file
 # Frontmatter keys the store writes on every source file; connectors add their own.
 FOLDERS = {"email": "email", "meeting": "meetings", "chat": "chats", "calendar": "calendar"}
-OWN_KEYS = ("type", "kind", "title", "date", "connector", "source_id", "fetched", "content_hash")
+OWN_KEYS = ("type", "kind", "title", "date", "connector", "source_id", "fetched", "content_hash",
+            "renderer")
 
 
 class SyncError(KenningError):
@@ -76,6 +87,9 @@ class SourceDoc:
     fields: dict[str, Any] = field(default_factory=dict)
     header: str = ""
     name: str | None = None  # preferred file stem; the default is <date>-<title slug>
+    # The doc holds every entry of the source (not only new ones): it can replace a file written
+    # by an older renderer. Email batches, which hold a thread's new messages, say False.
+    complete: bool = True
 
 
 @dataclass
@@ -88,8 +102,12 @@ class SyncReport:
     unchanged: int = 0
     entries_added: int = 0
     items_read: int = 0
+    copies: int = 0  # items that were copies of items already written (kept once)
+    rerendered: int = 0  # files written again, whole, by a newer renderer
+    kept: int = 0  # files a newer renderer could not re-render without losing text
     warnings: list[str] = field(default_factory=list)
     paths: list[str] = field(default_factory=list)
+    repairs: list[str] = field(default_factory=list)  # one line per re-rendered or kept file
 
     def warn(self, where: str, message: str) -> None:
         self.warnings.append(f"{where}: {message}")
@@ -97,7 +115,10 @@ class SyncReport:
     def as_dict(self) -> dict[str, Any]:
         return {"connector": self.connector, "created": self.created, "appended": self.appended,
                 "unchanged": self.unchanged, "entries_added": self.entries_added,
-                "items_read": self.items_read, "warnings": list(self.warnings)}
+                "items_read": self.items_read, "copies": self.copies,
+                "rerendered": self.rerendered,
+                "kept": self.kept, "repairs": list(self.repairs),
+                "warnings": list(self.warnings)}
 
 
 def slugify(text: str, limit: int = 60) -> str:
@@ -127,9 +148,10 @@ class SourceStore:
     :meth:`save`. ``state["cursors"]`` is free for the connector (IMAP UIDs, file hashes …).
     """
 
-    def __init__(self, root: Path, connector: str) -> None:
+    def __init__(self, root: Path, connector: str, *, renderer: int = 1) -> None:
         self.root = Path(root)
         self.connector = connector
+        self.renderer = renderer
         self.state_path = self.root / STATE_DIR / SYNC_DIR / f"{connector}.json"
         self.state = self._load_state()
         self._dirty = False
@@ -138,7 +160,8 @@ class SourceStore:
 
     def _load_state(self) -> dict[str, Any]:
         empty: dict[str, Any] = {"version": STATE_VERSION, "connector": self.connector,
-                                 "last_sync": None, "cursors": {}, "sources": {}}
+                                 "last_sync": None, "cursors": {}, "sources": {},
+                                 "repairs": []}
         try:
             data = json.loads(self.state_path.read_text(encoding="utf-8"))
         except FileNotFoundError:
@@ -195,8 +218,20 @@ class SourceStore:
         result = frontmatter.read(text)
         return frontmatter.to_plain(result.data) if result.data else {}
 
+    def rendered_by(self, source_id: str) -> int:
+        """The renderer version that last wrote (or checked) a source's file (1 when unknown)."""
+        return _version((self.known(source_id) or {}).get("renderer"))
+
+    def stale(self, source_id: str) -> bool:
+        """Whether the source's file was written by an older renderer and may be re-rendered
+        (connectors then build the doc afresh instead of merging the file's fields)."""
+        record = self.known(source_id)
+        return bool(record) and self.rendered_by(source_id) < self.renderer and \
+            not record.get("kept") and (self.root / record["path"]).exists()
+
     def put(self, doc: SourceDoc, report: SyncReport) -> str | None:
-        """Write ``doc``: create its file or append its new entries. Returns the vault path."""
+        """Write ``doc``: create its file, append its new entries, or — when the file was written
+        by an older renderer and ``doc`` is complete — re-render it. Returns the vault path."""
         record = self.known(doc.source_id)
         if record and not (self.root / record["path"]).exists():
             record = None  # the person deleted the file: write it again
@@ -205,16 +240,86 @@ class SourceStore:
             target = self.root / rel
             if target.exists():
                 return self._append(doc, rel, report, recovered=True)
-            body = _join([f"# {_one_line(doc.title) or doc.source_id}", doc.header.strip(),
-                          *[e.text for e in doc.entries]])
-            fm = self._frontmatter(doc, body)
+            body = self._body(doc)
+            fm = self._frontmatter(doc, body, renderer=self.renderer)
             atomic_write_text(target, "---\n" + frontmatter.render(fm) + "---\n" + body)
             self._remember(doc.source_id, rel, [e.key for e in doc.entries], body)
             report.created += 1
             report.entries_added += len(doc.entries)
             report.paths.append(rel)
             return rel
-        return self._append(doc, record["path"], report)
+        rel = record["path"]
+        if record.get("kept") and doc.complete:
+            # A newer renderer could not replace this file without losing text: it stays as
+            # the older one wrote it, and nothing is appended in another renderer's form.
+            report.unchanged += 1
+            report.warn(rel, f"kept as renderer {self.rendered_by(doc.source_id)} wrote it "
+                             "(see the earlier repair); not updated — move the file away to "
+                             "have it written afresh")
+            return rel
+        if doc.complete and self.stale(doc.source_id):
+            return self._rerender(doc, rel, report)
+        return self._append(doc, rel, report)
+
+    def _body(self, doc: SourceDoc) -> str:
+        return _join([f"# {_title(doc)}", doc.header.strip(), *[e.text for e in doc.entries]])
+
+    def _rerender(self, doc: SourceDoc, rel: str, report: SyncReport) -> str:
+        """Replace a file written by an older renderer with ``doc``, unless that drops text."""
+        old_version = self.rendered_by(doc.source_id)
+        target = self.root / rel
+        text = target.read_text(encoding="utf-8")
+        parsed = frontmatter.read(text)
+        body = self._body(doc)
+        old_body = text[parsed.body_offset:] if parsed.error is None else text
+        lost = sorted(_words(old_body) - _words(body))
+        what = f"renderer {old_version} → {self.renderer}"
+        if parsed.error is not None or lost:
+            why = (f"its frontmatter does not parse (line {parsed.error[0]})"
+                   if parsed.error is not None else
+                   f"{len(lost)} word(s) it holds are not in what the input gives now (e.g. "
+                   + ", ".join(repr(w) for w in lost[:5]) + "; an older input is gone or "
+                   "someone wrote in the file)")
+            report.warn(rel, f"not re-rendered ({what}): {why}; kept as it is")
+            report.kept += 1
+            self._repair(report, doc.source_id, rel, old_version, "kept")
+            self.state["sources"][doc.source_id]["kept"] = self.renderer
+            self._dirty = True
+            return rel
+        if sorted(old_body.splitlines()) == sorted(body.splitlines()):
+            # The newer renderer gives the same lines (perhaps in another order, as when an
+            # entry arrived in a later sync): no byte moves, so no citation of the file moves,
+            # unless its frontmatter fields differ (a title the older one did not write).
+            appended = report.appended
+            self._append(doc, rel, report, recovered=True)
+            if report.appended > appended:
+                report.appended -= 1
+                report.rerendered += 1
+                self._repair(report, doc.source_id, rel, old_version, "re-rendered")
+        else:
+            old_count = len(self.state["sources"][doc.source_id]["keys"])
+            fm = self._frontmatter(doc, body, renderer=self.renderer)
+            remove = [k for k, v in doc.fields.items() if v in (None, "", [], {})]
+            head = frontmatter.set_frontmatter(text[: parsed.body_offset] or "---\n---\n", fm,
+                                               remove)
+            atomic_write_text(target, head + body)
+            self._remember(doc.source_id, rel, [e.key for e in doc.entries], body)
+            report.rerendered += 1
+            report.entries_added += max(0, len(doc.entries) - old_count)
+            report.paths.append(rel)
+            self._repair(report, doc.source_id, rel, old_version, "re-rendered")
+        self.state["sources"][doc.source_id]["renderer"] = self.renderer
+        self._dirty = True
+        return rel
+
+    def _repair(self, report: SyncReport, source_id: str, rel: str, old: int,
+                result: str) -> None:
+        report.repairs.append(f"{rel}: {result} (renderer {old} → {self.renderer})")
+        repairs = self.state.setdefault("repairs", [])
+        repairs.append({"at": now_stamp(), "source_id": source_id, "path": rel, "from": old,
+                        "to": self.renderer, "result": result})
+        del repairs[:-MAX_REPAIRS]
+        self._dirty = True
 
     def _append(self, doc: SourceDoc, rel: str, report: SyncReport, *,
                 recovered: bool = False) -> str:
@@ -237,7 +342,11 @@ class SourceStore:
         old_fields = parsed.data
         if new:
             body = body.rstrip("\n") + "\n\n" + _join([e.text for e in new])
-        updates = self._frontmatter(doc, body, previous=old_fields if not new else None)
+        # Appended entries do not change which renderer wrote the file.
+        version = (_version(old_fields.get("renderer")) if recovered or record is None
+                   else self.rendered_by(doc.source_id))
+        updates = self._frontmatter(doc, body, previous=old_fields if not new else None,
+                                    renderer=version)
         changed = {k: v for k, v in updates.items() if old_fields.get(k) != v}
         if new or changed:
             head = frontmatter.set_frontmatter(text[: parsed.body_offset] or "---\n---\n",
@@ -251,11 +360,14 @@ class SourceStore:
         keys = [*(record["keys"] if record and not recovered else []),
                 *[e.key for e in doc.entries if e.key not in seen]]
         self._remember(doc.source_id, rel, list(dict.fromkeys(keys)), body)
+        self.state["sources"][doc.source_id]["renderer"] = version
         return rel
 
-    def _frontmatter(self, doc: SourceDoc, body: str,
-                     previous: dict[str, Any] | None = None) -> dict[str, Any]:
-        fm: dict[str, Any] = {"type": "source", "kind": doc.kind, "title": _one_line(doc.title)}
+    def _frontmatter(self, doc: SourceDoc, body: str, previous: dict[str, Any] | None = None,
+                     *, renderer: int) -> dict[str, Any]:
+        # The title is always set: a note's title is its frontmatter title, else its file name,
+        # and source files are named by date and slug, not by what they are about.
+        fm: dict[str, Any] = {"type": "source", "kind": doc.kind, "title": _title(doc)}
         if doc.date:
             fm["date"] = doc.date
         fm["connector"] = self.connector
@@ -263,14 +375,16 @@ class SourceStore:
         # fetched moves only when the content does, so an unchanged re-sync writes nothing.
         fm["fetched"] = (previous or {}).get("fetched") or now_stamp()
         fm["content_hash"] = content_hash(body)
+        if previous is None or "renderer" in previous:
+            fm["renderer"] = renderer  # which renderer wrote the text (1 when absent)
         for key, value in doc.fields.items():
             if key not in OWN_KEYS and value not in (None, "", [], {}):
                 fm[key] = value
         return fm
 
     def _remember(self, source_id: str, rel: str, keys: list[str], body: str) -> None:
-        self.state["sources"][source_id] = {"path": rel, "keys": keys,
-                                            "hash": content_hash(body)}
+        self.state["sources"][source_id] = {"path": rel, "keys": keys, "hash": content_hash(body),
+                                            "renderer": self.renderer}
         self._dirty = True
 
     def _new_path(self, doc: SourceDoc) -> str:
@@ -309,8 +423,8 @@ class SourceStore:
         sources = seen.get("sources", [])
         for source_id in sources:
             record = self.known(source_id)
-            if not record or not (self.root / record["path"]).exists():
-                return None
+            if not record or not (self.root / record["path"]).exists() or self.stale(source_id):
+                return None  # gone, or written by an older renderer: read the input again
         report.items_read += int(seen.get("read", 0))
         report.unchanged += len(sources)
         report.warnings.extend(seen.get("warnings", []))
@@ -329,6 +443,19 @@ class SourceStore:
 
 def _one_line(text: str) -> str:
     return " ".join(str(text).split())
+
+
+def _title(doc: SourceDoc) -> str:
+    return _one_line(doc.title) or doc.source_id
+
+
+def _version(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 1
+
+
+def _words(text: str) -> set[str]:
+    """The words of a text, folded: what a re-rendering must keep."""
+    return set(re.findall(r"\w+", text.casefold()))
 
 
 def _join(blocks: list[str]) -> str:

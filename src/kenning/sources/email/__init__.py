@@ -10,7 +10,9 @@ State (``.kenning/sync/<connector>.json`` → ``cursors``): ``seen`` (sha1 of ea
 bytes → its key; a message already seen is not parsed again, which keeps re-syncs fast), ``ids``
 (every Message-ID and referenced id → thread id), ``threads`` (subject and participants per
 thread, for the subject fallback), ``merged`` (thread joined into another), ``hashes`` (message
-key → content hash, to tell a copy of a message from a different message reusing its id). The
+key → content hash, to tell a copy of a message from a different message reusing its id),
+``contents`` (content key → message key: the same message filed in two folders under two
+Message-IDs, or without one, is kept once; see :attr:`Parsed.copy_key`). The
 file connector (``email``) and IMAP (``imap``) keep separate state files but read each other's
 index, so a thread met by both is one file: its id comes from the messages only, and an entry
 whose text is already in the file is not written twice.
@@ -103,7 +105,14 @@ class _Ingest:
         cursors = store.cursors
         self.seen: dict[str, str] = cursors.setdefault("seen", {})
         self.hashes: dict[str, str] = cursors.setdefault("hashes", {})
+        # State written before content keys existed: the messages it has seen are read once
+        # more (not written) so that their copies in other folders are recognised.
+        self.backfill = "contents" not in cursors and bool(self.seen)
+        self.contents: dict[str, str] = cursors.setdefault("contents", {})
         siblings = _sibling_states(store)
+        self.sibling_contents: dict[str, str] = {
+            k: v for s in siblings for k, v in ((s.get("cursors") or {}).get("contents")
+                                                or {}).items()}
         self.sibling_paths = {sid: rec["path"] for s in siblings
                               for sid, rec in (s.get("sources") or {}).items()
                               if isinstance(rec, dict) and rec.get("path")}
@@ -127,6 +136,8 @@ class _Ingest:
                 sid = self.threader.lookup(self.seen.get(digest, ""))
                 if sid:
                     self.skipped.add(sid)
+                if self.backfill and digest in self.seen:
+                    self._note_content(raw, digest)
                 continue
             pending_digests.add(digest)
             try:
@@ -156,12 +167,16 @@ class _Ingest:
         from kenning.sources.email.render import entry_text, merge_fields, thread_title
 
         unique, copies = self._dedupe(batch)
+        for m in copies:
+            if m.copy_of and m.message_id:
+                self.threader.copy(m.message_id, m.copy_of)
         assignments = self.threader.assign(unique)
         copies_by_sid: dict[str, list[Any]] = {}
         for m in copies:
-            sid = self.threader.lookup(m.key)
+            sid = self.threader.lookup(m.copy_of or m.key)
             if sid:
                 copies_by_sid.setdefault(sid, []).append(m)
+        self.report.copies += len(copies)
         for sid in copies_by_sid:
             if sid not in assignments and (self.store.known(sid) or sid in self.sibling_paths):
                 from kenning.sources.email.threads import Assignment
@@ -180,41 +195,66 @@ class _Ingest:
                                                                   if m.folder)})
                 fields["labels"] = sorted({*fields["labels"], *(lb for m in extra
                                                                 for lb in m.labels)})
+            # The ids of copies kept once (the same message under another Message-ID or none).
+            copy_ids = list(dict.fromkeys([*(old.get("copy_ids") or []), *(
+                m.key for m in extra if m.copy_of and m.key not in fields["message_ids"])]))
+            if copy_ids:
+                fields["copy_ids"] = copy_ids
             if assignment.absorbed:
                 fields["merged_threads"] = sorted({*(old.get("merged_threads") or []),
                                                    *assignment.absorbed})
             first = fields.get("first_date")
             title = str(old.get("title") or subject)
             date = str(old.get("date") or (first[:10] if first else "")) or None
-            doc = SourceDoc("email", sid, title, date, entries, fields, name=stem)
+            doc = SourceDoc("email", sid, title, date, entries, fields, name=stem,
+                            complete=False)  # a batch holds a thread's new messages only
             if not messages and not extra and not assignment.absorbed:
                 continue
             self.store.put(doc, self.report)
             self.touched.add(sid)
             for m in [*messages, *extra]:
-                self.seen[m.digest] = m.key
+                self.seen[m.digest] = m.copy_of or m.key
             for m in messages:
                 self.hashes[m.key] = m.content_id[:16]
+                if m.copy_key:
+                    self.contents.setdefault(m.copy_key, m.key)
             self.threader.commit(sid, messages)
+            for m in extra:
+                if m.copy_of and m.message_id:
+                    # Replies may quote the copy's own id: they belong to this thread too.
+                    self.threader.alias(m.message_id, sid)
             for other in assignment.absorbed:
                 self._mark_continued(other, sid)
             self.written += 1
             if self.written % SAVE_EVERY == 0:
                 self.store.save()
         for m in copies:
-            self.seen.setdefault(m.digest, m.key)
+            self.seen.setdefault(m.digest, m.copy_of or m.key)
 
     def _dedupe(self, batch: list[Any]) -> tuple[list[Any], list[Any]]:
-        """Copies of one message (same id, same content) are kept once; a different message
-        reusing an id gets its own key and a warning."""
+        """Copies of one message are kept once: the same Message-ID with the same content, or
+        — under another Message-ID or none — the same content key (date, sender, recipients,
+        subject, text, attachments). A different message reusing an id gets its own key and a
+        warning."""
         unique, copies = [], []
         in_batch: dict[str, Any] = {}
-        for m in batch:
+        by_content: dict[str, str] = {}
+        # Of copies met together, one with a Message-ID is the one kept (its id names the thread).
+        for m in sorted(batch, key=lambda m: m.message_id is None):
             content = m.content_id[:16]
             known = self.hashes.get(m.key)
             first = in_batch.get(m.key)
             if known is None and first is None:
+                key = m.copy_key
+                original = (by_content.get(key) or self.contents.get(key)
+                            or self.sibling_contents.get(key)) if key else None
+                if original is not None and original != m.key:
+                    m.copy_of = original
+                    copies.append(m)
+                    continue
                 in_batch[m.key] = m
+                if key:
+                    by_content.setdefault(key, m.key)
                 unique.append(m)
                 continue
             if content in (known, first.content_id[:16] if first else None):
@@ -231,6 +271,16 @@ class _Ingest:
             in_batch[m.alt_key] = m
             unique.append(m)
         return unique, copies
+
+    def _note_content(self, raw: RawMessage, digest: str) -> None:
+        from kenning.sources.email.message import parse
+
+        try:
+            key = parse(raw.data, raw.where, digest=digest).copy_key
+        except Exception:  # parse() is lenient; a message it cannot read has no key
+            return
+        if key:
+            self.contents.setdefault(key, self.seen[digest])
 
     def _existing(self, sid: str) -> tuple[dict[str, Any], str | None]:
         """The thread file's current frontmatter, and its stem when another connector wrote
@@ -260,7 +310,8 @@ class _Ingest:
                                "fetched", "content_hash")}
         fields["continued_in"] = into
         doc = SourceDoc("email", other, str(old.get("title") or other),
-                        str(old["date"]) if old.get("date") else None, [], fields)
+                        str(old["date"]) if old.get("date") else None, [], fields,
+                        complete=False)
         self.store.put(doc, SyncReport(self.report.connector))
 
 

@@ -86,6 +86,7 @@ class Parsed:
     warnings: list[str] = field(default_factory=list)
     truncated: bool = False
     alt_key: str | None = None  # set when another message already uses this Message-ID
+    copy_of: str | None = None  # the key of the message this one is a copy of (other id)
 
     @property
     def key(self) -> str:
@@ -102,6 +103,21 @@ class Parsed:
                  else "", self.subject, self.text, self.signature,
                  ";".join(f"{a.name}/{a.size}" for a in self.attachments)]
         return hashlib.sha1("\x00".join(parts).encode("utf-8", "replace")).hexdigest()
+
+    @property
+    def copy_key(self) -> str | None:
+        """Identity of the message whatever its Message-ID: the same message filed in two
+        folders (Enron's "All documents" and "Sent Items" copies carry different Message-IDs),
+        or a copy without one. None without a date and a sender (too little to tell)."""
+        if self.date is None or self.sender is None or not (self.sender.address
+                                                             or self.sender.name):
+            return None
+        people = sorted(p.address or p.name for p in [*self.to, *self.cc])
+        parts = [self.date.isoformat(), self.sender.address or self.sender.name,
+                 ";".join(people), " ".join(self.subject.split()), " ".join(self.text.split()),
+                 " ".join(self.signature.split()),
+                 ";".join(f"{a.name}/{a.size}" for a in self.attachments)]
+        return hashlib.sha1("\x00".join(parts).encode("utf-8", "replace")).hexdigest()[:24]
 
     def people(self) -> list[Person]:
         return [p for p in [self.sender, *self.to, *self.cc, *self.bcc] if p]

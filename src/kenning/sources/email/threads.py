@@ -52,6 +52,8 @@ class Threader:
                 self.merged.setdefault(key, value)
         # A batch's new ids, committed into the persistent index only once written.
         self.pending_ids: dict[str, str] = {}
+        # Ids of copies kept once (another Message-ID of the same message) → the kept one's key.
+        self.same: dict[str, str] = {}
         self.pending_threads: dict[str, dict[str, Any]] = {}
         self.by_subject: dict[str, list[str]] = {}
         for sid, info in self.threads.items():
@@ -65,6 +67,7 @@ class Threader:
         return sid
 
     def lookup(self, mid: str) -> str | None:
+        mid = self.same.get(mid, mid)
         sid = self.pending_ids.get(mid) or self.ids.get(mid) or self.sibling_ids.get(mid)
         return self.find(sid) if sid else None
 
@@ -86,7 +89,7 @@ class Threader:
                     found = [match]
             if not found:
                 sid = m.references[0] if m.references else m.key
-                sid = self.find(sid)
+                sid = self.find(self.same.get(sid, sid))
             else:
                 found.sort(key=lambda s: self._rank(s))
                 sid = found[0]
@@ -154,6 +157,16 @@ class Threader:
             if best is None or key > best[1]:
                 best = (sid, key)
         return best[0] if best else None
+
+    def copy(self, mid: str, original: str) -> None:
+        """``mid`` is another id of the message keyed ``original`` (a copy kept once): replies
+        that name it join the original's thread."""
+        self.same[mid] = original
+
+    def alias(self, mid: str, sid: str) -> None:
+        """Another id of a message already in thread ``sid`` (a copy's own Message-ID)."""
+        if self.ids.get(mid) is None and self.sibling_ids.get(mid) is None:
+            self.ids[mid] = sid
 
     def commit(self, sid: str, messages: list[Parsed]) -> None:
         """The thread's file is written: make its ids and info persistent."""

@@ -27,6 +27,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from kenning.sources.meetings.labels import is_marker
 from kenning.sources.meetings.parse import (
     TRANSCRIPT_SUFFIXES,
     UNKNOWN,
@@ -40,11 +41,14 @@ from kenning.sources.owner import Owner
 from kenning.sources.store import Entry, Progress, SourceDoc, SourceStore, SyncReport, slugify
 
 CONNECTOR = "meetings"
+# The renderer version (see SourceStore): 2 reads speaker labels as people write them
+# ("sam:", "Name | Org:"); files written by 1 are re-rendered from their input on the next sync.
+RENDERER = 2
 TURN_CAP = 4000
 NOTES_CAP = 8000
 SAVE_EVERY = 200
 # Speaker labels that are not people: kept as speakers, never listed as attendees.
-_GENERIC = re.compile(r"^(?:unknown|them|me|you|speaker|spk|participant|guest|other|"
+_GENERIC = re.compile(r"^(?:unknown|them|me|you|speaker|spk|participant|guest|other|q|a|zoom user|"
                       r"interviewer|interviewee)(?:[\s_-]*\d+)?$", re.IGNORECASE)
 
 __all__ = ["CONNECTOR", "TURN_CAP", "FormatError", "build_doc", "sync"]
@@ -60,7 +64,7 @@ def sync(root: Path, target: Path | str, *, progress: Progress | None = None) ->
                                  + ", ".join(TRANSCRIPT_SUFFIXES) + ")")
         return report
     owner = Owner.load(root)
-    with SourceStore(root, CONNECTOR) as store:
+    with SourceStore(root, CONNECTOR, renderer=RENDERER) as store:
         if store.load_warning:
             report.warnings.append(store.load_warning)
         for n, path in enumerate(files, 1):
@@ -151,15 +155,24 @@ def build_doc(meeting: Meeting, path: Path, where: str, report: SyncReport, *,
         report.warn(where, "no date in the metadata or the file name; the meeting has no date "
                            "(start the file name with YYYY-MM-DD to give it one)")
 
+    _one_name_per_person(turns)
     speakers = list(dict.fromkeys(t.speaker for t in turns))
     attendees, emails = _attendees(meeting, speakers)
-    previous = store.existing_fields(source_id) if store is not None else {}
+    labels, orgs, aliases = _label_fields(turns)
+    # A file an older renderer wrote is rendered afresh: its fields are not merged in.
+    previous = store.existing_fields(source_id) if store is not None and not store.stale(
+        source_id) else {}
     if previous:
         attendees = _union(previous.get("attendees"), attendees)
         speakers = _union(previous.get("speakers"), speakers)
         old_emails = previous.get("attendee_emails")
         if isinstance(old_emails, dict):
             emails = {**old_emails, **emails}
+        for key, new in (("speaker_labels", labels), ("speaker_organizations", orgs),
+                         ("speaker_aliases", aliases)):
+            old = previous.get(key)
+            if isinstance(old, dict):
+                new.update({k: v for k, v in old.items() if k not in new})
     duration = meeting.duration
     if duration is None and meeting.start and meeting.end:
         duration = (meeting.end - meeting.start).total_seconds()
@@ -173,6 +186,9 @@ def build_doc(meeting: Meeting, path: Path, where: str, report: SyncReport, *,
         "attendee_emails": emails or None,
         "organizer": meeting.organizer,
         "speakers": speakers,
+        "speaker_labels": labels or None,
+        "speaker_organizations": orgs or None,
+        "speaker_aliases": aliases or None,
         "turns": max(len(turns), _int(previous.get("turns"))),
         "source_format": meeting.source_format,
         "original_file": path.name,
@@ -191,9 +207,10 @@ def build_doc(meeting: Meeting, path: Path, where: str, report: SyncReport, *,
 
 
 def turn_line(turn: Turn) -> str:
-    """``- **[00:01:02] Name:** text`` on one line; very long turns are cut with a note."""
+    """``- **[00:01:02] Label:** text`` on one line, the label as the transcript wrote it
+    (``stokes``, ``Felix (Geth)``); very long turns are cut with a note."""
     stamp = f"[{_hms(turn.start)}] " if turn.start is not None else ""
-    speaker = turn.speaker.replace("*", "").strip() or UNKNOWN
+    speaker = " ".join((turn.label or turn.speaker).replace("*", "").split()) or UNKNOWN
     text = " ".join(turn.text.split())
     if len(text) > TURN_CAP:
         text = (text[:TURN_CAP].rstrip() + f" … *(turn cut at {TURN_CAP:,} of {len(text):,} "
@@ -255,9 +272,38 @@ def _attendees(meeting: Meeting, speakers: list[str]) -> tuple[list[str], dict[s
             emails[name] = email
             by_email[email] = name
     for speaker in speakers:
-        if not _GENERIC.match(speaker):
+        if not _GENERIC.match(speaker) and not is_marker(speaker):
             names.setdefault(speaker.casefold(), speaker)
     return list(names.values()), emails
+
+
+def _one_name_per_person(turns: list[Turn]) -> None:
+    """"potuz" and "Potuz", "Marius van der Wijden" and "Marius Van Der Wijden": one speaker,
+    named as first written."""
+    first: dict[str, str] = {}
+    for t in turns:
+        t.speaker = first.setdefault(t.speaker.casefold(), t.speaker)
+
+
+def _label_fields(turns: list[Turn]) -> tuple[dict[str, str], dict[str, str],
+                                                dict[str, list[str]]]:
+    """The labels that are not the speaker's name ({label: name}), the organization each
+    speaker's label names ({name: organization}) and other names the labels give."""
+    labels: dict[str, str] = {}
+    orgs: dict[str, str] = {}
+    aliases: dict[str, list[str]] = {}
+    for t in turns:
+        if _GENERIC.match(t.speaker) or is_marker(t.speaker):
+            continue
+        if t.label:
+            labels.setdefault(t.label, t.speaker)
+        if t.org:
+            orgs.setdefault(t.speaker, t.org)
+        for other in (t.alias, t.label if t.label and " " not in t.label else None):
+            if other and other.casefold() != t.speaker.casefold() and other not in \
+                    aliases.get(t.speaker, []):
+                aliases.setdefault(t.speaker, []).append(other)
+    return labels, orgs, aliases
 
 
 def _union(old: Any, new: list[str]) -> list[str]:

@@ -2,16 +2,23 @@
 
 Accepted inputs (detected by extension, then by content):
 
-- **WebVTT** (``.vtt``): speaker from ``<v Name>`` voice spans, else a ``Name:`` prefix in the
-  cue, else the previous cue's speaker. One turn per cue.
+Speaker labels (``sam:``, ``jo-smith:``, ``Felix (Geth):``, ``Name | Org:``, ``SARAH CHEN:``,
+``王小明：``) are read by :mod:`kenning.sources.meetings.labels`, which also says when a prefix
+before a colon is speech, not a speaker. A turn keeps its label as written (``Turn.label``) and
+names its person (``Turn.speaker``) and the organization the label names (``Turn.org``).
+
+- **WebVTT** (``.vtt``): speaker from ``<v Name>`` voice spans (one turn per voice when a cue
+  holds several), else a label at the start of a cue line (``- Name:`` / ``>> Name:`` caption
+  markers too), else the previous cue's speaker. One turn per cue.
 - **SRT** (``.srt``): as WebVTT, speaker from a ``Name:`` / ``[Name]`` prefix.
 - **Plain text / Markdown** (``.txt``, ``.md``, ``.markdown``): ``Name: text``,
-  ``[00:01:02] Name: text``, ``00:01:02 Name: text``, ``**Name:** text``,
-  ``- **[00:01:02] Name:** text``, and the two-line form ``Name  00:03`` (or ``Name - 00:03``)
-  followed by the text (Otter, Fireflies TXT). Lines without a speaker continue the previous
-  turn. Optional YAML frontmatter or leading ``Title:``/``Date:``/``Attendees:`` lines give
-  metadata; a ``# Title`` heading gives the title; when the file has a ``## Transcript``
-  heading, the text before it is kept as notes.
+  ``[00:01:02] Name: text``, ``00:01:02 Name: text``, ``Name (00:01:02): text``,
+  ``**Name:** text``, ``- **[00:01:02] Name:** text``, the two-line form ``Name  00:03`` (or
+  ``Name - 00:03``) followed by the text (Teams, Otter, Fireflies TXT), and a time on a line of
+  its own before a turn (Meet). Lines without a speaker continue the previous turn. Optional
+  YAML frontmatter or leading ``Title:``/``Date:``/``Attendees:`` lines give metadata; a
+  ``# Title`` heading gives the title; when the file has a ``## Transcript`` heading, the text
+  before it is kept as notes.
 - **QMSum JSON**: ``{"meeting_transcripts": [{"speaker", "content"}], "topic_list": [...]}``.
 - **Fireflies JSON** (GraphQL ``transcript`` object, bare, in ``{"data": {"transcript": …}}``
   or a list of them): ``id``, ``title``, ``date`` (epoch ms or ISO), ``duration`` (minutes),
@@ -36,6 +43,9 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from kenning.sources.meetings import labels
+from kenning.sources.meetings.labels import Label
+
 TRANSCRIPT_SUFFIXES = (".vtt", ".srt", ".txt", ".md", ".markdown", ".json")
 UNKNOWN = "Unknown"
 
@@ -46,9 +56,12 @@ class FormatError(ValueError):
 
 @dataclass
 class Turn:
-    speaker: str
+    speaker: str  # the person's display name ("Jo Smith")
     text: str
     start: float | None = None  # seconds from the start of the recording
+    label: str = ""  # the label as written, when it is not the name ("jo-smith", "Felix (Geth)")
+    org: str | None = None  # organization the label names
+    alias: str | None = None  # another name the label gives
 
 
 @dataclass
@@ -177,55 +190,80 @@ def date_in_name(stem: str) -> tuple[str | None, str]:
 # -- speaker lines -----------------------------------------------------------------------------
 
 # "[00:01:02] Name: text", "00:01:02 Name: text", "**Name:** text", "- **[00:01] Name:** text",
-# "Name (00:01:02): text"; the text may be empty (it follows on the next lines).
+# "Name (00:01:02): text", "Name | Org: text", "王小明：text"; the text may be empty (it follows
+# on the next lines). Whether the label is a speaker is decided by labels.score.
 _TURN = re.compile(
     rf"""^[ \t]*(?:[-*+][ \t]+)?(?:\*\*)?
     (?:[\[(](?P<ts1>{_TS})[\])][ \t]*|(?P<ts2>{_TS})[ \t]+)?
-    (?:\*\*)?(?P<name>[^\s:*\[\]#>|`][^:*\[\]#|`]{{0,59}}?)
+    (?:\*\*)?(?P<name>[^\s:：*\[\]#>|`][^:：*#`]{{0,59}}?)
     (?:[ \t]*[\[(](?P<ts3>{_TS})[\])])?
-    [ \t]*(?:\*\*)?:(?:\*\*)?(?:[ \t]+(?P<text>.*?))?[ \t]*$""",
+    [ \t]*(?:\*\*)?(?::(?:\*\*)?(?:[ \t]+(?P<text>.*?))?|：(?:\*\*)?[ \t]*(?P<text2>.*?))[ \t]*$""",
     re.VERBOSE)
 # "Name  0:03", "Name - 00:03", "[Name] 10:01:02" on a line of its own; the text follows.
 _HEADER = re.compile(
     rf"^[ \t]*\[?(?P<name>[^\W\d][^:\[\]]{{0,59}}?)\]?[ \t]*(?:[-–|][ \t]*)?\(?(?P<ts>{_TS})\)?"
     r"[ \t]*$")
-_NOT_NAMES = frozenset("http https note notes todo action re fw fwd ps nb warning important "
-                       "summary update question answer tip example agenda decision".split())
+# A time on a line of its own (Meet, some Otter exports): the start of the next turn.
+_LONE_TIME = re.compile(rf"^[ \t]*[\[(]?(?P<ts>{_TS})[\])]?[ \t]*$")
 
 
-def _plausible_name(name: str) -> bool:
-    name = name.strip()
-    if not name or len(name) > 60 or name.lower() in _NOT_NAMES:
-        return False
-    words = name.split()
-    if len(words) > 6 or (name.endswith((".", ",", "?", "!")) and not name.endswith(".)")):
-        return False
-    if re.fullmatch(r"(?i)(?:speaker|spk|participant|guest|person)[ _-]?\d+", name):
-        return True
-    # Names are capitalised word by word ("Sarah Chen", "Grad C", "Anne de Vries"), which tells
-    # "Second thought: hire later" apart from a speaker turn.
-    return any(ch.isalpha() for ch in name) and all(
-        not w[0].isalpha() or w[0].isupper() or w.lower() in _PARTICLES for w in words)
+@dataclass(frozen=True)
+class _Candidate:
+    label: Label
+    text: str
+    start: float | None
+    placed: bool  # where only a label can be: a cue's start, a "Name  0:03" line
 
 
-_PARTICLES = frozenset("de da del della der den di du la le van von ten ter bin al el y".split())
-
-
-def match_turn(line: str) -> tuple[str, str, float | None] | None:
-    """(speaker, text, start seconds) when ``line`` opens a speaker turn."""
+def _candidate(line: str, *, placed: bool = False) -> _Candidate | None:
+    """The label a line opens with, if it has a label's shape (evidence is weighed later)."""
     m = _TURN.match(line)
-    if m and _plausible_name(m.group("name")):
-        ts = m.group("ts1") or m.group("ts2") or m.group("ts3")
-        return (_clean_name(m.group("name")), (m.group("text") or "").strip(),
-                parse_offset(ts) if ts else None)
+    if m:
+        label = labels.parse(m.group("name"))
+        if label is not None:
+            ts = m.group("ts1") or m.group("ts2") or m.group("ts3")
+            said = (m.group("text") or m.group("text2") or "").strip()
+            return _Candidate(label, said, parse_offset(ts) if ts else None, placed)
     h = _HEADER.match(line)
-    if h and _plausible_name(h.group("name")):
-        return _clean_name(h.group("name")), "", parse_offset(h.group("ts"))
+    if h:
+        label = labels.parse(h.group("name"))
+        if label is not None:
+            return _Candidate(label, "", parse_offset(h.group("ts")), True)
     return None
 
 
-def _clean_name(name: str) -> str:
-    return " ".join(name.strip().strip("*_").split())
+def _speakers(found: list[_Candidate | None]) -> set[str]:
+    """The labels (folded raw text) of ``found`` that are speakers, by :func:`labels.score`."""
+    counts: dict[str, int] = {}
+    for c in found:
+        if c is not None:
+            key = c.label.raw.casefold()
+            counts[key] = counts.get(key, 0) + 1
+
+    def points(c: _Candidate, others: bool) -> int:
+        return labels.score(c.label, repeats=counts[c.label.raw.casefold()] >= 2,
+                            placed=c.placed, others=others)
+
+    strong = {c.label.raw.casefold() for c in found if c is not None and points(c, False)
+              >= labels.NEEDED}
+    return {c.label.raw.casefold() for c in found if c is not None and points(
+        c, bool(strong - {c.label.raw.casefold()})) >= labels.NEEDED}
+
+
+def _turn(c: _Candidate, start: float | None = None) -> Turn:
+    label = c.label
+    return Turn(label.name, c.text, c.start if c.start is not None else start,
+                label=label.raw if label.raw != label.name else "", org=label.org,
+                alias=label.alias)
+
+
+def match_turn(line: str) -> tuple[str, str, float | None] | None:
+    """(speaker, text, start seconds) when ``line`` alone opens a speaker turn."""
+    c = _candidate(line)
+    if c is None or labels.score(c.label, repeats=False, placed=c.placed,
+                                 others=False) < labels.NEEDED:
+        return None
+    return c.label.name, c.text, c.start
 
 
 _META_KEYS = {
@@ -262,10 +300,23 @@ def read_text(text: str, *, markdown: bool = False) -> Meeting:
         if h1 and "title" not in meta:
             meta["title"] = h1.group(1).strip()
             notes[i] = ""
+    # First every line's label, then the evidence over the whole file (labels.score), then turns.
+    found: list[_Candidate | None] = []
+    opening = True  # before the first label: "Title:", "Date:" … lines are metadata
+    for line in body:
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#") or (opening and _meta_line(stripped)):
+            found.append(None)
+            continue
+        found.append(_candidate(line))
+        opening = opening and found[-1] is None
+    speakers = _speakers(found)
+    spoken = [c is not None and c.label.raw.casefold() in speakers for c in found]
     turns: list[Turn] = []
     preamble: list[str] = []
     paragraph_break = False
-    for line in body:
+    pending: float | None = None  # a time on its own line, for the turn that follows it
+    for i, line in enumerate(body):
         stripped = line.strip()
         if not stripped:
             paragraph_break = True
@@ -283,10 +334,14 @@ def read_text(text: str, *, markdown: bool = False) -> Meeting:
             if key is not None and key[0] not in meta:
                 meta[key[0]] = key[1]
                 continue
-        found = match_turn(line)
-        if found:
-            speaker, said, start = found
-            turns.append(Turn(speaker, said, start))
+        lone = _LONE_TIME.match(line)
+        if lone and _next_spoken(body, spoken, i):
+            pending = parse_offset(lone.group("ts"))
+            continue
+        c = found[i]
+        if c is not None and spoken[i]:
+            turns.append(_turn(c, pending))
+            pending = None
         elif turns:
             last = turns[-1]
             last.text = f"{last.text} {stripped}".strip()
@@ -314,6 +369,14 @@ def read_text(text: str, *, markdown: bool = False) -> Meeting:
         if ff and not meeting.export_id:
             meeting.export_id = f"fireflies:{ff.group(1)}"
     return meeting
+
+
+def _next_spoken(body: list[str], spoken: list[bool], i: int) -> bool:
+    """Whether the next non-blank line after ``i`` opens a turn."""
+    for j in range(i + 1, len(body)):
+        if body[j].strip():
+            return spoken[j]
+    return False
 
 
 def _meta_line(line: str) -> tuple[str, str] | None:
@@ -407,8 +470,7 @@ def read_vtt(text: str) -> Meeting:
     except Exception as exc:  # webvtt raises its own MalformedFileError / ValueError
         raise FormatError(f"not a valid WebVTT file ({exc})") from None
     meeting = Meeting(source_format="webvtt", turns=[])
-    _cues(meeting, [(c.voice, c.text, parse_offset(c.start), parse_offset(c.end))
-                    for c in captions])
+    _cues(meeting, [(c.raw_text, parse_offset(c.start), parse_offset(c.end)) for c in captions])
     for note in re.findall(r"^NOTE[ \t]+(.+)$", text, re.MULTILINE):
         key = _meta_line(note.strip())
         if key and key[0] in ("title", "date", "attendees", "time", "start"):
@@ -426,38 +488,64 @@ def read_srt(text: str) -> Meeting:
     except Exception as exc:
         raise FormatError(f"not a valid SRT file ({exc})") from None
     meeting = Meeting(source_format="srt", turns=[])
-    _cues(meeting, [(None, c.text, parse_offset(c.start), parse_offset(c.end))
-                    for c in captions])
+    _cues(meeting, [(c.raw_text, parse_offset(c.start), parse_offset(c.end)) for c in captions])
     return meeting
 
 
-def _cues(meeting: Meeting, cues: list[tuple[str | None, str, float, float]]) -> None:
-    speaker: str | None = None
+_VOICE = re.compile(r"<v(?:\.[\w.-]+)*[ \t]+([^>]+)>")
+_TAG = re.compile(r"</?[a-z][^>]*>|</v>", re.IGNORECASE)
+
+
+def _cues(meeting: Meeting, cues: list[tuple[str, float, float]]) -> None:
+    """One turn per cue (per speaker when a cue holds several: ``<v A>…`` / ``- A: …`` lines);
+    a cue without a label continues the previous cue's speaker."""
+    # (cue number, cue start, the line's label, its text, whether a voice span names it)
+    lines: list[tuple[int, float, _Candidate | None, str, bool]] = []
+    for n, (raw, start, _stop) in enumerate(cues):
+        for k, line in enumerate(raw.split("\n")):
+            voice = _VOICE.search(line)
+            plain = " ".join(_TAG.sub("", line).split())
+            if voice:
+                name = " ".join(voice.group(1).split())
+                label = labels.parse(name) or Label(name, name, labels.NAME)
+                lines.append((n, start, _Candidate(label, plain, None, True), plain, True))
+                continue
+            if not plain:
+                continue
+            marked = plain.startswith(("-", ">>"))
+            bare = re.sub(r"^(?:-|>>)\s*", "", plain)
+            found = _candidate(bare, placed=k == 0 or marked) or _bracket(bare)
+            lines.append((n, start, found, plain, False))
+    speakers = _speakers([c for _, _, c, _, voiced in lines if not voiced])
+    speaker: Turn | None = None  # the last speaker, carried into unlabelled cues
+    current: Turn | None = None
     named = False
-    end = 0.0
-    for voice, text, start, stop in cues:
-        said = " ".join(text.split())
-        if voice:
-            speaker, named = _clean_name(voice), True
+    cue = -1
+    for n, start, c, plain, voiced in lines:
+        if c is not None and (voiced or c.label.raw.casefold() in speakers):
+            current = _turn(c, start)
+            speaker, named = current, True
+            meeting.turns.append(current)
+        elif n != cue or current is None:
+            current = Turn(speaker.speaker if speaker else UNKNOWN, plain, start,
+                           label=speaker.label if speaker else "",
+                           org=speaker.org if speaker else None,
+                           alias=speaker.alias if speaker else None)
+            meeting.turns.append(current)
         else:
-            found = match_turn(said) or _bracket_speaker(said)
-            if found and found[1]:
-                speaker, said, named = found[0], found[1], True
-        if not said:
-            continue
-        meeting.turns.append(Turn(speaker or UNKNOWN, said, start))
-        end = max(end, stop)
+            current.text = f"{current.text} {plain}".strip()
+        cue = n
+    meeting.turns = [t for t in meeting.turns if t.text]
     if meeting.turns:
-        meeting.duration = end
+        meeting.duration = max(stop for _, _, stop in cues)
     if not named:
         meeting.no_speakers = True
 
 
-def _bracket_speaker(text: str) -> tuple[str, str, None] | None:
-    m = re.match(r"^(?:>>\s*)?\[([^\]]{1,60})\]\s*(.+)$", text)
-    if m and _plausible_name(m.group(1)):
-        return _clean_name(m.group(1)), m.group(2).strip(), None
-    return None
+def _bracket(text: str) -> _Candidate | None:
+    m = re.match(r"^\[([^\]]{1,60})\]\s*(.+)$", text)
+    label = labels.parse(m.group(1)) if m else None
+    return _Candidate(label, m.group(2).strip(), None, True) if m and label else None
 
 
 # -- JSON exports ------------------------------------------------------------------------------
