@@ -32,7 +32,7 @@ from kenning.build.state import BuildState
 from kenning.build.workspace import Workspace
 from kenning.errors import KenningError
 from kenning.vault import frontmatter as fmod
-from kenning.vault.layout import entity_path
+from kenning.vault.layout import entity_file_name, entity_path, free_path, name_key
 from kenning.vault.markdown import WIKILINK, resolve_relative
 from kenning.vault.page import (
     add_fact,
@@ -183,14 +183,20 @@ def _set_title(text: str, title: str) -> str:
 
 
 def _free_path(ws: Workspace, kind: str, title: str, old: str) -> str:
-    base = entity_path(kind, title)
-    if base == old:
-        return base
-    path, n = base, 1
-    while ws.exists(path) and path != old:
-        n += 1
-        path = base[:-3] + f"-{n}.md"
-    return path
+    """Where a page titled ``title`` goes: its name, or ``… 2.md`` when another page (compared
+    case-insensitively, as macOS and Windows do) holds it; ``old`` itself counts as free."""
+    folder = kind_folder(kind, old)
+    base = f"{folder}/{entity_file_name(title)}"
+    mine = name_key(old)
+    keys = {name_key(p) for p in ws.listdir(folder)} - {mine}
+    return free_path(base, keys.__contains__)
+
+
+def kind_folder(kind: str, old: str) -> str:
+    """The folder a page of ``kind`` lives in: where it is now, else its type's folder."""
+    if "/" in old:
+        return old.rsplit("/", 1)[0]
+    return entity_path(kind, "x").rsplit("/", 1)[0]
 
 
 def _same_person(index: Any, old: str, title: str, emails: list[str]) -> str | None:
