@@ -71,8 +71,8 @@ def test_every_write_tool_changes_the_files_it_should(sample: Path) -> None:
             return got
 
     got = anyio.run(run)
-    dana = (sample / "people" / "dana-ruiz.md").read_text(encoding="utf-8")
-    assert got["record"]["created"] == ["people/dana-ruiz.md"]
+    dana = (sample / "people" / "Dana Ruiz.md").read_text(encoding="utf-8")
+    assert got["record"]["created"] == ["people/Dana Ruiz.md"]
     assert "type: person" in dana  # "contact" folded to person
     assert "Leads the Replay SDK team" in dana and "[status:: superseded]" in dana
     assert "Leads the Replay platform team" in dana
