@@ -157,8 +157,7 @@ def test_extraction_writes_cited_records_and_lists_them_in_the_handoff(
     assert "- Created [[Horizon Ventures]]" in section
     assert "- Decision [[Pilot on SQLite]]: Ship the pilot on SQLite" in section
     assert "- Sarah Chen: Is a partner at Horizon Ventures (people/Sarah Chen.md#L" in section
-    assert "- Sarah Chen: works_at [[Horizon Ventures]] (people/sarah-chen." \
-        "md#L" in section
+    assert "- Sarah Chen: works_at [[Horizon Ventures]] (people/Sarah Chen.md#L" in section
     assert "Is a partner at Horizon Ventures" not in handoff.split("## Added by the model")[0]
     # Recall finds what the model added at once.
     assert vault.search("partner Horizon", mode="lexical")
