@@ -222,7 +222,8 @@ def test_fuller_name_renames_and_rewrites_links(tmp_path: Path) -> None:
     assert sarah.title == "Sarah Chen" and "Sarah" in sarah.aliases
     assert len(sarah.timeline) == 2
     assert note.read_text() == ("Met [[Sarah Chen]] and [[Sarah Chen|her]]; see "
-                                "[notes](../people/Sarah%20Chen.md#Timeline).\n`[[sarah]]` stays.\n")
+                                "[notes](../people/Sarah%20Chen.md#Timeline).\n"
+                                "`[[sarah]]` stays.\n")
     assert {r["page"] for r in log(root) if r["email"] == "sarah@horizon.vc"} == \
         {"people/Sarah Chen.md"}
 

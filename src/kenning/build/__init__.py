@@ -339,6 +339,8 @@ def run_build(root: Path | str, *, batch_size: int = DEFAULT_BATCH, dry_run: boo
         for r in rows:
             if r.get("page"):
                 r["page"] = state.follow(r["page"])
+    if rows is None and migrated:
+        rows = st.read_log(root)  # the log follows pages that moved to their titles
     if not dry_run and (rows is not None or removed):
         _save(root, state, rows, contacts)
     elif not dry_run and not paths and not state.pages:

@@ -296,8 +296,9 @@ def entity_file_name(title: str) -> str:
         space = cut.rfind(" ")
         stem = (cut[:space] if space >= len(cut) * 2 // 3 else cut).rstrip(". -")
     stem = stem or "Untitled"
-    if stem.split(".", 1)[0].rstrip().upper() in _RESERVED:
-        stem += "_"
+    base, dot, rest = stem.partition(".")
+    if base.rstrip().upper() in _RESERVED:
+        stem = f"{base.rstrip()}_{dot}{rest}"  # "CON.md" and "con.txt.md" are devices
     return f"{stem}.md"
 
 
