@@ -107,7 +107,7 @@ class LineProgress:
         import time
 
         task = self.tasks[task_id]
-        now = time.monotonic()
+        now = task["moved"] = time.monotonic()
         if completed is not None:
             if task["start"] is None:  # the rate counts from the first report (after set-up)
                 task["start"], task["start_done"] = now, completed
@@ -127,6 +127,8 @@ class LineProgress:
             return
         now = time.monotonic()
         task["last"], task["printed"] = now, task["done"]
+        if final:
+            now = task.get("moved", now)  # its own time, not the tasks that ran after it
         done, total = task["done"], task["total"]
         unit = task["unit"] or (task["item"] if task["item"] in ("chunks", "files") else "")
         count = f"{done:,}/{total:,}" if total else f"{done:,}"
