@@ -8,7 +8,7 @@ For each kind it makes a fresh vault under WORKDIR from ../shared/eval, runs `ke
 reads the CLI's own "Embedded N chunk texts in S s" line. Kinds (a few hundred chunks each, so
 the run stays short on a shared machine):
 
-- short notes: zettelkasten notes under 2 KB;
+- short notes: zettelkasten notes under 2 KB (most of it: median ~0.2 KB);
 - long notes: zettelkasten notes over 8 KB;
 - meeting transcripts: QMSum transcripts as "Speaker: text" files, through `kenning sync meetings`;
 - email threads: the Enron mbox, through `kenning sync email` (one page per thread).
@@ -51,11 +51,11 @@ def fresh(workdir: Path, kind: str) -> Path:
 
 def zettel(workdir: Path, kind: str, small: bool, count: int) -> tuple[Path, int]:
     source = EVAL / "vaults" / "zettelkasten"
-    notes = sorted(p for p in source.glob("*.md")
+    notes = sorted(p for p in source.rglob("*.md")
                    if (p.stat().st_size < 2048 if small else p.stat().st_size > 8192))
     root = fresh(workdir, kind)
-    for p in notes[:count]:
-        shutil.copy(p, root / p.name)
+    for i, p in enumerate(notes[:count]):
+        shutil.copy(p, root / f"{i:04d} {p.name}")
     return root, min(count, len(notes))
 
 
@@ -94,16 +94,20 @@ def main() -> None:
     ap.add_argument("--workdir", type=Path, required=True)
     ap.add_argument("--short", type=int, default=300, help="short notes")
     ap.add_argument("--long", type=int, default=12, help="long notes")
+    ap.add_argument("--kinds", default="short,long,meetings,email",
+                    help="which kinds, comma-separated")
     ap.add_argument("--meetings", type=int, default=2, help="QMSum transcripts")
-    ap.add_argument("--emails", type=int, default=200, help="Enron messages")
+    ap.add_argument("--emails", type=int, default=20, help="Enron messages")
     args = ap.parse_args()
     if not EVAL.is_dir():
         sys.exit(f"no evaluation data at {EVAL}")
     args.workdir.mkdir(parents=True, exist_ok=True)
-    kinds = [("short notes", lambda: zettel(args.workdir, "short", True, args.short)),
-             ("long notes", lambda: zettel(args.workdir, "long", False, args.long)),
-             ("meeting transcripts", lambda: meetings(args.workdir, args.meetings)),
-             ("email threads", lambda: emails(args.workdir, args.emails))]
+    kinds = [("short notes", "short", lambda: zettel(args.workdir, "short", True, args.short)),
+             ("long notes", "long", lambda: zettel(args.workdir, "long", False, args.long)),
+             ("meeting transcripts", "meetings", lambda: meetings(args.workdir, args.meetings)),
+             ("email threads", "email", lambda: emails(args.workdir, args.emails))]
+    wanted = set(args.kinds.split(","))
+    kinds = [(name, make) for name, key, make in kinds if key in wanted]
     print(f"{'kind':20} {'notes':>6} {'chunks':>7} {'seconds':>8} {'chunks/s':>9} "
           f"{'notes/min':>10}")
     for name, make in kinds:

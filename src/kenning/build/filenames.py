@@ -14,8 +14,8 @@ Which pages Kenning created (:func:`kenning_pages`): the registry ``.kenning/cre
 recorded itself — pages a mention created in the mention log whose summary the build wrote
 (``state.json`` ``pages``), meeting pages still at the path the old build derived from their
 source (``meetings/<source file>.md``, citing that source), and decisions and notes the write
-journal says an agent created. A page none of these name is a person's and never moves, whatever
-its name looks like.
+journal says an agent created (read until the registry holds a page the build registered). A page
+none of these name is a person's and never moves, whatever its name looks like.
 """
 
 from __future__ import annotations
@@ -47,6 +47,8 @@ _DATED = re.compile(r"^(\d{4}-\d{2}-\d{2})-(.+)$")
 def kenning_pages(root: Path, state: BuildState, ws: Workspace) -> dict[str, str]:
     """Page path → what created it, for every existing page Kenning created (module docstring)."""
     out = {p: str(e.get("by") or "kenning") for p, e in read_created(root).items()}
+    if any(by == "build" for by in out.values()):
+        return {p: by for p, by in out.items() if ws.exists(p)}  # a build already seeded it
     for row in read_log(root):
         page = row.get("page")
         if row.get("created") and isinstance(page, str) and "summary" in state.pages.get(page, {}):
