@@ -238,3 +238,15 @@ def test_merge_recounts_the_summary_and_merges_duplicate_works_at(tmp_path: Path
     assert works[0].status == "active"
     assert merged.summary is not None and "3 email threads" in merged.summary
     assert not (root / other).exists()
+
+
+def test_the_build_reads_a_persons_untyped_note_and_never_writes_it(tmp_path: Path) -> None:
+    root = vault(tmp_path)
+    mine = root / "people" / "Sarah Chen.md"
+    mine.write_text("Sarah, an old friend from Lisbon.\n", encoding="utf-8")
+    email(root, "a", "Seed round", "2026-03-01", [SARAH, ALEX])
+    build(root)
+    assert mine.read_text(encoding="utf-8") == "Sarah, an old friend from Lisbon.\n"
+    assert sorted(p.name for p in (root / "people").glob("*.md")) == ["Sarah Chen.md"]
+    assert {r["page"] for r in log(root) if r["email"] == "sarah@horizon.vc"} == \
+        {"people/Sarah Chen.md"}  # her mentions still resolve to the note

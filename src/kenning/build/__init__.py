@@ -235,6 +235,7 @@ def run_build(root: Path | str, *, batch_size: int = DEFAULT_BATCH, dry_run: boo
                     decisions[i] = Decision("unresolved", rule="not-created:strictness",
                                             candidates=d.candidates)
             applier = Applier(ws, index, state, binfos)
+            applier.owned = owned | created
             new_rows = applier.apply(mentions, decisions)
             # A model's validated facts, timeline lines and aliases for this batch.
             extras = getattr(resolver, "batches", None)

@@ -245,6 +245,7 @@ class Applier:
         self.taken: set[str] = set()   # name keys of paths this batch took
         self.folder_keys: dict[str, set[str]] = {}
         self.meeting_paths: dict[str, str] = {}  # meeting source → its page
+        self.owned: set[str] | None = None  # pages Kenning created (None: every page)
         self.final: dict[str, tuple[str, dict[str, Any]]] = {}  # path → (text, frontmatter)
 
     # -- targets ---------------------------------------------------------------------------
@@ -468,7 +469,8 @@ class Applier:
                 text = self._new_text(u)
             else:
                 text = self.ws.read(path)
-                text = None if text is None else self._edit(u, text)
+                text = None if text is None or not self._may_edit(path, text) \
+                    else self._edit(u, text)
             if text is None:
                 continue
             if u.type == PERSON and u.new:
@@ -481,6 +483,19 @@ class Applier:
             if u.rename_to:
                 renames.append((path, u.rename_to))
         return renames
+
+    def _may_edit(self, path: str, text: str) -> bool:
+        """A page Kenning created, or a typed entity page; a person's untyped note is only
+        read (its mentions still resolve to it)."""
+        if self.owned is None or path in self.owned:
+            return True
+        from kenning.vault.created import KENNING_KINDS
+
+        raw = fmod.read(text).data.get("type")
+        try:
+            return isinstance(raw, str) and vocabulary.entity_type(raw) not in KENNING_KINDS
+        except Exception:
+            return False
 
     def _frontmatter(self, u: Update) -> dict[str, Any]:
         data: dict[str, Any] = {"type": u.type}

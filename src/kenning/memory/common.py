@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from kenning import vocabulary
 from kenning.errors import KenningError, UnsafePath, VocabularyError
+from kenning.vault.created import KENNING_KINDS
 from kenning.vault.fsio import atomic_write_text, decode_markdown, resolve_inside
 from kenning.vault.layout import (
     ENTITY_FOLDERS,
@@ -212,11 +213,6 @@ def wiki_target(path: str, anchor: str = "") -> str:
     """``[[Sarah Chen#^f3]]``: a link target without alias (fact fields, citations)."""
     stem = path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
     return f"[[{stem}{anchor}]]"
-
-
-# Types of Kenning's own kinds of page (logs, sources, sessions, quick notes): a person's note
-# may carry them too (``type: note`` is common), so they do not make a page one Kenning keeps.
-KENNING_KINDS = frozenset({"daily", "source", "session", "note"})
 
 
 def not_kennings(path: str, page: Page, created: Any) -> str | None:

@@ -23,6 +23,9 @@ from kenning.vault.layout import STATE_DIR
 
 CREATED = "created.json"
 VERSION = 1
+# Types of Kenning's own kinds of page (logs, sources, sessions, quick notes): a person's note
+# may carry them too (``type: note`` is common), so they do not make a page one Kenning keeps.
+KENNING_KINDS = frozenset({"daily", "source", "session", "note"})
 
 
 def read_created(root: Path) -> dict[str, dict[str, Any]]:
