@@ -14,7 +14,9 @@ the update that follows it.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +48,8 @@ def update_created(root: Path, *, add: dict[str, str] | None = None,
                    day: str = "") -> dict[str, dict[str, Any]]:
     """Record pages created (``add``: path → what created it), moved (old → new; a page that
     was Kenning's stays Kenning's) and removed; returns the new registry. Writes only on a
-    change."""
+    change. ``day`` (default today) is when a page was created."""
+    day = day or os.environ.get("KENNING_TODAY") or date.today().isoformat()
     before = read_created(root)
     pages = {k: dict(v) for k, v in before.items()}
     for old, new in moved:
@@ -58,7 +61,7 @@ def update_created(root: Path, *, add: dict[str, str] | None = None,
     for path in removed:
         pages.pop(path, None)
     for path, by in (add or {}).items():
-        pages.setdefault(path, {"by": by, **({"on": day} if day else {})})
+        pages.setdefault(path, {"by": by, "on": day})
     if pages != before:
         text = json.dumps({"version": VERSION, "pages": dict(sorted(pages.items()))},
                           ensure_ascii=False, indent=1) + "\n"
