@@ -12,6 +12,7 @@ from pathlib import Path
 from click.testing import CliRunner
 from test_build import ALEX, SARAH, build, email, log, meeting, page, snapshot, vault
 
+from kenning.build.filenames import title_line
 from kenning.build.rename import Target, _key, rewrite_links
 from kenning.build.workspace import Workspace
 from kenning.cli import main
@@ -24,11 +25,12 @@ LINK_BREAKING = set("#^[]|")
 
 
 def pages_by_title(root: Path, folder: str) -> dict[str, str]:
-    """Title (the H1) → vault path, for every page in ``folder``."""
+    """Title (the H1 Kenning wrote) → vault path, for every page in ``folder``."""
     out = {}
     for p in sorted((root / folder).glob("*.md")):
-        rel = p.relative_to(root).as_posix()
-        out[parse_page(p.read_text(encoding="utf-8"), rel).title] = rel
+        title = title_line(p.read_text(encoding="utf-8"))
+        assert title is not None, p
+        out[title] = p.relative_to(root).as_posix()
     return out
 
 
@@ -137,7 +139,7 @@ def _as_older_kenning(root: Path) -> dict[str, str]:
             source = text.split("[[sources/meetings/", 1)[1].split("#", 1)[0]
             moves[path] = f"meetings/{source}.md"
         else:
-            moves[path] = f"{folder}/{slug_file_name(parse_page(text, path).title)}"
+            moves[path] = f"{folder}/{slug_file_name(title_line(text) or '')}"
     targets = []
     for new, old in moves.items():
         ws.write(old, ws.read(new) or "")
