@@ -18,7 +18,6 @@ from kenning.build.workspace import Workspace
 from kenning.cli import main
 from kenning.memory.common import new_page_path
 from kenning.vault.layout import MAX_STEM_BYTES, entity_file_name, slug_file_name
-from kenning.vault.page import parse_page
 
 WINDOWS_FORBIDDEN = set('/\\:*?"<>|')
 LINK_BREAKING = set("#^[]|")
