@@ -15,6 +15,9 @@ def _lexical_unless_marked(request: pytest.FixtureRequest, monkeypatch: pytest.M
     """Embedding is slow on 2 cores: only tests marked ``embeddings`` run the real model."""
     if "embeddings" not in request.keywords:
         monkeypatch.setenv("KENNING_EMBEDDINGS", "none")
+    # Progress lines off a terminal go to stderr, which CliRunner's `output` mixes in: tests
+    # that read them set the interval themselves.
+    monkeypatch.setenv("KENNING_PROGRESS_EVERY", "0")
 
 
 def write(vault: Vault, relpath: str, text: str) -> Path:

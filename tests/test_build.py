@@ -102,13 +102,13 @@ def test_build_creates_pages_with_citations_and_log(tmp_path: Path) -> None:
                 body="Kenning #fundraising. Project Kestrel is on track.",
                 signature="Sarah Chen · Partner · Horizon Ventures · +1 415 555 0100")
     report = build(root)
-    assert "people/sarah-chen.md" in report["pages_created"]
+    assert "people/Sarah Chen.md" in report["pages_created"]
     assert not any("alex" in p for p in report["pages_created"])  # the owner is "I"
-    sarah = page(root, "people/sarah-chen.md")
+    sarah = page(root, "people/Sarah Chen.md")
     assert sarah.type == "person" and sarah.title == "Sarah Chen"
     assert sarah.frontmatter["emails"] == ["sarah@horizon.vc"]
     assert sarah.frontmatter["role"] == "Partner"
-    assert sarah.frontmatter["organization"] == "[[horizon-ventures|Horizon Ventures]]"
+    assert sarah.frontmatter["organization"] == "[[Horizon Ventures]]"
     assert sarah.frontmatter["first_seen"] == "2026-03-01"
     assert sarah.summary == ("Sarah Chen — Partner at Horizon Ventures; 1 email thread, "
                              "last seen 2026-03-01.")
@@ -118,10 +118,10 @@ def test_build_creates_pages_with_citations_and_log(tmp_path: Path) -> None:
     assert [f.relation for f in sarah.facts] == ["works_at"]
     assert sarah.facts[0].source == cite and sarah.facts[0].valid_from == "2026-03-01"
     assert sarah.timeline[0].source == cite
-    org = page(root, "organizations/horizon-ventures.md")
+    org = page(root, "organizations/Horizon Ventures.md")
     assert org.frontmatter["domains"] == ["horizon.vc"]
     assert page(root, "topics/fundraising.md").type == "topic"
-    assert page(root, "projects/kestrel.md").type == "project"
+    assert page(root, "projects/Kestrel.md").type == "project"
     rows = log(root)
     assert {r["source"] for r in rows} == {src}
     for r in rows:
@@ -129,7 +129,7 @@ def test_build_creates_pages_with_citations_and_log(tmp_path: Path) -> None:
                           "rule"}
         assert 0.0 <= r["confidence"] <= 1.0
     sarah_row = next(r for r in rows if r["email"] == "sarah@horizon.vc")
-    assert sarah_row["page"] == "people/sarah-chen.md" and sarah_row["line"] == header
+    assert sarah_row["page"] == "people/Sarah Chen.md" and sarah_row["line"] == header
     assert next(r for r in rows if r["email"] == "alex@kestrel.dev")["rule"] == "owner"
 
 
@@ -139,7 +139,7 @@ def test_rerun_is_byte_identical_and_dry_run_writes_nothing(tmp_path: Path) -> N
     before = snapshot(root)
     result = CliRunner().invoke(main, ["-C", str(root), "build", "--dry-run"])
     assert result.exit_code == 0, result.output
-    assert "+++ b/people/sarah-chen.md" in result.output
+    assert "+++ b/people/Sarah Chen.md" in result.output
     assert "+# Sarah Chen" in result.output
     assert snapshot(root) == before
     build(root)
@@ -150,7 +150,7 @@ def test_rerun_is_byte_identical_and_dry_run_writes_nothing(tmp_path: Path) -> N
     # A new source is built alone; the earlier one is not read again.
     email(root, "b", "Pilot follow-up", "2026-03-05", [SARAH, ALEX])
     assert build(root)["sources_built"] == 1
-    assert len(page(root, "people/sarah-chen.md").timeline) == 2
+    assert len(page(root, "people/Sarah Chen.md").timeline) == 2
 
 
 def test_full_rebuild_from_scratch_is_deterministic(tmp_path: Path) -> None:
@@ -178,13 +178,13 @@ def test_first_name_resolves_only_with_one_fitting_candidate(tmp_path: Path) -> 
                  body="Dr. Chen and Sarah from Acme Corp said hi.")
     build(root)
     rows = {(r["source"], r["text"]): r for r in log(root)}
-    assert rows[(src, "Sarah Chen")]["page"] == "people/sarah-chen.md"
-    assert rows[(src, "Sarah from Techflow")]["page"] == "people/sarah-park.md"
+    assert rows[(src, "Sarah Chen")]["page"] == "people/Sarah Chen.md"
+    assert rows[(src, "Sarah from Techflow")]["page"] == "people/Sarah Park.md"
     acme = rows[(src2, "Sarah from Acme Corp")]
     assert acme["page"] is None  # no Sarah at Acme: not merged into either
     chen = rows[(src2, "Dr. Chen")]
     assert chen["page"] is None and chen["rule"].startswith("ambiguous")
-    assert chen["candidates"] == ["people/sarah-chen.md"]
+    assert chen["candidates"] == ["people/Sarah Chen.md"]
 
 
 def test_name_variants_join_one_page(tmp_path: Path) -> None:
@@ -196,13 +196,13 @@ def test_name_variants_join_one_page(tmp_path: Path) -> None:
                 [("Steve Kean", "steven.kean@enron.com", "from"), ALEX],
                 body="Bob Smith agreed. S. Kean will call.")
     build(root)
-    kean = page(root, "people/steven-j-kean.md")
+    kean = page(root, "people/Steven J Kean.md")
     assert kean.title == "Steven J Kean"
     assert "Steve Kean" in kean.aliases
     rows = {r["text"]: r for r in log(root) if r["source"] == src}
-    assert rows["Bob Smith"]["page"] == "people/robert-smith.md"
+    assert rows["Bob Smith"]["page"] == "people/Robert Smith.md"
     assert rows["Bob Smith"]["rule"] == "nickname"
-    assert rows["S. Kean"]["page"] == "people/steven-j-kean.md"
+    assert rows["S. Kean"]["page"] == "people/Steven J Kean.md"
     assert len(list((root / "people").glob("*.md"))) == 2
 
 
@@ -210,28 +210,29 @@ def test_fuller_name_renames_and_rewrites_links(tmp_path: Path) -> None:
     root = vault(tmp_path)
     email(root, "a", "Hi", "2026-03-01", [("Sarah", "sarah@horizon.vc", "from"), ALEX])
     build(root)
-    assert (root / "people/sarah.md").exists()
+    assert (root / "people/Sarah.md").exists()
     note = root / "memory" / "2026-03-02.md"
-    note.write_text("Met [[sarah]] and [[Sarah|her]]; see [notes](../people/sarah.md#Timeline)."
+    note.write_text("Met [[sarah]] and [[Sarah|her]]; see [notes](../people/Sarah.md#Timeline)."
                     "\n`[[sarah]]` stays.\n", encoding="utf-8")
     email(root, "b", "Hi again", "2026-03-03", [SARAH, ALEX])
     report = build(root)
-    assert report["renamed"] == [{"from": "people/sarah.md", "to": "people/sarah-chen.md"}]
-    assert not (root / "people/sarah.md").exists()
-    sarah = page(root, "people/sarah-chen.md")
+    assert report["renamed"] == [{"from": "people/Sarah.md", "to": "people/Sarah Chen.md"}]
+    assert not (root / "people/Sarah.md").exists()
+    sarah = page(root, "people/Sarah Chen.md")
     assert sarah.title == "Sarah Chen" and "Sarah" in sarah.aliases
     assert len(sarah.timeline) == 2
-    assert note.read_text() == ("Met [[sarah-chen|Sarah Chen]] and [[sarah-chen|her]]; see "
-                                "[notes](../people/sarah-chen.md#Timeline).\n`[[sarah]]` stays.\n")
+    assert note.read_text() == ("Met [[Sarah Chen]] and [[Sarah Chen|her]]; see "
+                                "[notes](../people/Sarah%20Chen.md#Timeline).\n"
+                                "`[[sarah]]` stays.\n")
     assert {r["page"] for r in log(root) if r["email"] == "sarah@horizon.vc"} == \
-        {"people/sarah-chen.md"}
+        {"people/Sarah Chen.md"}
 
 
 def test_hand_edits_are_kept(tmp_path: Path) -> None:
     root = vault(tmp_path)
     email(root, "a", "Hi", "2026-03-01", [SARAH, ALEX])
     build(root)
-    path = root / "people/sarah-chen.md"
+    path = root / "people/Sarah Chen.md"
     text = path.read_text()
     text = text.replace("Sarah Chen — ", "My own summary. Sarah Chen — ", 1)
     text = text.replace("first_seen:", "# my comment\nmood: good\nfirst_seen:")
@@ -243,7 +244,7 @@ def test_hand_edits_are_kept(tmp_path: Path) -> None:
     assert "My own summary. Sarah Chen — " in after
     assert "# my comment\nmood: good\n" in after
     assert after.endswith("## Notes\nShe prefers calls.\n")
-    assert len(parse_page(after, "people/sarah-chen.md").timeline) == 2
+    assert len(parse_page(after, "people/Sarah Chen.md").timeline) == 2
     assert "last_seen: 2026-03-04" in after
 
 
@@ -251,16 +252,16 @@ def test_deleted_page_is_not_resurrected_without_new_evidence(tmp_path: Path) ->
     root = vault(tmp_path)
     src = email(root, "a", "Hi", "2026-03-01", [SARAH, ALEX, ("Tom Hart", "tom@x.org", "cc")])
     build(root)
-    (root / "people/sarah-chen.md").unlink()
+    (root / "people/Sarah Chen.md").unlink()
     # The thread changes (Tom's name is fixed): it is built again, Sarah's page stays deleted.
     (root / src).write_text((root / src).read_text().replace("Tom Hart", "Tom H. Hart"))
     build(root)
-    assert not (root / "people/sarah-chen.md").exists()
+    assert not (root / "people/Sarah Chen.md").exists()
     row = next(r for r in log(root) if r["email"] == "sarah@horizon.vc")
     assert row["page"] is None and row["rule"] == "not-created:deleted-by-hand"
     email(root, "b", "New", "2026-04-01", [SARAH, ALEX])
     build(root)
-    assert (root / "people/sarah-chen.md").exists()
+    assert (root / "people/Sarah Chen.md").exists()
 
 
 def test_bad_participants(tmp_path: Path) -> None:
@@ -274,12 +275,12 @@ def test_bad_participants(tmp_path: Path) -> None:
           [("sarah@horizon.vc", "mallory@evil.example", "from"), ALEX])
     report = build(root)
     assert report["sources_built"] == 3
-    assert (root / "people/jeff-dasovich.md").exists()
-    assert page(root, "people/bhansen-lhom-com.md").title == "bhansen@lhom.com"
+    assert (root / "people/Jeff Dasovich.md").exists()
+    assert page(root, "people/bhansen@lhom.com.md").title == "bhansen@lhom.com"
     mallory = next(p for p in (root / "people").glob("*.md") if "mallory" in p.read_text())
     assert page(root, f"people/{mallory.name}").frontmatter["emails"] == ["mallory@evil.example"]
     assert "sarah" not in mallory.name
-    assert not (root / "people/sarah-chen.md").exists()
+    assert not (root / "people/Sarah Chen.md").exists()
 
 
 def test_huge_recipient_list_creates_pages_for_the_sender_only(tmp_path: Path) -> None:
@@ -288,7 +289,7 @@ def test_huge_recipient_list_creates_pages_for_the_sender_only(tmp_path: Path) -
         (f"Person {i:03d}", f"p{i}@corp.com", "to") for i in range(300)]
     src = email(root, "all", "All hands", "2026-03-01", people)
     build(root)
-    assert [p.name for p in (root / "people").glob("*.md")] == ["big-sender.md"]
+    assert [p.name for p in (root / "people").glob("*.md")] == ["Big Sender.md"]
     rows = [r for r in log(root) if r["source"] == src and r["kind"] == "person"]
     assert len(rows) == 301  # every recipient is still a logged mention
     assert sum(1 for r in rows if r["rule"] == "not-created:strictness") == 300
@@ -307,16 +308,16 @@ def test_strictness_high_and_bulk(tmp_path: Path) -> None:
     report = build(root)
     assert report["strictness"] == "high"
     names = sorted(p.name for p in (root / "people").glob("*.md"))
-    assert names == ["dana-fox.md", "pat-lee.md"]
+    assert names == ["Dana Fox.md", "Pat Lee.md"]
     assert not list((root / "organizations").glob("letters*"))
     # Received-only mail still updates a page that exists.
     email(root, "recv2", "Follow-up", "2026-03-05",
           [("Pat Lee", "pat@partner.example", "from"), ALEX])
     build(root)
-    assert len(page(root, "people/pat-lee.md").timeline) == 2
-    m = page(root, "meetings/2026-03-04-sync.md")
-    assert m.frontmatter["attendees"] == ["[[dana-fox|Dana Fox]]"]
-    assert "Attended [[2026-03-04-sync|Weekly sync]]" in page(root, "people/dana-fox.md") \
+    assert len(page(root, "people/Pat Lee.md").timeline) == 2
+    m = page(root, "meetings/2026-03-04 Weekly sync.md")
+    assert m.frontmatter["attendees"] == ["[[Dana Fox]]"]
+    assert "Attended [[2026-03-04 Weekly sync|Weekly sync]]" in page(root, "people/Dana Fox.md") \
         .timeline[0].text
 
 
@@ -325,17 +326,17 @@ def test_merge_split_and_why(tmp_path: Path) -> None:
     email(root, "a", "One", "2026-03-01", [SARAH, ALEX])
     email(root, "b", "Two", "2026-03-02", [("S Chen", "schen@gmail.com", "from"), ALEX])
     build(root)
-    other = next(p for p in (root / "people").glob("*.md") if p.name != "sarah-chen.md")
+    other = next(p for p in (root / "people").glob("*.md") if p.name != "Sarah Chen.md")
     (root / "memory" / "n.md").write_text(f"Talked to [[{other.stem}]].\n")
     runner = CliRunner()
     res = runner.invoke(main, ["-C", str(root), "merge", "Sarah Chen", other.stem, "--json"])
     assert res.exit_code == 0, res.output
     assert not other.exists()
-    merged = page(root, "people/sarah-chen.md")
+    merged = page(root, "people/Sarah Chen.md")
     assert merged.frontmatter["emails"] == ["sarah@horizon.vc", "schen@gmail.com"]
     assert len(merged.timeline) == 2
-    assert (root / "memory" / "n.md").read_text().startswith("Talked to [[sarah-chen|")
-    res = runner.invoke(main, ["-C", str(root), "why", "sarah-chen", "--json"])
+    assert (root / "memory" / "n.md").read_text().startswith("Talked to [[Sarah Chen]]")
+    res = runner.invoke(main, ["-C", str(root), "why", "Sarah Chen", "--json"])
     assert res.exit_code == 0, res.output
     why = json.loads(res.output)
     assert {s["source"] for s in why["sources"]} == {"sources/email/2026-03-01-a.md",
@@ -343,14 +344,14 @@ def test_merge_split_and_why(tmp_path: Path) -> None:
     assert {e["value"]: e["first"]["rule"] for e in why["emails"]} == {
         "sarah@horizon.vc": "new-email-address", "schen@gmail.com": "new-email-address"}
     line = next(e.line for e in merged.timeline if "Two" in e.text)
-    res = runner.invoke(main, ["-C", str(root), "split", "sarah-chen", "--name", "Sam Chen",
+    res = runner.invoke(main, ["-C", str(root), "split", "Sarah Chen", "--name", "Sam Chen",
                                "--email", "schen@gmail.com", "--line", str(line), "--json"])
     assert res.exit_code == 0, res.output
-    sam = page(root, "people/sam-chen.md")
-    back = page(root, "people/sarah-chen.md")
+    sam = page(root, "people/Sam Chen.md")
+    back = page(root, "people/Sarah Chen.md")
     assert sam.frontmatter["emails"] == ["schen@gmail.com"] and len(sam.timeline) == 1
     assert back.frontmatter["emails"] == ["sarah@horizon.vc"] and len(back.timeline) == 1
-    res = runner.invoke(main, ["-C", str(root), "split", "sarah-chen", "--name", "X",
+    res = runner.invoke(main, ["-C", str(root), "split", "Sarah Chen", "--name", "X",
                                "--line", "1"])
     assert res.exit_code != 0 and "not a fact or timeline line" in res.output
 
@@ -408,7 +409,7 @@ def test_a_summary_a_person_wrote_survives_every_later_build(tmp_path: Path) -> 
     root = vault(tmp_path)
     mine = "Partner at [[Horizon Ventures]] who led our seed round."
     (root / "people").mkdir(exist_ok=True)
-    (root / "people/sarah-chen.md").write_text(
+    (root / "people/Sarah Chen.md").write_text(
         "---\ntype: person\nemails: [sarah@horizon.vc]\n---\n# Sarah Chen\n\n" + mine + "\n")
     email(root, "one", "Board deck", "2026-03-01",
           [("Sarah Chen", "sarah@horizon.vc", "from"), ALEX])
@@ -416,5 +417,5 @@ def test_a_summary_a_person_wrote_survives_every_later_build(tmp_path: Path) -> 
     email(root, "two", "Monthly update", "2026-04-01",
           [("Sarah Chen", "sarah@horizon.vc", "from"), ALEX])
     build(root)
-    text = (root / "people/sarah-chen.md").read_text()
+    text = (root / "people/Sarah Chen.md").read_text()
     assert mine in text and "Monthly update" in text  # updated, and the summary untouched

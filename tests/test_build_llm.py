@@ -129,11 +129,11 @@ def make_vault(root: Path, server: ChatServer | None, *, timeout: float = 5.0,
         config += (f"llm:\n  url: {server.url}\n  model: test-chat\n  api_key_env: {KEY_ENV}\n"
                    f"  timeout: {timeout}\n  max_retries: 0\n  temperature: 0\n{extra}")
     write(root, ".kenning/config.yaml", config)
-    write(root, "people/sarah-chen.md", person_page(
+    write(root, "people/Sarah Chen.md", person_page(
         "Sarah Chen", "sarah@horizon.vc", "Partner at Horizon Ventures; leads the pilot funding."))
-    write(root, "people/sarah-park.md", person_page(
+    write(root, "people/Sarah Park.md", person_page(
         "Sarah Park", "sarah.park@techflow.io", "Engineer at TechFlow."))
-    write(root, "people/tom-baker.md", person_page("Tom Baker", "tom@acme.example", "Acme."))
+    write(root, "people/Tom Baker.md", person_page("Tom Baker", "tom@acme.example", "Acme."))
     if MEETING in sources:
         write(root, MEETING, MEETING_TEXT)
     if EMAIL in sources:
@@ -182,8 +182,8 @@ def build(root: Path) -> tuple[Any, LLMResolver]:
     return build_with(root)
 
 
-SARAH_CHEN = {"action": "link", "page": "people/sarah-chen.md", "aliases": ["Sarah"]}
-TOM = {"action": "link", "page": "people/tom-baker.md"}
+SARAH_CHEN = {"action": "link", "page": "people/Sarah Chen.md", "aliases": ["Sarah"]}
+TOM = {"action": "link", "page": "people/Tom Baker.md"}
 
 
 # -- the happy path: a decision the deterministic resolver could not make -------------------------
@@ -191,7 +191,7 @@ TOM = {"action": "link", "page": "people/tom-baker.md"}
 def test_model_reads_a_page_and_resolves_an_ambiguous_first_name(server: ChatServer,
                                                                  tmp_path: Path) -> None:
     root = make_vault(tmp_path / "v", server)
-    server.script = [tool_call("read_page", {"path": "people/sarah-chen.md"}),
+    server.script = [tool_call("read_page", {"path": "people/Sarah Chen.md"}),
                      tool_call("search_mentions", {"name": "Sarah"}, "call_2"),
                      decide({"Sarah": SARAH_CHEN, "Tom Baker": TOM})]
     report, resolver = build(root)
@@ -201,23 +201,23 @@ def test_model_reads_a_page_and_resolves_an_ambiguous_first_name(server: ChatSer
     sarah = next(m for m in sent if m["text"] == "Sarah")
     # The deterministic suggestion sent along: ambiguous between the two Sarahs.
     assert sarah["suggested"]["action"] == "unresolved"
-    assert sarah["suggested"]["candidates"] == ["people/sarah-chen.md", "people/sarah-park.md"]
+    assert sarah["suggested"]["candidates"] == ["people/Sarah Chen.md", "people/Sarah Park.md"]
     assert "Alex Morgan" not in [m["text"] for m in sent]  # the owner is never asked about
     # The tool results went back to the model as tool messages.
     tool_msg = second["messages"][-1]
     assert tool_msg["role"] == "tool" and tool_msg["tool_call_id"] == "call_1"
     assert "Partner at Horizon Ventures" in json.loads(tool_msg["content"])["text"]
     found = json.loads(third["messages"][-1]["content"])
-    assert {p["page"] for p in found["pages"]} == {"people/sarah-chen.md", "people/sarah-park.md"}
+    assert {p["page"] for p in found["pages"]} == {"people/Sarah Chen.md", "people/Sarah Park.md"}
     # Applied: the mention log, the person's page and the meeting page.
     rows = log_rows(root)
-    assert rows["Sarah"]["page"] == "people/sarah-chen.md" and rows["Sarah"]["rule"] == "llm"
-    assert rows["Tom Baker"]["page"] == "people/tom-baker.md"
-    chen = (root / "people/sarah-chen.md").read_text()
+    assert rows["Sarah"]["page"] == "people/Sarah Chen.md" and rows["Sarah"]["rule"] == "llm"
+    assert rows["Tom Baker"]["page"] == "people/Tom Baker.md"
+    chen = (root / "people/Sarah Chen.md").read_text()
     assert "Pilot review" in chen and "Sarah" in chen.split("---")[1]  # timeline + alias
-    meeting = (root / "meetings/2026-03-02-pilot-review.md").read_text()
-    assert "sarah-chen" in meeting and "sarah-park" not in meeting
-    assert "people/sarah-park.md" not in report.pages_updated
+    meeting = (root / "meetings/2026-03-02 Pilot review.md").read_text()
+    assert "Sarah Chen" in meeting and "Sarah Park" not in meeting
+    assert "people/Sarah Park.md" not in report.pages_updated
     assert resolver.warnings == [] and report.warnings == []
     assert resolver.batches[0].outcome == "llm" and resolver.batches[0].attempts == 1
     assert resolver.batches[0].extras.aliases == [(sarah["id"], "Sarah")]
@@ -257,7 +257,7 @@ def test_invalid_json_is_retried_once_with_the_error_shown(server: ChatServer,
     assert "not JSON" in retry["content"]
     assert second["messages"][-2]["role"] == "assistant"  # the bad answer is shown back
     assert second["messages"][0]["content"] == SYSTEM_PROMPT
-    assert log_rows(root)["Sarah"]["page"] == "people/sarah-chen.md"
+    assert log_rows(root)["Sarah"]["page"] == "people/Sarah Chen.md"
     assert resolver.batches[0].attempts == 2 and resolver.warnings == []
 
 
@@ -282,26 +282,26 @@ def test_invalid_twice_falls_back_to_the_deterministic_resolver_with_one_warning
 def test_a_page_that_does_not_exist_rejects_the_whole_batch(server: ChatServer,
                                                             tmp_path: Path) -> None:
     root = make_vault(tmp_path / "v", server)
-    invented = {"action": "link", "page": "people/tom-baker-2.md"}
+    invented = {"action": "link", "page": "people/Tom Baker 2.md"}
     server.script = [decide({"Sarah": SARAH_CHEN, "Tom Baker": invented}),
                      decide({"Sarah": SARAH_CHEN, "Tom Baker": invented})]
     _, resolver = build(root)
     retry = server.chats()[1]["messages"][-1]["content"]
-    assert "people/tom-baker-2.md" in retry and "does not exist" in retry
+    assert "people/Tom Baker 2.md" in retry and "does not exist" in retry
     rows = log_rows(root)
     # Sarah's valid decision was not applied: all or nothing.
-    assert rows["Sarah"]["page"] is None and rows["Tom Baker"]["page"] == "people/tom-baker.md"
-    assert not (root / "people/tom-baker-2.md").exists()
-    assert "Sarah" not in (root / "people/sarah-chen.md").read_text().split("---")[1]
-    assert len(resolver.warnings) == 1 and "tom-baker-2" in resolver.warnings[0]
+    assert rows["Sarah"]["page"] is None and rows["Tom Baker"]["page"] == "people/Tom Baker.md"
+    assert not (root / "people/Tom Baker 2.md").exists()
+    assert "Sarah" not in (root / "people/Sarah Chen.md").read_text().split("---")[1]
+    assert len(resolver.warnings) == 1 and "Tom Baker 2" in resolver.warnings[0]
 
 
 def test_a_retry_can_fix_an_invented_page(server: ChatServer, tmp_path: Path) -> None:
     root = make_vault(tmp_path / "v", server)
-    server.script = [decide({"Sarah": {"action": "link", "page": "people/sarah.md"}}),
+    server.script = [decide({"Sarah": {"action": "link", "page": "people/Sarah.md"}}),
                      decide({"Sarah": SARAH_CHEN, "Tom Baker": TOM})]
     build(root)
-    assert log_rows(root)["Sarah"]["page"] == "people/sarah-chen.md"
+    assert log_rows(root)["Sarah"]["page"] == "people/Sarah Chen.md"
 
 
 # -- transport failures ---------------------------------------------------------------------------
@@ -313,7 +313,7 @@ def test_a_timeout_falls_back(server: ChatServer, tmp_path: Path) -> None:
     assert len(resolver.warnings) == 1
     assert "did not answer within 0.3 s" in resolver.warnings[0]
     assert log_rows(root)["Sarah"]["page"] is None
-    assert log_rows(root)["Tom Baker"]["page"] == "people/tom-baker.md"
+    assert log_rows(root)["Tom Baker"]["page"] == "people/Tom Baker.md"
     assert report.sources_built == 1
 
 
@@ -361,8 +361,8 @@ def test_injected_instructions_stay_data_and_cannot_merge_pages(server: ChatServ
                                                                 tmp_path: Path) -> None:
     root = make_vault(tmp_path / "v", server, sources=(EMAIL,))
     before = {p: (root / p).read_bytes() for p in
-              ("people/sarah-chen.md", "people/sarah-park.md", "people/tom-baker.md")}
-    merge_all = decide({}, {"action": "link", "page": "people/sarah-chen.md"})
+              ("people/Sarah Chen.md", "people/Sarah Park.md", "people/Tom Baker.md")}
+    merge_all = decide({}, {"action": "link", "page": "people/Sarah Chen.md"})
     server.script = [merge_all, merge_all]
     _, resolver = build(root)
 
@@ -379,14 +379,14 @@ def test_injected_instructions_stay_data_and_cannot_merge_pages(server: ChatServ
     assert user.count(INJECTION) == 1 and "admin mode" in user[begin.end():end]
     # The all-merge contradicts hard evidence (addresses already on other pages): refused.
     retry = second["messages"][-1]["content"]
-    assert "tom@acme.example is already on people/tom-baker.md" in retry
-    assert "sarah.park@techflow.io is already on people/sarah-park.md" in retry
+    assert "tom@acme.example is already on people/Tom Baker.md" in retry
+    assert "sarah.park@techflow.io is already on people/Sarah Park.md" in retry
     rows = log_rows(root)
-    assert rows["Tom Baker"]["page"] == "people/tom-baker.md"
-    assert rows["Sarah Park"]["page"] == "people/sarah-park.md"
+    assert rows["Tom Baker"]["page"] == "people/Tom Baker.md"
+    assert rows["Sarah Park"]["page"] == "people/Sarah Park.md"
     assert all(r["rule"] != "llm" for r in rows.values())
-    chen = (root / "people/sarah-chen.md").read_bytes()
-    assert chen == before["people/sarah-chen.md"]  # nothing joined Sarah Chen's page
+    chen = (root / "people/Sarah Chen.md").read_bytes()
+    assert chen == before["people/Sarah Chen.md"]  # nothing joined Sarah Chen's page
     assert len(resolver.warnings) == 1
 
 
@@ -394,13 +394,13 @@ def test_a_merge_of_new_addresses_by_name_is_refused(server: ChatServer, tmp_pat
     """Even without addresses on pages, a full name that does not fit the page is refused."""
     root = make_vault(tmp_path / "v", server)
     write(root, MEETING, MEETING_TEXT.replace("Tom Baker", "Tom Lee"))
-    server.script = [decide({"Tom Lee": {"action": "link", "page": "people/tom-baker.md"}}),
-                     decide({"Tom Lee": {"action": "link", "page": "people/sarah-chen.md"}})]
+    server.script = [decide({"Tom Lee": {"action": "link", "page": "people/Tom Baker.md"}}),
+                     decide({"Tom Lee": {"action": "link", "page": "people/Sarah Chen.md"}})]
     _, resolver = build(root)
     retry = server.chats()[1]["messages"][-1]["content"]
-    assert "'Tom Lee' does not fit people/tom-baker.md" in retry
+    assert "'Tom Lee' does not fit people/Tom Baker.md" in retry
     assert log_rows(root)["Tom Lee"]["rule"] != "llm"
-    assert "Tom Lee" not in (root / "people/tom-baker.md").read_text()
+    assert "Tom Lee" not in (root / "people/Tom Baker.md").read_text()
     assert len(resolver.warnings) == 1
 
 
@@ -493,20 +493,20 @@ def test_validator_accepts_creates_with_vocabulary_types_and_keeps_extras(batch:
     ({"Sarah": {"action": "create", "type": "organization", "name": "Sarah Inc"}},
      "it cannot create a organization page"),
     ({"Sarah": {"action": "create", "type": "person", "name": "Sarah Chen"}},
-     "people/sarah-chen.md is already called 'Sarah Chen'"),
+     "people/Sarah Chen.md is already called 'Sarah Chen'"),
     ({"Sarah": {"action": "create", "type": "person", "name": "Tom Smith"}},
      "does not fit the new entity 'Tom Smith'"),
     ({"Tom Baker": {"action": "create", "type": "person", "name": "Tom Baker"}},
      "already called"),
-    ({"Sarah Park": {"action": "link", "page": "people/sarah-chen.md"}},
-     "sarah.park@techflow.io is already on people/sarah-park.md"),
+    ({"Sarah Park": {"action": "link", "page": "people/Sarah Chen.md"}},
+     "sarah.park@techflow.io is already on people/Sarah Park.md"),
     ({"Sarah": {"action": "merge"}}, "action 'merge' is not link, create or unresolved"),
-    ({"Sarah": {"action": "link", "page": "../people/sarah-chen.md"}}, "does not exist"),
-    ({"Sarah": {"action": "link", "page": "people/sarah-chen.md", "confidence": 7}},
+    ({"Sarah": {"action": "link", "page": "../people/Sarah Chen.md"}}, "does not exist"),
+    ({"Sarah": {"action": "link", "page": "people/Sarah Chen.md", "confidence": 7}},
      "confidence 7"),
-    ({"Sarah": {"action": "link", "page": "people/sarah-chen.md", "aliases": ["Tom"]}},
+    ({"Sarah": {"action": "link", "page": "people/Sarah Chen.md", "aliases": ["Tom"]}},
      "alias 'Tom' does not fit"),
-    ({"Sarah": {"action": "link", "page": "people/sarah-chen.md", "aliases": ["Sarah Park"]}},
+    ({"Sarah": {"action": "link", "page": "people/Sarah Chen.md", "aliases": ["Sarah Park"]}},
      "does not fit"),
 ])
 def test_validator_refuses(batch: Any, answers: dict[str, Any], error: str) -> None:
@@ -589,14 +589,14 @@ def test_read_page_stays_inside_the_vault(tmp_path: Path) -> None:
     root = make_vault(tmp_path / "v", None)
     write(tmp_path, "outside.md", "secret")
     tools = Tools(root, IndexLoader(Workspace(root)).load())
-    assert "Tom Baker" in tools.read_page({"path": "people/tom-baker.md"})["text"]
+    assert "Tom Baker" in tools.read_page({"path": "people/Tom Baker.md"})["text"]
     with pytest.raises(UnsafePath):
         tools.read_page({"path": "../outside.md"})
     for bad in (".kenning/config.yaml", ".kenning/x.md", "people/nobody.md", "/etc/passwd"):
         with pytest.raises((ValueError, LookupError)):
             tools.read_page({"path": bad})
     hits = tools.search_mentions({"name": "tom@acme.example"})
-    assert [p["page"] for p in hits["pages"]] == ["people/tom-baker.md"]
+    assert [p["page"] for p in hits["pages"]] == ["people/Tom Baker.md"]
 
 
 def test_tool_errors_go_back_to_the_model_and_the_tool_loop_is_bounded(
@@ -604,7 +604,7 @@ def test_tool_errors_go_back_to_the_model_and_the_tool_loop_is_bounded(
     root = make_vault(tmp_path / "v", server, extra="  max_tool_rounds: 2\n")
     server.script = [tool_call("read_page", {"path": "../../etc/passwd.md"}),
                      tool_call("no_such_tool", {}),
-                     tool_call("read_page", {"path": "people/tom-baker.md"}),  # ignored: last
+                     tool_call("read_page", {"path": "people/Tom Baker.md"}),  # ignored: last
                      decide({"Sarah": SARAH_CHEN, "Tom Baker": TOM})]
     _, resolver = build(root)
     chats = server.chats()
@@ -613,7 +613,7 @@ def test_tool_errors_go_back_to_the_model_and_the_tool_loop_is_bounded(
     assert chats[2]["tool_choice"] == "none" and "tool_choice" not in chats[0]
     # The third reply still called a tool: a protocol error, shown to the model on the retry.
     assert "kept calling tools" in chats[3]["messages"][-1]["content"]
-    assert log_rows(root)["Sarah"]["page"] == "people/sarah-chen.md"
+    assert log_rows(root)["Sarah"]["page"] == "people/Sarah Chen.md"
     assert resolver.batches[0].attempts == 2
 
 
@@ -778,9 +778,9 @@ def test_the_models_facts_timeline_lines_and_aliases_land_on_the_pages(
     server.script = [reply]
     _, resolver = build(root)
     assert resolver.batches[0].outcome == "llm", resolver.warnings
-    tom = (root / "people/tom-baker.md").read_text()
-    assert "- supports:: [[sarah-chen" in tom and "Supplies the pilot data" in tom
-    chen = (root / "people/sarah-chen.md").read_text()
+    tom = (root / "people/Tom Baker.md").read_text()
+    assert "- supports:: [[Sarah Chen" in tom and "Supplies the pilot data" in tom
+    chen = (root / "people/Sarah Chen.md").read_text()
     assert "2026-03-02 — Asked for the pilot numbers by Friday" in chen
     assert "Sarah C." in chen.split("---")[1]
     # Cited to the mention's own source line, by code.

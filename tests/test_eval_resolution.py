@@ -439,7 +439,7 @@ def test_demo_runs_the_pipeline_and_prints_cited_answers(tmp_path: Path) -> None
     assert "$ kenning search 'what did we decide about caching?'" in out
     assert "decisions/In-process caching for the Replay API.md#L" in out
     assert "owner:" in (target / ".kenning" / "config.yaml").read_text()
-    assert "Created " in out and "people/hannah-berg.md" in out
+    assert "Created " in out and "people/Hannah Berg.md" in out
     again = CliRunner().invoke(main, ["demo", str(target)]).output
     assert "Using the existing demo vault" in again and "0 new source file(s)" in again
     assert "Set the vault owner" not in again

@@ -71,8 +71,8 @@ def test_every_write_tool_changes_the_files_it_should(sample: Path) -> None:
             return got
 
     got = anyio.run(run)
-    dana = (sample / "people" / "dana-ruiz.md").read_text(encoding="utf-8")
-    assert got["record"]["created"] == ["people/dana-ruiz.md"]
+    dana = (sample / "people" / "Dana Ruiz.md").read_text(encoding="utf-8")
+    assert got["record"]["created"] == ["people/Dana Ruiz.md"]
     assert "type: person" in dana  # "contact" folded to person
     assert "Leads the Replay SDK team" in dana and "[status:: superseded]" in dana
     assert "Leads the Replay platform team" in dana
@@ -253,3 +253,37 @@ def test_a_client_that_leaves_mid_call_cuts_nothing(sample: Path) -> None:
     present = [t in org for t in texts]
     assert all(present) or not any(present)
     assert not list(sample.rglob(".*.tmp"))
+
+
+def test_a_persons_own_note_is_never_edited_through_mcp(sample: Path) -> None:
+    zettel = sample / "Hannah Berg.md"
+    zettel.write_text("Hannah Berg works on category theory.\n", encoding="utf-8")
+    typed = sample / "organizations" / "Kestrel Labs.md"
+    before = {p: p.read_bytes() for p in (zettel, typed)}
+
+    async def run() -> dict[str, Any]:
+        async with stdio(sample, "full") as client:
+            call = client.call_tool
+            tools = {t.name: t.description for t in (await client.list_tools()).tools}
+            got: dict[str, Any] = {"tools": tools}
+            data(await call("index", {}))  # the note was written after the last index
+            got["to"] = data(await call("record", {
+                "entities": [{"name": "Dana Ruiz", "type": "person"}],
+                "relations": [{"from": "Dana Ruiz", "rel": "advises", "to": "Hannah Berg"},
+                              {"from": "Dana Ruiz", "rel": "works_at", "to": "Kestrel Labs"}]}))
+            got["from"] = data(await call("record", {"relations": [
+                {"from": "Hannah Berg", "rel": "advises", "to": "Dana Ruiz"}]}))
+            got["obs"] = error(await call("record", {"observations": [
+                {"entity": "Hannah Berg", "text": "Moved to Bergen"}]}))
+            got["delete"] = error(await call("delete", {"ref": "Hannah Berg"}))
+            return got
+
+    got = anyio.run(run)
+    assert {p: p.read_bytes() for p in (zettel, typed)} == before  # no `updated:`, nothing
+    assert "never edited" in got["tools"]["record"]
+    assert "Kenning created" in got["tools"]["delete"]
+    dana = got["to"]["created"][0]
+    assert "[[Hannah Berg]]" in (sample / dana).read_text(encoding="utf-8")
+    assert got["from"]["links"][0]["stored"] == ".kenning/manual-links.jsonl"
+    assert "Hannah Berg.md is a note of yours" in got["obs"]
+    assert "never deletes a person's note" in got["delete"]

@@ -32,7 +32,7 @@ def test_two_processes_writing_the_same_page_lose_nothing(vault: Vault) -> None:
     for proc in procs:
         _, err = proc.communicate(timeout=300)
         assert proc.returncode == 0, err.decode()
-    page = parse_page((vault.root / "topics/shared-page.md").read_text(encoding="utf-8"), "t.md")
+    page = parse_page((vault.root / "topics/Shared Page.md").read_text(encoding="utf-8"), "t.md")
     texts = sorted(f.text for f in page.facts)
     assert texts == sorted(f"{tag} note {i}" for tag in ("alpha", "beta") for i in range(50))
     ids = [f.block_id for f in page.facts]

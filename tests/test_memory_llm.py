@@ -117,7 +117,7 @@ def test_extraction_writes_cited_records_and_lists_them_in_the_handoff(
     assert result["errors"] == [] and result["notes"] == []
     ext = result["extracted"]
     assert ext["model"] == "test-chat" and ext["attempts"] == 1
-    assert ext["created"] == ["organizations/horizon-ventures.md"]
+    assert ext["created"] == ["organizations/Horizon Ventures.md"]
     assert ext["duplicates"] == 1                    # the REMEMBER line is not written twice
     # What was sent: the constant system prompt, the transcript inside the data block only,
     # the existing names and the markers' items; the key only as a bearer header.
@@ -133,18 +133,18 @@ def test_extraction_writes_cited_records_and_lists_them_in_the_handoff(
     assert KEY.encode() not in vault_bytes(vault.root)
     # Records cite the transcript line the model named; a line that does not exist → the file.
     joined = line_of(body, "joined Horizon Ventures")
-    sarah = page(vault, "people/sarah-chen.md")
+    sarah = page(vault, "people/Sarah Chen.md")
     facts = {f.text: f for f in sarah.facts}
     rel = next(f for f in sarah.facts if f.relation == "works_at")
-    assert rel.target == "horizon-ventures" and rel.epistemic == "hypothesis"
+    assert rel.target == "Horizon Ventures" and rel.epistemic == "hypothesis"
     assert rel.source == f"[[{link}#L{joined}]]"
     partner = facts["Is a partner at Horizon Ventures"]
     assert (partner.epistemic, partner.valid_from) == ("hypothesis", "2026-02")
-    assert page(vault, "organizations/horizon-ventures.md").facts[0].source == f"[[{link}]]"
-    decision = page(vault, "decisions/pilot-on-sqlite.md")
+    assert page(vault, "organizations/Horizon Ventures.md").facts[0].source == f"[[{link}]]"
+    decision = page(vault, "decisions/Pilot on SQLite.md")
     assert decision.frontmatter["rejected"] == ["Postgres — too heavy"]
     assert f"[[{link}#L{line_of(body, 'We decided to ship')}]]" in \
-        (vault.root / "decisions/pilot-on-sqlite.md").read_text(encoding="utf-8")
+        (vault.root / "decisions/Pilot on SQLite.md").read_text(encoding="utf-8")
     log = page(vault, "memory/2026-03-05.md")
     decided = line_of(body, "We decided to ship")
     assert [(r.kind, r.text) for r in log.retain] == [
@@ -154,11 +154,10 @@ def test_extraction_writes_cited_records_and_lists_them_in_the_handoff(
     # The handoff lists the model's additions under their own heading, not under Changes.
     handoff = (vault.root / result["handoff"]).read_text(encoding="utf-8")
     section = handoff.split("## Added by the model (test-chat)\n", 1)[1]
-    assert "- Created [[horizon-ventures|Horizon Ventures]]" in section
-    assert "- Decision [[pilot-on-sqlite|Pilot on SQLite]]: Ship the pilot on SQLite" in section
-    assert "- Sarah Chen: Is a partner at Horizon Ventures (people/sarah-chen.md#L" in section
-    assert "- Sarah Chen: works_at [[horizon-ventures|Horizon Ventures]] (people/sarah-chen." \
-        "md#L" in section
+    assert "- Created [[Horizon Ventures]]" in section
+    assert "- Decision [[Pilot on SQLite]]: Ship the pilot on SQLite" in section
+    assert "- Sarah Chen: Is a partner at Horizon Ventures (people/Sarah Chen.md#L" in section
+    assert "- Sarah Chen: works_at [[Horizon Ventures]] (people/Sarah Chen.md#L" in section
     assert "Is a partner at Horizon Ventures" not in handoff.split("## Added by the model")[0]
     # Recall finds what the model added at once.
     assert vault.search("partner Horizon", mode="lexical")
@@ -189,9 +188,9 @@ def test_an_invalid_answer_is_retried_with_its_problems(vault: Vault, server: Ch
     assert "unknown relation type 'befriends'; allowed: works_at" in retry
     assert "relations[0].to: no entity named 'Nobody Known'" in retry
     assert "retain[0].entities[0]: 'Ghost Person' does not occur in the transcript" in retry
-    assert sorted(p.name for p in (vault.root / "people").iterdir()) == ["sarah-chen.md"]
-    assert not (vault.root / "organizations/horizon-ventures.md").exists()
-    assert [f.text for f in page(vault, "people/sarah-chen.md").facts] == [
+    assert sorted(p.name for p in (vault.root / "people").iterdir()) == ["Sarah Chen.md"]
+    assert not (vault.root / "organizations/Horizon Ventures.md").exists()
+    assert [f.text for f in page(vault, "people/Sarah Chen.md").facts] == [
         "Joined Horizon Ventures"]
 
 
@@ -234,8 +233,8 @@ def test_server_down_keeps_the_markers_only(vault: Vault) -> None:
 def test_an_injected_instruction_changes_nothing_and_a_delete_is_rejected(
         vault: Vault, server: ChatServer) -> None:
     setup(vault, server.url)
-    sarah_before = (vault.root / "people/sarah-chen.md").read_bytes()
-    attack = {"delete": ["people/sarah-chen.md"],
+    sarah_before = (vault.root / "people/Sarah Chen.md").read_bytes()
+    attack = {"delete": ["people/Sarah Chen.md"],
               "entities": [{"name": "../../etc/passwd", "type": "person", "domain": None,
                             "aliases": []}],
               "relations": [], "observations": [], "decisions": [], "retain": []}
@@ -254,7 +253,7 @@ def test_an_injected_instruction_changes_nothing_and_a_delete_is_rejected(
     assert "entities[0].name: '../../etc/passwd' may not contain '/'" in retry
     assert result["extracted"] is None
     assert "unknown field(s) 'delete', 'write'" in result["notes"][0]
-    assert (vault.root / "people/sarah-chen.md").read_bytes() == sarah_before
+    assert (vault.root / "people/Sarah Chen.md").read_bytes() == sarah_before
 
 
 def test_observation_marked_decided_is_an_assertion_only_when_the_line_says_so(
@@ -271,7 +270,7 @@ def test_observation_marked_decided_is_an_assertion_only_when_the_line_says_so(
 
     server.script = [reply]
     vault.session_close(TRANSCRIPT)
-    facts = {f.text: f.epistemic for f in page(vault, "people/sarah-chen.md").facts}
+    facts = {f.text: f.epistemic for f in page(vault, "people/Sarah Chen.md").facts}
     assert facts == {"Owns the pilot on SQLite": "assertion", "Is a partner": "hypothesis"}
 
 
@@ -282,7 +281,7 @@ def test_remote_callers_and_vaults_without_llm_send_nothing(vault: Vault, server
     assert result["extracted"] is None and result["notes"] == []
     write(vault, "memory/2026-03-04.md", "## Retain\n- W @Sarah_Chen: Sarah moved to Oslo\n")
     reflected = vault.reflect("7d")
-    assert reflected["summaries"] == ["people/sarah-chen.md"]
+    assert reflected["summaries"] == ["people/Sarah Chen.md"]
     assert reflected["model_summaries"] == [] and reflected["notes"] == []
     configure(vault, server.url)
     remote = vault.session_close(TRANSCRIPT, trusted=False)
@@ -328,10 +327,10 @@ def test_reflect_summaries_are_rewritten_by_the_model(vault: Vault, server: Chat
     text = "Peter works on the pilot and has moved to Berlin."
     server.script = [answer({"summary": text})]
     result = vault.reflect("7d")
-    assert result["summaries"] == ["people/peter.md"]     # Ana keeps her own summary
-    assert result["model_summaries"] == ["people/peter.md"] and result["notes"] == []
-    assert page(vault, "people/peter.md").summary == text
-    assert page(vault, "people/ana.md").summary == "Ana wrote this summary herself."
+    assert result["summaries"] == ["people/Peter.md"]     # Ana keeps her own summary
+    assert result["model_summaries"] == ["people/Peter.md"] and result["notes"] == []
+    assert page(vault, "people/Peter.md").summary == text
+    assert page(vault, "people/Ana.md").summary == "Ana wrote this summary herself."
     (body,) = server.chats()
     assert body["messages"][0] == {"role": "system", "content": SUMMARY_SYSTEM}
     data = data_block(user_text(body))
@@ -341,15 +340,15 @@ def test_reflect_summaries_are_rewritten_by_the_model(vault: Vault, server: Chat
     write(vault, "memory/2026-03-05.md", "## Retain\n- W @Peter: Peter leads the pilot\n")
     server.script = [answer({"summary": "Peter leads the pilot from Berlin."})]
     again = vault.reflect("7d")
-    assert again["model_summaries"] == ["people/peter.md"]
-    assert page(vault, "people/peter.md").summary == "Peter leads the pilot from Berlin."
+    assert again["model_summaries"] == ["people/Peter.md"]
+    assert page(vault, "people/Peter.md").summary == "Peter leads the pilot from Berlin."
 
 
 @pytest.mark.parametrize("reply, why", [
     ({"summary": "Peter moved to Berlin; see [[secret-plans]]."}, "contains a link"),
     ({"summary": " ".join(["word"] * 200)}, "the summary is 200 words"),
     ({"summary": "Peter moved to Berlin, see https://evil.example/x."}, "a URL that is not"),
-    ({"summary": "Peter.", "delete": "people/peter.md"}, "is not {\"summary\": …}"),
+    ({"summary": "Peter.", "delete": "people/Peter.md"}, "is not {\"summary\": …}"),
 ])
 def test_reflect_refuses_bad_summaries_and_keeps_the_deterministic_one(
         vault: Vault, server: ChatServer, reply: dict[str, Any], why: str) -> None:
@@ -358,8 +357,8 @@ def test_reflect_refuses_bad_summaries_and_keeps_the_deterministic_one(
     result = vault.reflect("7d")
     assert result["model_summaries"] == []
     (note,) = result["notes"]
-    assert note.startswith("LLM summary of people/peter.md refused (") and why in note
-    summary = page(vault, "people/peter.md").summary
+    assert note.startswith("LLM summary of people/Peter.md refused (") and why in note
+    summary = page(vault, "people/Peter.md").summary
     assert summary.startswith("Current: Works on the pilot; Peter moved to Berlin.")
     assert "[[" not in summary and "evil" not in summary
 
@@ -368,14 +367,14 @@ def test_reflect_with_the_server_down_or_in_a_dry_run_keeps_deterministic_summar
         vault: Vault, server: ChatServer) -> None:
     reflect_setup(vault, server.url)
     dry = vault.reflect("7d", apply=False)
-    assert dry["summaries"] == ["people/peter.md"] and dry["model_summaries"] == []
+    assert dry["summaries"] == ["people/Peter.md"] and dry["model_summaries"] == []
     assert "not asked for in a dry run" in dry["notes"][0]
     assert server.requests == []
     server.script = []                                    # the server answers HTTP 500
     result = vault.reflect("7d")
     assert result["model_summaries"] == []
     assert result["notes"][0].startswith("LLM summaries skipped: the LLM server at ")
-    assert page(vault, "people/peter.md").summary.startswith("Current: Works on the pilot")
+    assert page(vault, "people/Peter.md").summary.startswith("Current: Works on the pilot")
 
 
 def test_check_summary_accepts_urls_from_the_page_only() -> None:

@@ -55,7 +55,7 @@ def test_reflect_folds_with_citations_and_moves_confidence(vault: Vault) -> None
         "memory/2026-03-02.md#L9", "memory/2026-03-02.md#L10", "memory/2026-03-02.md#L12"]
     assert result["skipped"] == [{"from": "memory/2026-03-02.md#L11",
                                   "text": "someone unknown", "reason": "no page named Nobody"}]
-    peter = page(vault, "people/peter.md")
+    peter = page(vault, "people/Peter.md")
     facts = {f.text: f for f in peter.facts}
     moved = facts["Peter moved to Berlin"]
     assert (moved.source, moved.epistemic, moved.recorded) == (
@@ -72,7 +72,7 @@ def test_reflect_folds_with_citations_and_moves_confidence(vault: Vault) -> None
                for t in peter.timeline)
     assert any(t.date == "2026-03-02" and t.text == "Experience: I benchmarked the cache with "
                "Peter" and t.source == "[[memory/2026-03-02#L9]]" for t in peter.timeline)
-    horizon = page(vault, "organizations/horizon-ventures.md")
+    horizon = page(vault, "organizations/Horizon Ventures.md")
     assert horizon.timeline[0].text == "Summary: the call went well"
     # Summaries are refreshed deterministically from facts and timeline.
     assert peter.summary.startswith("Current: ")
@@ -85,16 +85,16 @@ def test_reflect_folds_with_citations_and_moves_confidence(vault: Vault) -> None
         vault.root / "memory.proposed.md").read_text(encoding="utf-8")
     # The daily log is never rewritten; older logs are outside the window.
     assert (vault.root / "memory/2026-03-02.md").read_bytes() == log_before
-    assert "too old" not in (vault.root / "people/peter.md").read_text(encoding="utf-8")
+    assert "too old" not in (vault.root / "people/Peter.md").read_text(encoding="utf-8")
     # Reflect's writes are indexed: the folded fact is found.
-    assert vault.search("moved to Berlin", mode="lexical")[0].path == "people/peter.md"
+    assert vault.search("moved to Berlin", mode="lexical")[0].path == "people/Peter.md"
 
 
 def test_reflect_twice_folds_nothing_twice(vault: Vault) -> None:
     _setup(vault)
     vault.reflect("7d")
     after_first = {p: (vault.root / p).read_bytes() for p in
-                   ("people/peter.md", "organizations/horizon-ventures.md", "memory.proposed.md")}
+                   ("people/Peter.md", "organizations/Horizon Ventures.md", "memory.proposed.md")}
     second = vault.reflect("7d")
     assert second["folded"] == [] and second["confidence"] == [] and second["proposed"] is None
     assert {p: (vault.root / p).read_bytes() for p in after_first} == after_first
@@ -107,15 +107,15 @@ def test_reflect_twice_folds_nothing_twice(vault: Vault) -> None:
 
 def test_dry_run_writes_nothing_and_person_summaries_are_kept(vault: Vault) -> None:
     _setup(vault)
-    text = (vault.root / "people/peter.md").read_text(encoding="utf-8")
+    text = (vault.root / "people/Peter.md").read_text(encoding="utf-8")
     mine = text.replace("# Peter\n", "# Peter\n\nMy own words about Peter.\n")
-    write(vault, "people/peter.md", mine)
+    write(vault, "people/Peter.md", mine)
     dry = vault.reflect("all", apply=False)
     assert dry["applied"] is False and len(dry["folded"]) == 7  # the February log too
-    assert (vault.root / "people/peter.md").read_text(encoding="utf-8") == mine
+    assert (vault.root / "people/Peter.md").read_text(encoding="utf-8") == mine
     assert not (vault.root / "memory.proposed.md").exists()
     vault.reflect("all")
-    assert page(vault, "people/peter.md").summary == "My own words about Peter."
+    assert page(vault, "people/Peter.md").summary == "My own words about Peter."
     with pytest.raises(MemoryInputError, match="since"):
         vault.reflect("yesterday-ish")
 

@@ -38,7 +38,7 @@ def test_round_trip_start_record_decide_revise_close_start(vault: Vault) -> None
     assert again["handoff"]["path"] == closed["handoff"]
     text = again["text"]
     # The next session sees the handoff: the revision (old and new belief), the open TODO.
-    assert "Revised people/sarah-chen.md: 'Prefers monthly calls' → " \
+    assert "Revised people/Sarah Chen.md: 'Prefers monthly calls' → " \
         "'Prefers a monthly written update'" in text
     assert "send Sarah the March update" in text
     assert again["tokens"] <= 2000
@@ -62,7 +62,7 @@ def test_changed_since_lists_pages_edited_after_the_close(vault: Vault) -> None:
     assert vault.session_start("p")["changed"] == []
     vault.record(entities=[{"name": "Globex", "type": "organization"}])
     changed = vault.session_start("p")["changed"]
-    assert [c["path"] for c in changed] == ["organizations/globex.md"]
+    assert [c["path"] for c in changed] == ["organizations/Globex.md"]
 
 
 def test_start_fits_the_budget(vault: Vault) -> None:
@@ -96,7 +96,7 @@ def test_markers_are_extracted_deterministically(vault: Vault) -> None:
     vault.record(entities=[{"name": "Acme", "type": "organization"}])
     out = vault.session_close(transcript, project="p")
     assert [d["title"] for d in out["decisions"]] == ["Use Postgres for the queue"]
-    decision = parse_page((vault.root / "decisions/use-postgres-for-the-queue.md")
+    decision = parse_page((vault.root / "decisions/Use Postgres for the queue.md")
                           .read_text(encoding="utf-8"), "d.md")
     assert decision.frontmatter["rejected"] == ["Kafka — ops cost", "SQS — lock-in"]
     assert decision.frontmatter["because"] == "fewer services."

@@ -38,9 +38,9 @@ def test_record_creates_pages_facts_relations_and_indexes_at_once(vault: Vault) 
                   {"name": "Horizon Ventures", "type": "company"}],
         relations=[{"from": "Sarah", "rel": "employed_by", "to": "Horizon Ventures",
                     "valid_from": "2024-05-01", "text": "Partner"}])
-    assert result["created"] == ["people/sarah-chen.md", "organizations/horizon-ventures.md"]
+    assert result["created"] == ["people/Sarah Chen.md", "organizations/Horizon Ventures.md"]
     assert result["indexed"] is True
-    sarah = page(vault, "people/sarah-chen.md")
+    sarah = page(vault, "people/Sarah Chen.md")
     assert sarah.type == "person" and sarah.domain == "finance" and sarah.aliases == ("Sarah",)
     f1, f2, f3 = sarah.facts
     assert (f1.text, f1.epistemic, f1.recorded, f1.block_id) == (
@@ -48,17 +48,17 @@ def test_record_creates_pages_facts_relations_and_indexes_at_once(vault: Vault) 
     assert "[epistemic::" not in sarah.text.splitlines()[f1.line - 1]  # default not written
     assert (f2.valid_from, f2.epistemic, f2.source) == ("2025-01", "assertion",
                                                          "email of 2026-03-01")
-    assert (f3.relation, f3.target, f3.valid_from) == ("works_at", "horizon-ventures",
+    assert (f3.relation, f3.target, f3.valid_from) == ("works_at", "Horizon Ventures",
                                                        "2024-05-01")
-    assert "[[horizon-ventures|Horizon Ventures]] Partner" in sarah.text
+    assert "[[Horizon Ventures]] Partner" in sarah.text
     # Citations point at the fact lines; the index already knows the page and the edge.
-    assert result["facts"][0]["citation"] == f"people/sarah-chen.md#L{f1.line}-L{f1.line}"
-    assert vault.find("Sarah").path == "people/sarah-chen.md"
+    assert result["facts"][0]["citation"] == f"people/Sarah Chen.md#L{f1.line}-L{f1.line}"
+    assert vault.find("Sarah").path == "people/Sarah Chen.md"
     edges = vault.neighbors("Sarah Chen", direction="out")
-    assert any(e.rel == "works_at" and e.other.path == "organizations/horizon-ventures.md"
+    assert any(e.rel == "works_at" and e.other.path == "organizations/Horizon Ventures.md"
                for e in edges)
     hits = vault.search("async updates", mode="lexical")
-    assert hits and hits[0].path == "people/sarah-chen.md"
+    assert hits and hits[0].path == "people/Sarah Chen.md"
 
 
 def test_bad_batch_names_every_problem_and_writes_nothing(vault: Vault) -> None:
@@ -151,7 +151,7 @@ def test_decision_parts_are_separately_findable_with_citations(vault: Vault) -> 
          {"option": "Materialise bundles in Postgres", "why": "doubles storage"}],
         date="2026-03-04", source="[[meetings/2026-03-04-caching-review]]")
     path = result["path"]
-    assert path == "decisions/caching-for-the-replay-api.md"
+    assert path == "decisions/Caching for the Replay API.md"
     lines = (vault.root / path).read_text(encoding="utf-8").splitlines()
 
     def line_of(citation: str) -> str:
@@ -186,18 +186,18 @@ def test_revise_keeps_the_old_fact_superseded_with_a_link(vault: Vault) -> None:
     result = vault.revise("Sarah Chen", "berlin", "Based in Munich", valid_from="2026-03-01",
                           source="call on 2026-03-05")
     assert result["old"]["id"] == "f1" and result["new"]["id"] == "f2"
-    old, new = page(vault, "people/sarah-chen.md").facts
+    old, new = page(vault, "people/Sarah Chen.md").facts
     assert (old.status, old.successor, old.expired, old.valid_to) == (
-        "superseded", "[[sarah-chen#^f2]]", "2026-03-05", "2026-02-28")
+        "superseded", "[[Sarah Chen#^f2]]", "2026-03-05", "2026-02-28")
     assert (new.text, new.valid_from, new.status, new.source) == (
         "Based in Munich", "2026-03-01", "active", "call on 2026-03-05")
-    timeline = page(vault, "people/sarah-chen.md").timeline
+    timeline = page(vault, "people/Sarah Chen.md").timeline
     assert timeline[-1].text == "Revised 'Based in Berlin' → 'Based in Munich'"
     # The index sees the revision at once: the old line is marked superseded.
     shown = vault.show("Sarah Chen")["facts"]
     assert [f["status"] for f in shown] == ["superseded", "active"]
     before = snapshot(vault.root)
-    missing = re.escape("no fact of people/sarah-chen.md matches")
+    missing = re.escape("no fact of people/Sarah Chen.md matches")
     with pytest.raises(MemoryInputError, match=missing):
         vault.revise("Sarah Chen", "Lives in Paris", "x")
     with pytest.raises(MemoryInputError, match="already superseded"):
@@ -212,25 +212,25 @@ def test_revise_onto_another_entity_and_by_an_existing_fact(vault: Vault) -> Non
                            {"name": "New Plan", "type": "project",
                             "observations": ["Use an LRU"]}])
     result = vault.revise("Old Plan", "^f1", superseded_by="New Plan#^f1")
-    assert result["new"]["citation"].startswith("projects/new-plan.md#L")
-    old = page(vault, "projects/old-plan.md").facts[0]
-    assert old.successor == "[[new-plan#^f1]]" and old.status == "superseded"
+    assert result["new"]["citation"].startswith("projects/New Plan.md#L")
+    old = page(vault, "projects/Old Plan.md").facts[0]
+    assert old.successor == "[[New Plan#^f1]]" and old.status == "superseded"
     vault.record(observations=[{"entity": "New Plan", "text": "Owner is Peter"}])
     moved = vault.revise("New Plan", "Owner is Peter", "Owner is Priya",
                          superseding_entity="Old Plan")
-    assert moved["new"]["path"] == "projects/old-plan.md"
-    assert page(vault, "projects/new-plan.md").facts[1].successor == "[[old-plan#^f2]]"
+    assert moved["new"]["path"] == "projects/Old Plan.md"
+    assert page(vault, "projects/New Plan.md").facts[1].successor == "[[Old Plan#^f2]]"
 
 
 def test_invalidate_marks_the_fact_and_says_why(vault: Vault) -> None:
     vault.record(entities=[{"name": "Acme", "type": "organization",
                             "observations": ["Has 500 staff"]}])
     result = vault.invalidate("Acme", "500 staff", reason="misread the deck")
-    fact = page(vault, "organizations/acme.md").facts[0]
+    fact = page(vault, "organizations/Acme.md").facts[0]
     assert (fact.status, fact.expired, fact.text) == ("invalidated", "2026-03-05",
                                                       "Has 500 staff")
-    assert result["citation"] == f"organizations/acme.md#L{fact.line}-L{fact.line}"
-    assert page(vault, "organizations/acme.md").timeline[-1].text == \
+    assert result["citation"] == f"organizations/Acme.md#L{fact.line}-L{fact.line}"
+    assert page(vault, "organizations/Acme.md").timeline[-1].text == \
         "Invalidated 'Has 500 staff': misread the deck"
 
 
@@ -288,14 +288,14 @@ def test_retain_appends_to_todays_log(vault: Vault) -> None:
 
 def test_note_and_delete(vault: Vault) -> None:
     result = vault.note("Check the cache hit rate\n\n# Details\nIt was 71 percent.")
-    assert result["path"] == "notes/2026-03-05-check-the-cache-hit-rate.md"
+    assert result["path"] == "notes/2026-03-05 Check the cache hit rate.md"
     text = (vault.root / result["path"]).read_text(encoding="utf-8")
     assert text.endswith("Check the cache hit rate\n\n# Details\nIt was 71 percent.\n")
     again = vault.note("Check the cache hit rate")
-    assert again["path"] == "notes/2026-03-05-check-the-cache-hit-rate-2.md"
+    assert again["path"] == "notes/2026-03-05 Check the cache hit rate 2.md"
     assert vault.search("hit rate", mode="lexical")
     gone = vault.delete(result["path"])
-    assert gone["trash"] == ".trash/notes/2026-03-05-check-the-cache-hit-rate.md"
+    assert gone["trash"] == ".trash/notes/2026-03-05 Check the cache hit rate.md"
     assert not (vault.root / result["path"]).exists()
     assert (vault.root / gone["trash"]).read_text(encoding="utf-8") == text
     assert [r.path for r in vault.search("71 percent", mode="lexical")] == []

@@ -505,7 +505,8 @@ class Vault:
         return write.note(self, text, title=title, trusted=trusted)
 
     def delete(self, ref: str, *, trusted: bool = True) -> dict[str, Any]:
-        """Move a page to ``.trash/``; refused for untrusted (remote) callers."""
+        """Move a page Kenning created to ``.trash/`` (never a person's note); refused for
+        untrusted (remote) callers."""
         from kenning.memory import write
 
         return write.delete(self, ref, trusted=trusted)

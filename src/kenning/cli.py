@@ -98,12 +98,13 @@ class _Bars:
 
     def files(self, done: int, total: int, path: str) -> None:
         if self.files_task is None:
-            self.files_task = self.bar.add_task(self.label, total=total, item="")
+            self.files_task = self.bar.add_task(self.label, total=total, item="", unit="files")
         self.bar.update(self.files_task, completed=done, total=total, item=path[-50:])
 
     def vectors(self, done: int, total: int) -> None:
         if self.vector_task is None:
-            self.vector_task = self.bar.add_task("Embedding", total=total, item="chunks")
+            self.vector_task = self.bar.add_task("Embedding", total=total, item="chunks",
+                                                 unit="chunks")
         self.bar.update(self.vector_task, completed=done, total=total)
 
 
@@ -159,7 +160,9 @@ def _run_index(ctx: click.Context, wait: float, as_json: bool, embed: bool, *,
                rebuild: bool) -> None:
     vault = _open(ctx)
     label, verb = ("Rebuilding", "Rebuilt from") if rebuild else ("Indexing", "Indexed")
-    with _progress(not as_json and sys.stderr.isatty(), label) as bars:
+    # Progress goes to stderr in every mode (a bar on a terminal, lines elsewhere): `--json`
+    # changes only stdout.
+    with _progress(True, label) as bars:
         run = vault.rebuild if rebuild else vault.index
         report = run(bars.files if bars else None, wait=wait, embed=embed,
                      embed_progress=bars.vectors if bars else None)
@@ -597,7 +600,7 @@ def eval_locomo(path: Path, modes: tuple[str, ...], budgets: tuple[int, ...],
         audit_path = locomo.default_audit_path(path)
         if audit_path is None:
             raise click.BadParameter(f"no audit/errors.json next to {path}", param_hint="--audit")
-    with _progress(sys.stderr.isatty() and not as_json, "Questions") as bars:
+    with _progress(True, "Questions") as bars:
         result = locomo.run_locomo(
             path, modes=modes or locomo.DEFAULT_MODES, budgets=budgets or locomo.DEFAULT_BUDGETS,
             conversations=list(conversations) or None, audit=audit_path, workdir=workdir,
@@ -621,10 +624,15 @@ def eval_resolution(path: Path, enron: bool, workdir: Path | None, batch_size: i
     Prints B-cubed and pairwise precision/recall and the worst merges and splits; nothing is
     written in PATH. The corpus format is documented in kenning.evaluate.resolution.
     """
+    from kenning.cli_common import LineProgress
     from kenning.evaluate import resolution
 
-    say = None if as_json or not sys.stderr.isatty() else (
-        lambda what: click.echo(f"… {what}", err=True))
+    quiet = not sys.stderr.isatty() and LineProgress().every <= 0
+
+    def say(what: str) -> None:
+        if not quiet:
+            click.echo(f"eval resolution: {what}", err=True)
+
     if enron or (resolution.is_silver(path) and not resolution.is_corpus(path)):
         if not resolution.is_silver(path):
             raise click.BadParameter(f"no {resolution.SILVER_NAME} in {path}", param_hint="PATH")

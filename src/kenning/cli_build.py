@@ -7,12 +7,11 @@ kenning split PAGE --name "New Name" [--alias A]... [--email E]... [--line N]...
               [--match TEXT]... [--json]     # chosen parts of PAGE move to a new page
 kenning why PAGE [--json]                    # which sources built PAGE, why each alias joined
 ```
-PAGE is a vault path (``people/sarah-chen.md``), a file stem, a title or an alias.
+PAGE is a vault path (``people/Sarah Chen.md``), a file stem, a title or an alias.
 """
 
 from __future__ import annotations
 
-import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -77,7 +76,7 @@ def register(main: click.Group) -> None:
         # With an `llm:` config the model decides each batch (validated, with the deterministic
         # resolver as its suggestion and fallback); without one nothing changes.
         resolver = make_resolver(root)
-        with progress_bar(not as_json and sys.stderr.isatty(), "Building") as progress:
+        with progress_bar(True, "Building", "sources") as progress:
             report = run_build(root, batch_size=batch_size, dry_run=dry_run, progress=progress,
                                resolver=resolver)
         if resolver is not None:
@@ -111,18 +110,24 @@ def register(main: click.Group) -> None:
     def merge(ctx: click.Context, keep: str, other: str, as_json: bool) -> None:
         """Merge page OTHER into page KEEP (aliases, emails, facts, timeline, notes; links to
         OTHER are rewritten; OTHER is removed)."""
+        from kenning.build.filenames import follow_manual_links
         from kenning.build.rename import merge_pages
         from kenning.build.state import BuildState
         from kenning.build.workspace import Workspace
+        from kenning.vault.created import update_created
+        from kenning.vault.writes import write_lock
 
         root = vault_root(ctx)
         a, b = find_page(root, keep), find_page(root, other)
-        state = BuildState.load(root)
-        ws = Workspace(root)
-        result = merge_pages(ws, state, a, b)
-        ws.commit()
-        _follow_log(root, state)
-        state.save(root)
+        with write_lock(root):
+            state = BuildState.load(root)
+            ws = Workspace(root)
+            result = merge_pages(ws, state, a, b)
+            ws.commit()
+            update_created(root, removed=[b])
+            _follow_log(root, state)
+            state.save(root)
+        follow_manual_links(root, {b: a})
         if as_json:
             emit(result)
         else:
@@ -148,15 +153,19 @@ def register(main: click.Group) -> None:
         from kenning.build.rename import split_page
         from kenning.build.state import BuildState
         from kenning.build.workspace import Workspace
+        from kenning.vault.created import update_created
+        from kenning.vault.writes import write_lock
 
         root = vault_root(ctx)
         path = find_page(root, page)
-        state = BuildState.load(root)
-        ws = Workspace(root)
-        result = split_page(ws, state, path, name, aliases=aliases, emails=emails, lines=lines,
-                            match=matches)
-        ws.commit()
-        state.save(root)
+        with write_lock(root):
+            state = BuildState.load(root)
+            ws = Workspace(root)
+            result = split_page(ws, state, path, name, aliases=aliases, emails=emails,
+                                lines=lines, match=matches)
+            ws.commit()
+            update_created(root, add={result["new_page"]: "split"})
+            state.save(root)
         if as_json:
             emit(result)
         else:

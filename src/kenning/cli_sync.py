@@ -22,7 +22,8 @@ if TYPE_CHECKING:
 def _run(ctx: click.Context, label: str, as_json: bool,
          call: Callable[[Path, Progress | None], SyncReport]) -> None:
     root = vault_root(ctx)
-    with progress_bar(not as_json and sys.stderr.isatty(), label) as progress:
+    # Progress on stderr in every mode (a bar on a terminal, lines elsewhere).
+    with progress_bar(True, label, "messages" if label == "Email" else "") as progress:
         report = call(root, progress)
     if as_json:
         emit(report.as_dict())

@@ -160,6 +160,9 @@ def run_build(root: Path | str, *, batch_size: int = DEFAULT_BATCH, dry_run: boo
                 state.deleted[key] = max(state.deleted.get(key, ""), rec.get("last_seen") or "")
             del state.pages[path]
 
+    # Pages Kenning created, and those an older Kenning named by a slug moved to their titles.
+    owned, migrated = _migrate_names(root, ws, state)
+
     paths = list_sources(root)
     report.sources_total = len(paths)
     infos: dict[str, SourceInfo] = {}
@@ -204,6 +207,7 @@ def run_build(root: Path | str, *, batch_size: int = DEFAULT_BATCH, dry_run: boo
         if (order or removed) else None
     loader = IndexLoader(ws)
     created: set[str] = set()
+    moves = list(migrated)   # (old, new) of this run's renames and merges, in order
     index0 = loader.load() if order else None
 
     def run_batch(batch: list[str], binfos: dict[str, SourceInfo]) -> list[dict[str, Any]]:
@@ -231,6 +235,7 @@ def run_build(root: Path | str, *, batch_size: int = DEFAULT_BATCH, dry_run: boo
                     decisions[i] = Decision("unresolved", rule="not-created:strictness",
                                             candidates=d.candidates)
             applier = Applier(ws, index, state, binfos)
+            applier.owned = owned | created
             new_rows = applier.apply(mentions, decisions)
             # A model's validated facts, timeline lines and aliases for this batch.
             extras = getattr(resolver, "batches", None)
@@ -242,6 +247,9 @@ def run_build(root: Path | str, *, batch_size: int = DEFAULT_BATCH, dry_run: boo
             for path, u in applier.updates.items():
                 if u.new:
                     created.add(path)
+            # Only Kenning's own pages move (a rename can be a merge); a person's page gets
+            # the fuller name as an alias.
+            renames = _own_renames(ws, renames, owned | created)
             if renames:
                 # Pages created in this batch count too (a domain page learning the name of a
                 # page that prose created a moment ago is that page).
@@ -256,15 +264,21 @@ def run_build(root: Path | str, *, batch_size: int = DEFAULT_BATCH, dry_run: boo
             if moved:
                 done += merge_moves(ws, state, loader.load(), moved)
             ws.commit()
+            if not dry_run:
+                _register(root, ws, applier, done)
         for path, (text, data) in applier.final.items():
             folder = path.split("/", 1)[0]
             if folder in INDEX_FOLDERS and ws.exists(path) and ws.read(path) == text:
                 loader.prime(path, text, data, INDEX_FOLDERS[folder])
-        report.renamed.extend(done)
+        moves.extend(done)
         for old, new in done:
+            owned.discard(old)
+            if ws.original.get(new) is None:  # renamed, not merged into a page that was there
+                owned.add(new)
             if old in created:
                 created.discard(old)
-                created.add(new)
+                if ws.original.get(new) is None:
+                    created.add(new)
         report.batches += 1
         return new_rows
 
@@ -326,10 +340,17 @@ def run_build(root: Path | str, *, batch_size: int = DEFAULT_BATCH, dry_run: boo
         for r in rows:
             if r.get("page"):
                 r["page"] = state.follow(r["page"])
+    if rows is None and migrated:
+        rows = st.read_log(root)  # the log follows pages that moved to their titles
     if not dry_run and (rows is not None or removed):
         _save(root, state, rows, contacts)
     elif not dry_run and not paths and not state.pages:
         pass
+    # A page created and renamed in the same run is a create under its final name; a page
+    # that existed is reported once, from where it was to where it is.
+    report.renamed += _renames(moves, ws)
+    if not dry_run:
+        _follow_manual_links(root, state, report)
     report.pages_created = sorted(p for p in created if ws.exists(p))
     report.pages_updated = sorted(p for p in ws.written if p not in created and ws.exists(p)
                                   and ws.original.get(p) is not None)
@@ -337,6 +358,92 @@ def run_build(root: Path | str, *, batch_size: int = DEFAULT_BATCH, dry_run: boo
         report.diff = ws.diff()
     report.seconds = round(time.perf_counter() - started, 3)
     return report
+
+
+def _migrate_names(root: Path, ws: Any, state: BuildState) -> \
+        tuple[set[str], list[tuple[str, str]]]:
+    """Kenning's pages (registry, else what the build recorded), after moving those still
+    named by an older Kenning's slug (:mod:`kenning.build.filenames`)."""
+    from kenning.build.filenames import kenning_pages, migrate_names
+    from kenning.vault.created import update_created
+
+    with write_lock(root) if not ws.dry_run else contextlib.nullcontext():
+        pages = kenning_pages(root, state, ws)
+        moved = migrate_names(ws, state, pages)
+        ws.commit()
+        to = dict(moved)
+        pages = {to.get(p, p): by for p, by in pages.items()}
+        if not ws.dry_run and (moved or pages):
+            update_created(root, add=pages, moved=moved)
+    return set(pages), moved
+
+
+def _own_renames(ws: Any, renames: list[tuple[str, str]], owned: set[str]) -> \
+        list[tuple[str, str]]:
+    """The renames of pages Kenning created; the fuller name of any other page joins its
+    aliases instead (a person's note keeps its name and place)."""
+    from kenning.build.names import fold
+    from kenning.build.pages import _list
+    from kenning.vault import frontmatter as fmod
+    from kenning.vault.page import set_frontmatter
+
+    out = []
+    for path, title in renames:
+        if path in owned:
+            out.append((path, title))
+            continue
+        text = ws.read(path)
+        fm = fmod.read(text) if text is not None else None
+        if text is None or fm is None or fm.error:
+            continue
+        aliases = _list(fm.data.get("aliases"))
+        if fold(title) not in {fold(a) for a in aliases}:
+            ws.write(path, set_frontmatter(text, {"aliases": [*aliases, title]}))
+    return out
+
+
+def _register(root: Path, ws: Any, applier: Any, done: list[tuple[str, str]]) -> None:
+    """Record a committed batch's new pages in the created-page registry, and follow its
+    renames (a page merged into one that was there is simply gone)."""
+    from kenning.vault.created import update_created
+
+    add = {p: "build" for p, u in applier.updates.items() if u.new}
+    renamed, merged = [], []
+    for a, b in done:
+        if ws.original.get(b) is None:
+            renamed.append((a, b))
+            if add.pop(a, None):
+                add[b] = "build"
+        else:
+            merged.append(a)
+            add.pop(a, None)
+    add = {p: by for p, by in add.items() if ws.exists(p)}
+    if add or done:
+        update_created(root, add=add, moved=renamed, removed=merged)
+
+
+def _renames(moves: list[tuple[str, str]], ws: Any) -> list[tuple[str, str]]:
+    """(where it was, where it is) for each page that existed before this run and moved."""
+    final: dict[str, str] = {}
+    for old, new in moves:
+        for k, v in list(final.items()):
+            if v == old:
+                final[k] = new
+        final.setdefault(old, new)
+    return [(old, new) for old, new in final.items()
+            if old != new and ws.original.get(old) is not None]
+
+
+def _follow_manual_links(root: Path, state: BuildState, report: BuildReport) -> None:
+    from kenning.build.filenames import follow_manual_links
+    from kenning.errors import KenningError
+
+    moves = {old: state.follow(old) or old for old, _ in report.renamed}
+    try:
+        follow_manual_links(root, {k: v for k, v in moves.items() if k != v})
+    except KenningError as exc:
+        report.warnings.append(f".kenning/manual-links.jsonl: not updated for the moved pages "
+                               f"({exc.message}); run `kenning build` again")
 
 
 def _mark_owner(index: EntityIndex, owner: Any) -> set[str]:

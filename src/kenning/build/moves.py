@@ -32,6 +32,7 @@ from kenning.build.mentions import PERSON, Mention
 from kenning.build.resolve import Entity, EntityIndex, _person_match, org_fits
 from kenning.build.state import BuildState
 from kenning.build.workspace import Workspace
+from kenning.vault.layout import slug_file_name
 from kenning.vault.page import Fact, parse_page, replace_fact
 
 
@@ -114,7 +115,9 @@ def related(a: str, b: str) -> bool:
     one organization twice: the same page, or the same first word (``enron`` and
     ``enron-energy-services``). A job change is only read between unrelated ones: working in a
     unit does not end working at the company."""
-    a, b = a.rsplit("/", 1)[-1].lower(), b.rsplit("/", 1)[-1].lower()
+    # File stems are titles ("Enron Energy Services") or an older Kenning's slugs
+    # ("enron-energy-services"): compare them as slugs.
+    a, b = (slug_file_name(x.rsplit("/", 1)[-1])[:-3] for x in (a, b))
     return a == b or a.split("-", 1)[0] == b.split("-", 1)[0]
 
 

@@ -26,7 +26,7 @@ from kenning.build.resolve import Decision, Entity, EntityIndex, identity_keys
 from kenning.build.state import BuildState
 from kenning.build.workspace import Workspace
 from kenning.vault import frontmatter as fmod
-from kenning.vault.layout import entity_path
+from kenning.vault.layout import entity_path, free_path, meeting_file_name, name_key
 from kenning.vault.page import (
     Fact,
     TimelineEntry,
@@ -242,18 +242,26 @@ class Applier:
                  infos: dict[str, SourceInfo]) -> None:
         self.ws, self.index, self.state, self.infos = ws, index, state, infos
         self.updates: dict[str, Update] = {}
-        self.taken: set[str] = set()
+        self.taken: set[str] = set()   # name keys of paths this batch took
+        self.folder_keys: dict[str, set[str]] = {}
+        self.meeting_paths: dict[str, str] = {}  # meeting source → its page
+        self.owned: set[str] | None = None  # pages Kenning created (None: every page)
         self.final: dict[str, tuple[str, dict[str, Any]]] = {}  # path → (text, frontmatter)
 
     # -- targets ---------------------------------------------------------------------------
 
+    def _taken(self, key: str) -> bool:
+        """A path already used, as a case-insensitive file system sees it."""
+        folder = key.rsplit("/", 1)[0]
+        keys = self.folder_keys.get(folder)
+        if keys is None:
+            keys = self.folder_keys[folder] = {name_key(p) for p in self.ws.listdir(folder)} | {
+                name_key(p) for p in self.index.by_page if p.rsplit("/", 1)[0] == folder}
+        return key in keys or key in self.taken
+
     def _unique_path(self, kind: str, title: str) -> str:
-        base = entity_path(kind, title)
-        path, n = base, 1
-        while path in self.taken or self.ws.exists(path) or path in self.index.by_page:
-            n += 1
-            path = base[:-3] + f"-{n}.md"
-        self.taken.add(path)
+        path = free_path(entity_path(kind, title), self._taken)
+        self.taken.add(name_key(path))
         return path
 
     def _update(self, path: str, kind: str, title: str, new: bool = False) -> Update:
@@ -398,7 +406,7 @@ class Applier:
         # Called for a resolved attendee, so _meetings writes this page in the same batch.
         if info.kind != "meeting" or info.bulk:
             return None
-        return link(meeting_path(info), _clean(info.title))
+        return link(self.meeting_path(info), _clean(info.title))
 
     def _meetings(self, mentions: list[Mention], targets: list[str | None]) -> None:
         by_source: dict[str, list[str]] = defaultdict(list)
@@ -408,7 +416,7 @@ class Applier:
                 by_source[m.source].append(path)
         for source, people in by_source.items():
             info = self.infos[source]
-            path = meeting_path(info)
+            path = self.meeting_path(info)
             if info.bulk or (path not in self.updates and not self.ws.exists(path) and not people):
                 continue
             u = self._update(path, "meeting", _clean(info.title) or stem(path),
@@ -420,6 +428,33 @@ class Applier:
             if info.date:  # a timeline line needs a date; an undated transcript has none
                 u.timeline.setdefault(source, TimelineEntry(0, info.date, "Transcript",
                                                             cite(source, info.first_line)))
+
+    def meeting_path(self, info: SourceInfo) -> str:
+        """The page of a meeting source: the one that already cites it (its transcript line),
+        else ``meetings/<date> <title>.md`` (``… 2.md`` when another meeting has that name)."""
+        hit = self.meeting_paths.get(info.path)
+        if hit is not None:
+            return hit
+        cites = re.compile(re.escape(f"[[{info.path[:-3]}") + r"[#|\]]")
+        # An older Kenning named the page after the source file; the build moves it first.
+        legacy = "meetings/" + info.path.rsplit("/", 1)[-1]
+        text = self.ws.read(legacy)
+        if text is not None and cites.search(text):
+            self.meeting_paths[info.path] = legacy
+            return legacy
+        base = "meetings/" + meeting_file_name(info.date, _clean(info.title) or stem(info.path))
+        path, n = base, 1
+        while True:
+            text = self.ws.read(path)
+            if text is None and not self._taken(name_key(path)):
+                break  # free
+            if text is not None and cites.search(text):
+                break  # this meeting's page
+            n += 1
+            path = f"{base[:-3]} {n}.md"
+        self.meeting_paths[info.path] = path
+        self.taken.add(name_key(path))
+        return path
 
     # -- writing ---------------------------------------------------------------------------
 
@@ -434,7 +469,8 @@ class Applier:
                 text = self._new_text(u)
             else:
                 text = self.ws.read(path)
-                text = None if text is None else self._edit(u, text)
+                text = None if text is None or not self._may_edit(path, text) \
+                    else self._edit(u, text)
             if text is None:
                 continue
             if u.type == PERSON and u.new:
@@ -447,6 +483,19 @@ class Applier:
             if u.rename_to:
                 renames.append((path, u.rename_to))
         return renames
+
+    def _may_edit(self, path: str, text: str) -> bool:
+        """A page Kenning created, or a typed entity page; a person's untyped note is only
+        read (its mentions still resolve to it)."""
+        if self.owned is None or path in self.owned:
+            return True
+        from kenning.vault.created import KENNING_KINDS
+
+        raw = fmod.read(text).data.get("type")
+        try:
+            return isinstance(raw, str) and vocabulary.entity_type(raw) not in KENNING_KINDS
+        except Exception:
+            return False
 
     def _frontmatter(self, u: Update) -> dict[str, Any]:
         data: dict[str, Any] = {"type": u.type}
@@ -617,10 +666,6 @@ def supersede_works_at(text: str, path: str) -> str:
     from kenning.build.moves import supersede_works_at as supersede
 
     return supersede(text, path)
-
-
-def meeting_path(info: SourceInfo) -> str:
-    return "meetings/" + info.path.rsplit("/", 1)[-1]
 
 
 def append_entries(text: str, entries: list[TimelineEntry]) -> str:

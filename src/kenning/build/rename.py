@@ -32,7 +32,7 @@ from kenning.build.state import BuildState
 from kenning.build.workspace import Workspace
 from kenning.errors import KenningError
 from kenning.vault import frontmatter as fmod
-from kenning.vault.layout import entity_path
+from kenning.vault.layout import entity_file_name, entity_path, free_path, name_key
 from kenning.vault.markdown import WIKILINK, resolve_relative
 from kenning.vault.page import (
     add_fact,
@@ -58,6 +58,7 @@ class Target:
     new_title: str
     names: set[str] = field(default_factory=set)   # folded forms that mean the old page
     old_title: str = ""
+    bare: bool = False   # a link without text stays without text (the name is readable)
 
 
 def _key(text: str) -> str:
@@ -95,7 +96,9 @@ def rewrite_text(text: str, page_path: str, targets: list[Target]) -> str:
             new_target = t.new_path if raw.endswith(".md") else t.new_path[:-3]
         else:
             new_target = stem(t.new_path)
-        if not sep:
+        if not sep and t.bare:
+            alias = ""
+        elif not sep:
             shown = raw if _key(raw) not in (_key(stem(t.old_path)), _key(t.old_path[:-3]),
                                              _key(t.old_path)) else t.new_title
             alias = shown
@@ -183,14 +186,20 @@ def _set_title(text: str, title: str) -> str:
 
 
 def _free_path(ws: Workspace, kind: str, title: str, old: str) -> str:
-    base = entity_path(kind, title)
-    if base == old:
-        return base
-    path, n = base, 1
-    while ws.exists(path) and path != old:
-        n += 1
-        path = base[:-3] + f"-{n}.md"
-    return path
+    """Where a page titled ``title`` goes: its name, or ``… 2.md`` when another page (compared
+    case-insensitively, as macOS and Windows do) holds it; ``old`` itself counts as free."""
+    folder = kind_folder(kind, old)
+    base = f"{folder}/{entity_file_name(title)}"
+    mine = name_key(old)
+    keys = {name_key(p) for p in ws.listdir(folder)} - {mine}
+    return free_path(base, keys.__contains__)
+
+
+def kind_folder(kind: str, old: str) -> str:
+    """The folder a page of ``kind`` lives in: where it is now, else its type's folder."""
+    if "/" in old:
+        return old.rsplit("/", 1)[0]
+    return entity_path(kind, "x").rsplit("/", 1)[0]
 
 
 def _same_person(index: Any, old: str, title: str, emails: list[str]) -> str | None:
@@ -347,7 +356,8 @@ def merge_pages(ws: Workspace, state: BuildState, keep: str, other: str) -> dict
     moved: set[int] = set()
     for fact in b.facts:
         line = lines_b[fact.line - 1].rstrip("\r")
-        text = add_fact_line(text, line)
+        merged = _merge_works_at(text, keep, fact)
+        text = merged if merged is not None else add_fact_line(text, line)
         moved.add(fact.line)
     for entry in sorted(b.timeline, key=lambda e: e.date):
         text = append_timeline(text, entry) if render_timeline(entry) == \
@@ -368,6 +378,7 @@ def merge_pages(ws: Workspace, state: BuildState, keep: str, other: str) -> dict
         block = f"## Merged from {b.title}{nl}{nl}" + f"{nl}{nl}".join(
             e.replace("\n", nl) for e in extra) + nl
         text = text.rstrip("\r\n") + nl + nl + block
+    text = _resummarize(text, keep, a.type, a.title, state)
     ws.write(keep, text)
     ws.delete(other)
     rec_b = state.pages.pop(other, None)
@@ -380,6 +391,55 @@ def merge_pages(ws: Workspace, state: BuildState, keep: str, other: str) -> dict
     _rewrite_state(state, targets)
     return {"kept": keep, "removed": other, "aliases": aliases, "facts": len(b.facts),
             "timeline": len(b.timeline), "links_rewritten": changed}
+
+
+def _merge_works_at(text: str, path: str, fact: Any) -> str | None:
+    """``text`` with an active ``works_at`` fact for the same organization as ``fact`` widened
+    to cover it (earliest ``from``, the later fact's text and source); None when there is no
+    such fact (``fact`` is then appended as it is)."""
+    from dataclasses import replace
+
+    from kenning.vault.layout import slug_file_name
+    from kenning.vault.page import replace_fact
+
+    if fact.relation != "works_at" or fact.status != "active" or not fact.target:
+        return None
+    org = slug_file_name(fact.target)
+    same = [f for f in parse_page(text, path).facts if f.relation == "works_at"
+            and f.status == "active" and f.target and slug_file_name(f.target) == org]
+    if not same:
+        return None
+    mine = same[0]
+    froms = [d for d in (mine.valid_from, fact.valid_from) if d]
+    later = fact if (fact.valid_from or "") > (mine.valid_from or "") else mine
+    ends = [mine.valid_to, fact.valid_to]
+    widened = replace(mine, text=later.text, valid_from=min(froms) if froms else None,
+                      valid_to=None if None in ends else max(e for e in ends if e),
+                      source=later.source or mine.source or fact.source)
+    return replace_fact(text, mine.line, widened)
+
+
+def _resummarize(text: str, path: str, kind: str | None, title: str, state: BuildState) -> str:
+    """A merged page's summary counted again from its merged timeline, while it is still the
+    one the build wrote (a person's summary stays)."""
+    from kenning.build.pages import summary_for
+    from kenning.vault.page import set_summary
+
+    rec = state.pages.get(path, {})
+    current = current_summary(text)
+    if current is None or kind is None or (
+            current.strip() and current.strip() != (rec.get("summary") or "").strip()):
+        return text
+    fm = fmod.read(text)
+    summary = summary_for(kind, title, text, fm.data) if not fm.error else None
+    if not summary or summary == current.strip():
+        return text
+    try:
+        text = set_summary(text, summary)
+    except ValueError:
+        return text
+    state.pages.setdefault(path, {})["summary"] = summary
+    return text
 
 
 def add_fact_line(text: str, line: str) -> str:

@@ -37,10 +37,10 @@ Signatures (``Vault`` methods; the same names exist as functions here taking the
         appends "- K(c=..) @Name: text" to today's memory/YYYY-MM-DD.md ## Retain
         -> {"path", "line", "citation"}
 
-    note(text, *, title=None) -> dict                               # notes/YYYY-MM-DD-slug.md
+    note(text, *, title=None) -> dict                           # notes/YYYY-MM-DD Title.md
         -> {"path", "citation"}
 
-    delete(ref, *, trusted=True) -> dict        # refuses (MemoryError_) when not trusted
+    delete(ref, *, trusted=True) -> dict        # pages Kenning created; refused when not trusted
         -> {"deleted": path}
 
     session_start(project=None, *, budget=2000) -> dict
@@ -62,6 +62,11 @@ Signatures (``Vault`` methods; the same names exist as functions here taking the
             "citation"}]}
         as_of: what was true in the world on that day (valid_from <= D <= valid_to);
         believed_on: what Kenning believed on that day (recorded <= D < expired).
+
+Writes reach only pages Kenning created (``.kenning/created.json``) and the owned sections of
+typed entity pages; a person's own note is read, never written: a relation from it is kept in
+``.kenning/manual-links.jsonl`` (result key ``links``), an observation on it, a revision of its
+facts or deleting it is refused (see docs/decisions.md).
 
 Every write takes ``trusted`` (default True). Untrusted (remote) callers may not write links
 in free text, may cite as ``source`` only pages that exist, and cannot delete.

@@ -15,8 +15,16 @@ from typing import TYPE_CHECKING, Any
 
 from kenning import vocabulary
 from kenning.errors import KenningError, UnsafePath, VocabularyError
+from kenning.vault.created import KENNING_KINDS
 from kenning.vault.fsio import atomic_write_text, decode_markdown, resolve_inside
-from kenning.vault.layout import ENTITY_FOLDERS, STATE_DIR, entity_file_name
+from kenning.vault.layout import (
+    ENTITY_FOLDERS,
+    STATE_DIR,
+    entity_file_name,
+    folder_keys,
+    free_path,
+    slug_file_name,
+)
 from kenning.vault.page import Page, parse_page
 
 # The vault's write lock, shared with the build; re-exported for the memory modules.
@@ -59,7 +67,7 @@ def now() -> _dt.datetime:
 
 
 def cite(path: str, start: int, end: int | None = None) -> str:
-    """A citation a person can open: ``people/sarah.md#L4-L4``."""
+    """A citation a person can open: ``people/Sarah Chen.md#L4-L4``."""
     return f"{path}#L{start}-L{end if end is not None else start}"
 
 
@@ -194,16 +202,38 @@ def write_page(root: Path, rel: str, text: str) -> None:
 
 
 def link_to(path: str, title: str, anchor: str = "") -> str:
-    """``[[sarah-chen|Sarah Chen]]`` (file stem + title) so Obsidian resolves it."""
+    """``[[Sarah Chen]]``, or ``[[file stem|Title]]`` when they differ, so Obsidian resolves
+    it."""
     stem = path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
     target = stem + anchor
     return f"[[{target}]]" if stem == title and not anchor else f"[[{target}|{title}]]"
 
 
 def wiki_target(path: str, anchor: str = "") -> str:
-    """``[[sarah-chen#^f3]]``: a link target without alias (fact fields, citations)."""
+    """``[[Sarah Chen#^f3]]``: a link target without alias (fact fields, citations)."""
     stem = path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
     return f"[[{stem}{anchor}]]"
+
+
+def not_kennings(path: str, page: Page, created: Any) -> str | None:
+    """Why Kenning may not write the page at ``path`` (None when it may).
+
+    Kenning writes a page it created (``created``: the registry, :mod:`kenning.vault.created`)
+    and the owned sections of a typed entity page (frontmatter ``type:`` from the vocabulary,
+    the format of docs/vault-format.md). Any other note is a person's: read, never written.
+    """
+    if path in created or (page.type is not None and page.type not in KENNING_KINDS):
+        return None
+    why = "no frontmatter `type:`" if page.type is None else f"type {page.type}"
+    return (f"{path} is a note of yours ({why}); Kenning reads it but never writes it")
+
+
+def new_page_path(root: Path, base: str, taken: set[str] = frozenset()) -> str:
+    """``base`` or ``base`` with Obsidian's `` 2`` … suffix: free on disk, compared
+    case-insensitively as macOS and Windows do, and not in ``taken`` (name keys)."""
+    folder = base.rsplit("/", 1)[0] if "/" in base else ""
+    keys = folder_keys(root, folder) | set(taken)
+    return free_path(base, keys.__contains__)
 
 
 _FACT_ID = re.compile(r"f(\d+)")
@@ -255,7 +285,8 @@ class Resolver:
         for folder in sorted(set(ENTITY_FOLDERS) | set(vocabulary.TYPE_FOLDERS.values())):
             if folder in ("sources", "memory", "sessions"):
                 continue
-            for file_name in (entity_file_name(name), f"{name}.md"):
+            for file_name in dict.fromkeys((entity_file_name(name), f"{name}.md",
+                                            slug_file_name(name))):
                 rel = f"{folder}/{file_name}"
                 if rel not in found and (self.root / rel).is_file():
                     found.append(rel)

@@ -194,6 +194,7 @@ def reflect(vault: Vault, since: str = "7d", *, apply: bool = True) -> dict[str,
                 text = " ".join(_plain(item.text).split())
                 targets: list[_Edit] = []
                 missing = []
+                foreign: list[str] = []
                 for name in item.entities:
                     path, candidates = resolver.find(name)
                     if path is None:
@@ -201,8 +202,14 @@ def reflect(vault: Vault, since: str = "7d", *, apply: bool = True) -> dict[str,
                                                if candidates else ""))
                         continue
                     edit = batch.open(path, where)
-                    if edit is not None and edit not in targets:
+                    if edit is not None and edit.foreign:
+                        foreign.append(edit.foreign)  # a person's note: read, never written
+                    elif edit is not None and edit not in targets:
                         targets.append(edit)
+                if foreign:
+                    skipped.append({"from": where, "text": item.text,
+                                    "reason": "; ".join(foreign)})
+                    continue
                 if missing:
                     skipped.append({"from": where, "text": item.text,
                                     "reason": "no page named " + ", ".join(missing)})
@@ -244,6 +251,8 @@ def reflect(vault: Vault, since: str = "7d", *, apply: bool = True) -> dict[str,
         summaries = []
         refreshed: dict[str, str] = {}
         for edit in batch.edits.values():
+            if edit.foreign:
+                continue
             page = parse_page(edit.text, edit.path)
             if page.title_line is None or (page.summary and generated.get(edit.path)
                                            != _digest(page.summary)):
@@ -275,7 +284,7 @@ def reflect(vault: Vault, since: str = "7d", *, apply: bool = True) -> dict[str,
         "skipped": skipped,
         "proposed": PROPOSED if proposal is not None else None,
         "proposal_diff": proposal["diff"] if proposal is not None else "",
-        "updated": [e.path for e in batch.edits.values()],
+        "updated": [e.path for e in batch.edits.values() if e.changed],
     }
     if apply and (batch.edits or proposal is not None):
         result.update(reindex(vault))

@@ -46,8 +46,9 @@ from kenning.memory.common import (
     write_lock,
     write_page,
 )
+from kenning.vault.created import update_created
 from kenning.vault.frontmatter import read as read_frontmatter
-from kenning.vault.layout import entity_file_name
+from kenning.vault.layout import slug_file_name
 from kenning.vault.page import new_page, parse_page
 
 if TYPE_CHECKING:
@@ -73,7 +74,7 @@ def _project(p: Problems, project: str | None) -> str:
     if project is None or project == "":
         return DEFAULT_PROJECT
     name = p.name("project", project)
-    return entity_file_name(name)[:-3] if name else DEFAULT_PROJECT
+    return slug_file_name(name)[:-3] if name else DEFAULT_PROJECT
 
 
 def _fit(text: str, budget: int, more: str) -> str:
@@ -309,6 +310,7 @@ def session_close(vault: Vault, transcript: str | list[dict[str, Any]], *,
     with write_lock(vault.root):
         state = load_state(vault.root, STATE).get(slug, {})
         write_page(vault.root, tpath, text)
+        update_created(vault.root, add={tpath: "session_close"}, day=today())
     # What this session wrote: since it started, else since the last close, else today.
     since = state.get("started") or state.get("closed") or today()
 
@@ -367,6 +369,7 @@ def session_close(vault: Vault, transcript: str | list[dict[str, Any]], *,
                        retained, todos, changes, errors, extracted, notes)
     with write_lock(vault.root):
         write_page(vault.root, hpath, handoff)
+        update_created(vault.root, add={hpath: "session_close"}, day=today())
         all_state = load_state(vault.root, STATE)
         # "closed_clock": the real clock after every write of this session; "changed since"
         # compares it with file modification times.

@@ -27,7 +27,9 @@ from kenning.memory.common import (
     epistemic,
     journal,
     link_to,
+    new_page_path,
     next_fact_id,
+    not_kennings,
     read_page,
     reindex,
     today,
@@ -36,8 +38,9 @@ from kenning.memory.common import (
     write_lock,
     write_page,
 )
+from kenning.vault.created import read_created, update_created
 from kenning.vault.frontmatter import FrontmatterError
-from kenning.vault.layout import entity_file_name, entity_path
+from kenning.vault.layout import entity_file_name, entity_path, name_key
 from kenning.vault.page import (
     Fact,
     Page,
@@ -79,6 +82,12 @@ class _Edit:
     created: bool
     facts: list[tuple[str, str]] = field(default_factory=list)   # (block id, text)
     taken: set[str] = field(default_factory=set)
+    original: str = ""
+    foreign: str | None = None   # why Kenning may not write this page (a person's note)
+
+    @property
+    def changed(self) -> bool:
+        return self.created or self.text != self.original
 
 
 class _Batch:
@@ -90,8 +99,11 @@ class _Batch:
         self.p = problems
         self.edits: dict[str, _Edit] = {}
         self.resolver = Resolver(vault)
+        self.created = read_created(self.root)
 
     def open(self, path: str, where: str) -> _Edit | None:
+        """The page at ``path`` to read, and to change when it is Kenning's (``foreign`` says
+        why not)."""
         if path in self.edits:
             return self.edits[path]
         try:
@@ -99,9 +111,14 @@ class _Batch:
         except (OSError, KenningError) as exc:
             self.p.add(where, f"cannot read {path}: {exc}")
             return None
-        edit = _Edit(path, page.title, text, created=False)
+        edit = _Edit(path, page.title, text, created=False, original=text,
+                     foreign=not_kennings(path, page, self.created))
         self.edits[path] = edit
         return edit
+
+    def new_path(self, base: str) -> str:
+        """A free path for a new page (case-insensitively, and not taken in this batch)."""
+        return new_page_path(self.root, base, {name_key(p) for p in self.edits})
 
     def add_fact(self, edit: _Edit, fact: Fact) -> str:
         page = parse_page(edit.text, edit.path)
@@ -112,8 +129,9 @@ class _Batch:
         return block
 
     def touch(self, edit: _Edit, updates: dict[str, Any] | None = None) -> None:
-        """Set ``updated`` (and other owned keys) unless the frontmatter is malformed."""
-        if edit.created:
+        """Set ``updated`` (and other owned keys) on a page this call changed, unless the
+        frontmatter is malformed. A page only read (a relation's target) is left as it is."""
+        if edit.created or not (updates or edit.changed) or edit.foreign:
             return
         try:
             edit.text = set_frontmatter(edit.text, {**(updates or {}), "updated": today()})
@@ -124,8 +142,16 @@ class _Batch:
     def write(self) -> list[dict[str, Any]]:
         """Write every edited page (atomically, one by one); return the facts written."""
         out = []
+        foreign = [f"{e.foreign}; nothing written" for e in self.edits.values()
+                   if e.foreign and e.changed]
+        if foreign:  # every operation refuses earlier with its own words; this is the guard
+            raise MemoryInputError(foreign)
+        changed = {edit.path: edit.text for edit in self.edits.values() if edit.changed}
         # One batch: a crash part-way leaves a journal the next writer finishes.
-        write_files(self.root, {edit.path: edit.text for edit in self.edits.values()})
+        write_files(self.root, changed)
+        made = {e.path: "record" for e in self.edits.values() if e.created}
+        if made:
+            update_created(self.root, add=made, day=today())
         for edit in self.edits.values():
             page = parse_page(edit.text, edit.path)
             by_id = {f.block_id: f for f in page.facts if f.block_id}
@@ -252,6 +278,7 @@ def record(vault: Vault, entities: list[dict[str, Any]] | None = None,
     with write_lock(vault.root):
         batch = _Batch(vault, p)
         named: dict[str, _Edit] = {}   # normalised name or alias → page, for this call
+        links: list[dict[str, Any]] = []  # relations from a person's note: manual links
 
         def find(where: str, ref: Any) -> _Edit | None:
             from kenning.index.indexer import norm_name
@@ -290,6 +317,14 @@ def record(vault: Vault, entities: list[dict[str, Any]] | None = None,
                                 trusted=trusted)
             if fact is None or src is None or dst is None or rel is None:
                 continue
+            if src.foreign:
+                # The relation is kept on Kenning's side: an edge in the manual-link log.
+                if not trusted:
+                    p.add(where + ".from", f"{src.foreign}; remote callers cannot add a "
+                          "relation from it (record it from a page Kenning keeps)")
+                    continue
+                links.append(_manual_link(src.path, rel, dst.path, fact, text))
+                continue
             link = link_to(dst.path, dst.title)
             fact = replace(fact, relation=rel, target=link[2:-2].split("|")[0],
                            text=f"{link} {text.strip() if text else ''}".strip())
@@ -302,20 +337,67 @@ def record(vault: Vault, entities: list[dict[str, Any]] | None = None,
             target = find(where + ".entity", raw.get("entity"))
             fact = _observation(p, where, raw, batch.resolver, trusted=trusted,
                                 allow_entity=True)
+            if target is not None and target.foreign:
+                p.add(where + ".entity", f"{target.foreign}: record the observation on a "
+                      "page Kenning keeps, or give the note a `type:` in its frontmatter")
+                continue
             if fact is not None and target is not None:
                 batch.add_fact(target, fact)
         for edit in batch.edits.values():
             batch.touch(edit)
         p.raise_if_any()
+        created = [e.path for e in batch.edits.values() if e.created]
+        updated = [e.path for e in batch.edits.values() if not e.created and e.changed]
         if dry_run:
-            return {"dry_run": True, "created": [e.path for e in batch.edits.values()
-                                                 if e.created],
-                    "updated": [e.path for e in batch.edits.values() if not e.created]}
+            return {"dry_run": True, "created": created, "updated": updated,
+                    "links": [_link_result(e) for e in links]}
         facts = batch.write()
-        journal(vault.root, [{"op": "record", **f} for f in facts])
-    created = [e.path for e in batch.edits.values() if e.created]
-    updated = [e.path for e in batch.edits.values() if not e.created]
-    return {"created": created, "updated": updated, "facts": facts, **reindex(vault)}
+        if links:
+            _append_manual_links(vault, links)
+        journal(vault.root, [{"op": "record", **f} for f in facts]
+                + [{"op": "record", "link": _link_result(e)} for e in links])
+    out: dict[str, Any] = {"created": created, "updated": updated, "facts": facts}
+    if links:
+        out["links"] = [_link_result(e) for e in links]
+    return {**out, **reindex(vault)}
+
+
+def _manual_link(src: str, rel: str, dst: str, fact: Fact, text: str | None) -> dict[str, Any]:
+    """A manual-link log entry for a relation from a person's note (see record)."""
+    entry: dict[str, Any] = {"op": "add", "src": src, "rel": rel, "dst": dst,
+                             "at": _dt.datetime.now().astimezone().strftime(
+                                 "%Y-%m-%dT%H:%M:%S%z"), "by": "record"}
+    for key, value in (("valid_from", fact.valid_from), ("valid_to", fact.valid_to),
+                       ("text", (text or "").strip() or None), ("source", fact.source),
+                       ("epistemic", fact.epistemic if fact.epistemic
+                        != vocabulary.EPISTEMIC_DEFAULT else None),
+                       ("confidence", fact.confidence)):
+        if value is not None:
+            entry[key] = value
+    return entry
+
+
+def _link_result(entry: dict[str, Any]) -> dict[str, Any]:
+    return {"from": entry["src"], "rel": entry["rel"], "to": entry["dst"],
+            "stored": ".kenning/manual-links.jsonl"}
+
+
+def _append_manual_links(vault: Vault, entries: list[dict[str, Any]]) -> None:
+    """Append to ``.kenning/manual-links.jsonl`` (the index's log of edges that are not page
+    content) under the index's writer lock, as ``Vault.link`` does."""
+    import json
+
+    from kenning.index import db as dbm
+    from kenning.index.indexer import MANUAL_LINKS
+    from kenning.vault.fsio import atomic_write_text
+
+    with dbm.writer_lock(vault.root, wait=10.0):
+        path = dbm.state_dir(vault.root) / MANUAL_LINKS
+        old = path.read_text(encoding="utf-8") if path.exists() else ""
+        if old and not old.endswith("\n"):
+            old += "\n"
+        atomic_write_text(path, old + "".join(json.dumps(e, ensure_ascii=False) + "\n"
+                                              for e in entries))
 
 
 def _plan_entity(batch: _Batch, named: dict[str, _Edit], where: str, raw: Any, *,
@@ -372,6 +454,13 @@ def _plan_entity(batch: _Batch, named: dict[str, _Edit], where: str, raw: Any, *
             updates["aliases"] = [*page.aliases, *new_aliases]
         if domain and not page.domain:
             updates["domain"] = domain
+        if edit.foreign:
+            # Naming a person's note is fine (a relation may point at it); changing it is not.
+            if updates or facts or (summary and not page.summary):
+                p.add(where + ".name", f"{edit.foreign}: record what is new about it on a "
+                      "page Kenning keeps, or give the note a `type:` in its frontmatter")
+            named[norm_name(name)] = edit
+            return
         if updates:
             batch.touch(edit, updates)
         if summary and not page.summary:
@@ -382,10 +471,7 @@ def _plan_entity(batch: _Batch, named: dict[str, _Edit], where: str, raw: Any, *
             except ValueError as exc:
                 p.add(where + ".summary", str(exc))
     else:
-        path = entity_path(etype, name)
-        stem, n = path[:-3], 2
-        while (batch.root / path).exists() or path in batch.edits:
-            path, n = f"{stem}-{n}.md", n + 1
+        path = batch.new_path(entity_path(etype, name))
         front: dict[str, Any] = {"type": etype}
         if aliases:
             front["aliases"] = aliases
@@ -444,7 +530,7 @@ def record_decision(vault: Vault, name: str, domain: str, decided: str, because:
         path = entity_path("decision", title) if title else None
         if title and path:
             existing, candidates = resolver.find(title)
-            if existing or candidates or (vault.root / path).exists():
+            if existing or candidates or new_page_path(vault.root, path) != path:
                 p.add("name", f"a page named {title!r} exists ({existing or path}); revise it "
                       "or choose another name")
         p.raise_if_any()
@@ -467,6 +553,7 @@ def record_decision(vault: Vault, name: str, domain: str, decided: str, because:
                         body=body)
         text = append_timeline(text, TimelineEntry(0, day, f"Decided: {what[:200]}", cited))
         write_page(vault.root, path, text)
+        update_created(vault.root, add={path: "decide"}, day=today())
         lines = text.split("\n")
         summary_line = next(n for n, line in enumerate(lines, 1)
                             if line.startswith(f"Decided on {day}:"))
@@ -535,7 +622,9 @@ def _day_before(value: str) -> str:
     return (_dt.date.fromisoformat(floor) - _dt.timedelta(days=1)).isoformat()
 
 
-def _entity(p: Problems, batch: _Batch, where: str, ref: Any) -> _Edit | None:
+def _entity(p: Problems, batch: _Batch, where: str, ref: Any, *,
+            writing: bool = False) -> _Edit | None:
+    """The page ``ref`` names; with ``writing``, None (and a problem) for a person's note."""
     if not isinstance(ref, str) or not ref.strip():
         p.add(where, "give the entity's name or path")
         return None
@@ -544,7 +633,11 @@ def _entity(p: Problems, batch: _Batch, where: str, ref: Any) -> _Edit | None:
         p.add(where, f"{ref!r} names several pages: {', '.join(candidates)}" if candidates
               else f"no page named {ref!r}")
         return None
-    return batch.open(path, where)
+    edit = batch.open(path, where)
+    if writing and edit is not None and edit.foreign:
+        p.add(where, f"{edit.foreign}: its facts are yours to change")
+        return None
+    return edit
 
 
 def revise(vault: Vault, entity: str, observation: str, new_text: str | None = None, *,
@@ -561,10 +654,10 @@ def revise(vault: Vault, entity: str, observation: str, new_text: str | None = N
     start = p.date("valid_from", valid_from)
     with write_lock(vault.root):
         batch = _Batch(vault, p)
-        edit = _entity(p, batch, "entity", entity)
+        edit = _entity(p, batch, "entity", entity, writing=True)
         old = _match_fact(p, "observation", parse_page(edit.text, edit.path), observation) \
             if edit else None
-        target = _entity(p, batch, "superseding_entity", superseding_entity) \
+        target = _entity(p, batch, "superseding_entity", superseding_entity, writing=True) \
             if superseding_entity else edit
         new_fact = None
         if new_text is not None:
@@ -646,7 +739,7 @@ def invalidate(vault: Vault, entity: str, observation: str, *, reason: str,
     with write_lock(vault.root):
         batch = _Batch(vault, p)
         cited = _source(p, "source", source, batch.resolver, trusted=trusted)
-        edit = _entity(p, batch, "entity", entity)
+        edit = _entity(p, batch, "entity", entity, writing=True)
         old = _match_fact(p, "observation", parse_page(edit.text, edit.path), observation) \
             if edit else None
         p.raise_if_any()
@@ -717,7 +810,7 @@ def retain(vault: Vault, kind: str, text: str, entities: list[str] | None = None
 
 def note(vault: Vault, text: str, *, title: str | None = None, trusted: bool = True
          ) -> dict[str, Any]:
-    """A quick free note: ``notes/YYYY-MM-DD-<title>.md`` with the text as written."""
+    """A quick free note: ``notes/YYYY-MM-DD <title>.md`` with the text as written."""
     p = Problems()
     body = p.text("text", text, limit=MAX_TEXT * 5)
     name = p.text("title", title, required=False, one_line=True, limit=200)
@@ -728,17 +821,15 @@ def note(vault: Vault, text: str, *, title: str | None = None, trusted: bool = T
     if not name:
         first = next(line for line in body.splitlines() if line.strip())
         name = " ".join(first.lstrip("#").split())[:60] or "note"
-    stem = f"notes/{today()}-{entity_file_name(name)[:-3]}"
     with write_lock(vault.root):
-        path, n = stem + ".md", 2
-        while (vault.root / path).exists():
-            path, n = f"{stem}-{n}.md", n + 1
+        path = new_page_path(vault.root, f"notes/{entity_file_name(f'{today()} {name}')}")
         try:
             content = new_page(title=name, frontmatter={"type": "note", "created": today()},
                                body=body.replace("\r\n", "\n").rstrip("\n") + "\n")
         except ValueError as exc:
             raise MemoryInputError([f"title: {exc}"]) from None
         write_page(vault.root, path, content)
+        update_created(vault.root, add={path: "note"}, day=today())
         start = content[: content.rindex(body.replace("\r\n", "\n"))].count("\n") + 1
         journal(vault.root, [{"op": "note", "path": path, "citation": cite(path, start),
                               "text": name}])
@@ -748,7 +839,8 @@ def note(vault: Vault, text: str, *, title: str | None = None, trusted: bool = T
 
 
 def delete(vault: Vault, ref: str, *, trusted: bool = True) -> dict[str, Any]:
-    """Move a page to ``.trash/`` (Obsidian's trash; never indexed). Local callers only."""
+    """Move a page Kenning created to ``.trash/`` (Obsidian's trash; never indexed). Local
+    callers only; a person's note is never deleted."""
     if not trusted:
         raise NotAllowed("delete is not available to remote callers; nothing was deleted")
     p = Problems()
@@ -762,13 +854,14 @@ def delete(vault: Vault, ref: str, *, trusted: bool = True) -> dict[str, Any]:
                       if candidates else f"no page named {ref!r}")
         else:
             p.add("ref", "give the page's name or path")
+        if path is not None and path not in batch.created:
+            p.add("ref", f"{path} is not a page Kenning created; Kenning never deletes a "
+                  "person's note (move it to the trash yourself)")
         p.raise_if_any()
         assert path is not None
-        trash = f".trash/{path}"
-        stem, n = trash[:-3], 2
-        while (vault.root / trash).exists():
-            trash, n = f"{stem}-{n}.md", n + 1
+        trash = new_page_path(vault.root, f".trash/{path}")
         (vault.root / trash).parent.mkdir(parents=True, exist_ok=True)
         (vault.root / path).replace(vault.root / trash)
+        update_created(vault.root, removed=[path])
         journal(vault.root, [{"op": "delete", "path": path, "trash": trash}])
     return {"deleted": path, "trash": trash, **reindex(vault)}

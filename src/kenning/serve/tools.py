@@ -436,8 +436,8 @@ def build_tools() -> list[ToolSpec]:
             _session_start, read_only=True, idempotent=True, needs="session_start"),
         ToolSpec(
             "record", "record",
-            "Record entities, relations and observations in one all-or-nothing call. "
-            "Epistemic defaults to unknown.",
+            "Record entities, relations, observations (all or nothing). A person's untyped "
+            "note is never edited: relations from it become manual links.",
             _obj({
                 "entities": _list(_obj({
                     "name": _str(), "type": record_types, "domain": domains,
@@ -460,7 +460,8 @@ def build_tools() -> list[ToolSpec]:
         ToolSpec(
             "revise", "record",
             "Supersede a fact with new_text (the old stays, marked superseded) or, with only "
-            "reason, invalidate it. observation = fact text or id.",
+            "reason, invalidate it. observation = fact text or id. Not on a person's "
+            "note.",
             _obj({"entity": _str(), "observation": _str(), "new_text": _str(),
                   "superseded_by": _str(), "superseding_entity": _str(),
                   "valid_from": _str(), "epistemic": epistemic,
@@ -493,7 +494,7 @@ def build_tools() -> list[ToolSpec]:
             _link, read_only=False, destructive=True, idempotent=True),
         ToolSpec(
             "delete", "full",
-            "Move a page to .trash/ (recoverable). Local callers only.",
+            "Move a page Kenning created to .trash/ (recoverable). Local callers only.",
             _obj({"ref": _str()}, ("ref",)),
             _delete, read_only=False, destructive=True, idempotent=True, needs="delete"),
         ToolSpec(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -266,13 +266,62 @@ def daily_log_date(path: str) -> str | None:
         return None
 
 
-def entity_file_name(title: str) -> str:
-    """The file name of a new entity page: the title, readable, safe on every file system.
+# Characters no file name may hold on Windows or macOS (``/ \\ : * ? " < > |``) or that break
+# an Obsidian link to the note (``# ^ [ ] |``).
+_PATH_SEPARATORS = "/\\"
+_NEVER_IN_NAMES = ':*?"<>|#^[]'
+# Names Windows reserves for devices, with any extension.
+_RESERVED = frozenset({"CON", "PRN", "AUX", "NUL", *(f"COM{i}" for i in range(1, 10)),
+                       *(f"LPT{i}" for i in range(1, 10))})
+# A file name's stem in UTF-8 bytes: room for " 99.md" under the 255 bytes most file systems
+# allow, and under the 143 of encrypted home folders (eCryptfs).
+MAX_STEM_BYTES = 120
 
-    Obsidian links by file name, so the name stays the title ("Sarah Chen.md" would need spaces
-    in links; "sarah-chen.md" keeps links and paths plain): lower case, runs of anything but
-    letters and digits become '-', CJK kept.
+
+def entity_file_name(title: str) -> str:
+    """The file name of a page Kenning creates: its title as a person would name the note in
+    Obsidian (``Sarah Chen.md``), made safe on every file system Obsidian runs on.
+
+    NFC; characters a file system or an Obsidian link cannot hold are replaced (``/`` and ``\\``
+    between words by ``-``, ``"`` by ``'``, the others by a space); control characters dropped,
+    spaces collapsed; no leading dot, no trailing dot or space; a Windows device name gets a
+    ``_``; at most :data:`MAX_STEM_BYTES` bytes of UTF-8, cut at a word where one is near.
     """
+    import unicodedata
+
+    text = unicodedata.normalize("NFC", title)
+    out = []
+    for i, ch in enumerate(text):
+        if ch in _PATH_SEPARATORS:
+            before = text[i - 1] if i else " "
+            after = text[i + 1] if i + 1 < len(text) else " "
+            out.append(" " if before.isspace() or after.isspace() else "-")
+        elif ch == '"':
+            out.append("'")
+        elif ch in _NEVER_IN_NAMES or ch.isspace():
+            out.append(" ")
+        elif unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Cn"):
+            continue
+        else:
+            out.append(ch)
+    stem = " ".join("".join(out).split()).lstrip(". ").rstrip(". ")
+    raw = stem.encode("utf-8")
+    if len(raw) > MAX_STEM_BYTES:
+        cut = raw[:MAX_STEM_BYTES].decode("utf-8", errors="ignore")
+        while cut and unicodedata.combining(cut[-1]):
+            cut = cut[:-1]  # never split a letter from its accent
+        space = cut.rfind(" ")
+        stem = (cut[:space] if space >= len(cut) * 2 // 3 else cut).rstrip(". -")
+    stem = stem or "Untitled"
+    base, dot, rest = stem.partition(".")
+    if base.rstrip().upper() in _RESERVED:
+        stem = f"{base.rstrip()}_{dot}{rest}"  # "CON.md" and "con.txt.md" are devices
+    return f"{stem}.md"
+
+
+def slug_file_name(title: str) -> str:
+    """The file name an older Kenning gave a page it created: lower case, runs of anything but
+    letters and digits become '-' (``sarah-chen.md``). Kept to find those pages and move them."""
     import unicodedata
 
     kept = []
@@ -286,8 +335,42 @@ def entity_file_name(title: str) -> str:
 
 def entity_path(entity_type: str, title: str) -> str:
     """Vault path for a new page of ``entity_type`` (already folded) titled ``title``:
-    ``people/sarah-chen.md``. Callers add a suffix (``-2``) when the path is taken."""
+    ``people/Sarah Chen.md``. Callers pick a free one with :func:`free_path`."""
     from kenning.vocabulary import TYPE_FOLDERS
 
     folder = TYPE_FOLDERS.get(entity_type, "notes")
     return f"{folder}/{entity_file_name(title)}"
+
+
+def meeting_file_name(day: str | None, title: str) -> str:
+    """A meeting page's file name: ``2026-10-07 Replay cache review.md`` (the title alone
+    without a date)."""
+    return entity_file_name(f"{day[:10]} {title}" if day else title)
+
+
+def name_key(path: str) -> str:
+    """A path as a case-insensitive file system compares it (macOS, Windows): NFC, case
+    folded."""
+    import unicodedata
+
+    return unicodedata.normalize("NFC", path).casefold()
+
+
+def free_path(base: str, taken: Callable[[str], bool]) -> str:
+    """``base``, else the first of ``stem 2.md``, ``stem 3.md`` … (Obsidian's own suffixes) for
+    which ``taken`` (given the :func:`name_key` of a path) is false."""
+    stem, dot, suffix = base.rpartition(".")
+    path, n = base, 1
+    while taken(name_key(path)):
+        n += 1
+        path = f"{stem} {n}.{suffix}" if dot else f"{base} {n}"
+    return path
+
+
+def folder_keys(root: Path, folder: str) -> set[str]:
+    """The :func:`name_key` of every entry of vault folder ``folder`` (empty when missing)."""
+    prefix = f"{folder}/" if folder else ""
+    try:
+        return {name_key(prefix + e.name) for e in os.scandir(root / folder if folder else root)}
+    except OSError:
+        return set()
