@@ -144,7 +144,7 @@ def test_malformed_yaml_reports_line_and_body_still_parses() -> None:
     problem = page.problems[0]
     assert problem.code == "frontmatter"
     assert problem.line == 4
-    assert page.title == "T"
+    assert (page.title, page.h1, page.title_line) == ("p", "T", 6)
     assert page.body_start == 6
     assert [lk.target for lk in page.links] == ["Other"]
 
@@ -159,7 +159,7 @@ def test_non_mapping_frontmatter() -> None:
     page = parse_page("---\n- a\n- b\n---\n# T\n", "p.md")
     assert page.frontmatter == {}
     assert [(p.code, p.line) for p in page.problems] == [("frontmatter", 2)]
-    assert page.title == "T"
+    assert (page.title, page.h1) == ("p", "T")
 
 
 def test_unterminated_frontmatter_is_body() -> None:
@@ -167,7 +167,7 @@ def test_unterminated_frontmatter_is_body() -> None:
     assert page.frontmatter == {}
     assert page.body_start == 1
     assert [(p.code, p.line) for p in page.problems] == [("frontmatter", 1)]
-    assert (page.title, page.title_line) == ("Title", 3)
+    assert (page.title, page.title_line) == ("p", None)  # "type: person" is line 2: no H1 first
     assert [lk.line for lk in page.links] == [5]
 
 
