@@ -71,7 +71,9 @@ NOTES = {
     "Chores.md": "---\naliases: [Todo]\n---\nHouse chores for the week.\n",
     # A unique first-line H1: a heading alias a link can use.
     "BSides Talk.md": "---\ntags: [meta]\n---\n# Project Ideas\n### High\n- a smart fuzzer\n",
-    "Index.md": "See [[Todo]], [[Project Ideas]] and [[Formal Methods overview]].\n",
+    # Several H1s are sections, the first one too: no alias.
+    "Integrals.md": "# Basic\nSubstitution.\n# Advanced\nContours.\n",
+    "Index.md": "See [[Todo]], [[Project Ideas]], [[Formal Methods overview]] and [[Basic]].\n",
     "notes/with-title.md": "---\ntitle: \"Formal [[Methods]] overview\"\n---\n# Something else\n\n"
                            "Under the heading.\n",
     # A page written by an older Kenning: file named by the slug of its H1.
@@ -133,6 +135,8 @@ def test_first_line_h1_heads_the_summary_and_is_a_heading_alias() -> None:
     # The same name as the title is no alias; one the aliases hold is none either.
     assert page("people/sarah-chen.md").heading_alias is None
     assert parse_page("---\naliases: [Todo]\n---\n# Todo\n", "x.md").heading_alias is None
+    integrals = page("Integrals.md")
+    assert (integrals.h1, integrals.title_line, integrals.heading_alias) == ("Basic", 1, None)
     # A blank line after the frontmatter still leaves the H1 on the first line of text.
     blank = parse_page("---\ntype: note\n---\n\n# Header\n\nText.\n", "n.md")
     assert (blank.title_line, blank.h1, blank.summary) == (5, "Header", "Text.")
@@ -210,7 +214,7 @@ def test_links_resolve_by_heading_alias_after_every_other_name(notes: Vault) -> 
         " LEFT JOIN pages p ON p.id = l.dst_id WHERE o.path = 'Index.md'").fetchall())
     # "Todo" is two notes' first-line H1 and one note's alias: the alias wins, no ambiguity.
     assert rows == {"Todo": "Chores.md", "Project Ideas": "BSides Talk.md",
-                    "Formal Methods overview": "notes/with-title.md"}
+                    "Formal Methods overview": "notes/with-title.md", "Basic": None}
     assert notes.find("Project Ideas").path == "BSides Talk.md"
     assert notes.find("people/sarah-chen").title == "Sarah Chen"
 

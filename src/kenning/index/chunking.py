@@ -78,11 +78,13 @@ def chunk_lines(
     # The heading path in force at each line, e.g. "Decisions > Caching".
     path: list[tuple[int, str]] = []
     heading_path = [""] * (n + 1)
+    current = ""
     for i in range(1, n + 1):
         if i in heading_lines:
             level, text = heading_lines[i]
             path = [p for p in path if p[0] < level] + [(level, text)]
-        heading_path[i] = " > ".join(text for _, text in path)
+            current = " > ".join(text for _, text in path)
+        heading_path[i] = current
 
     starts = sorted(heading_lines)
     chunks: list[Chunk] = []
@@ -131,5 +133,6 @@ def _make(chunks: list[Chunk], lines: Sequence[str], words: Sequence[int],
         text="\n".join(lines[start - 1 : end]),
         words=sum(words[start - 1 : end]),
         sections=tuple((h, heading_path[h])
-                       for h in starts[bisect_right(starts, first):bisect_right(starts, end)]),
+                       for h in starts[bisect_right(starts, first):bisect_right(starts, end)])
+        if starts and starts[-1] > first else (),
     )

@@ -209,7 +209,7 @@ def extract_links(lines: list[str], text_ranges: tuple[tuple[int, int], ...],
 
 # An inline tag: '#' at the start of a line or after white space, then letters, digits, '_', '-'
 # and '/' (nested tags); Obsidian's rule. Tags that are only digits (#123) are not tags.
-_INLINE_TAG = re.compile(r"(?<!\S)#([\w/-]+)")
+INLINE_TAG = re.compile(r"(?<!\S)#([\w/-]+)")
 _TAG_TEXT = re.compile(r"[\w/-]+")
 
 
@@ -244,7 +244,7 @@ def extract_tags(lines: list[str], text_ranges: tuple[tuple[int, int], ...],
         for offset, piece in enumerate(chunk.split("\n")):
             if "#" not in piece:
                 continue
-            for m in _INLINE_TAG.finditer(piece):
+            for m in INLINE_TAG.finditer(piece):
                 tag = clean_tag(m.group(1))
                 if tag:
                     out.append((tag, start + offset))

@@ -9,11 +9,11 @@ callers write the result atomically with kenning.vault.fsio.
 from __future__ import annotations
 
 import datetime as _dt
+import posixpath
 import re
 import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from pathlib import PurePosixPath
 from typing import Any
 
 from kenning import vocabulary
@@ -21,6 +21,7 @@ from kenning.errors import VocabularyError
 from kenning.vault import frontmatter as _fm
 from kenning.vault.frontmatter import FrontmatterError, set_frontmatter
 from kenning.vault.markdown import (
+    INLINE_TAG,
     WIKILINK,
     Heading,
     Link,
@@ -158,9 +159,12 @@ class Page:
 
     @property
     def heading_alias(self) -> str | None:
-        """The first-line H1 when it is another name than the title and the aliases."""
+        """The first-line H1 when it is another name than the title and the aliases, and the
+        note's only H1 (a note with several uses them as section labels)."""
         h1 = self.h1
         if not h1 or _same_name(h1, self.title) or any(_same_name(h1, a) for a in self.aliases):
+            return None
+        if sum(1 for h in self.headings if h.level == 1) > 1:
             return None
         return h1
 
@@ -399,7 +403,8 @@ def _analyse(text: str, path: str) -> _Parsed:
     names_page = h1 is None or _same_name(h1, title) or any(_same_name(h1, a) for a in aliases)
     about, about_lines = _about(data, fm.block, lines, first, struct,
                                 (summary, summary_lines) if names_page else ("", None))
-    tags = _tags(data, fm.block, lines, first, struct, key_problem)
+    tags = _tags(data, fm.block, lines, first, struct, key_problem,
+                 INLINE_TAG.search(body) is not None)
 
     sections: list[_Section] = []
     for i, h in enumerate(headings):
@@ -493,8 +498,10 @@ def page_title(frontmatter: dict[str, Any], path: str, h1: str | None = None) ->
     raw = frontmatter.get("title")
     if isinstance(raw, str) and plain_name(raw):
         return plain_name(raw)
-    stem = PurePosixPath(path).stem
-    if h1 and h1 != stem and _legacy_slug(h1) == stem:
+    stem = posixpath.splitext(posixpath.basename(path))[0]
+    # A slug is lower case without spaces: only then is the slug worth computing.
+    if h1 and h1 != stem and stem == stem.lower() and " " not in stem \
+            and _legacy_slug(h1) == stem:
         return h1
     return stem
 
@@ -533,13 +540,10 @@ def _about(data: dict[str, Any], block: _fm.FrontmatterBlock | None, lines: list
     for start, end in struct.paragraphs:
         text = "\n".join(lines[n - first].strip() for n in range(start, end + 1))
         rest = _EMBED.sub(" ", text)
-        if text.startswith("|") or not any(c.isalnum() for c in _INLINE_TAGS.sub(" ", rest)):
+        if text.startswith("|") or not any(c.isalnum() for c in INLINE_TAG.sub(" ", rest)):
             continue  # a table, or only embeds and tags: nothing that says what the note is
         return _cut(text, start)
     return "", None
-
-
-_INLINE_TAGS = re.compile(r"(?<!\S)#[\w/-]+")
 
 
 def _cut(text: str, start: int) -> tuple[str, tuple[int, int]]:
@@ -573,7 +577,7 @@ def _key_span(block: _fm.FrontmatterBlock | None, key: str) -> tuple[int, int] |
 
 
 def _tags(data: dict[str, Any], block: _fm.FrontmatterBlock | None, lines: list[str],
-          first: int, struct: Structure, report: _Report) -> tuple[Tag, ...]:
+          first: int, struct: Structure, report: _Report, inline: bool) -> tuple[Tag, ...]:
     """Frontmatter ``tags:`` (list or comma/space separated) and inline ``#tags``, each once
     (case-insensitive, first occurrence kept)."""
     found: dict[str, Tag] = {}
@@ -596,8 +600,9 @@ def _tags(data: dict[str, Any], block: _fm.FrontmatterBlock | None, lines: list[
                                                "and /, not only digits); not indexed")
                 else:
                     found.setdefault(tag.casefold(), Tag(tag, line))
-    for tag, line in extract_tags(lines, struct.text_ranges, first):
-        found.setdefault(tag.casefold(), Tag(tag, line))
+    if inline:  # the body has a '#' that could start a tag (most notes: none at all)
+        for tag, line in extract_tags(lines, struct.text_ranges, first):
+            found.setdefault(tag.casefold(), Tag(tag, line))
     return tuple(found.values())
 
 
