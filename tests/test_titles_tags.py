@@ -236,14 +236,14 @@ def test_a_hit_is_named_by_the_section_of_its_cited_line(notes: Vault) -> None:
     assert result.to_dict()["hits"][0]["heading"] == "Installation"
 
 
-def test_chunk_heading_is_where_its_text_begins_and_sections_name_later_lines() -> None:
+def test_a_chunk_lists_the_sections_that_start_inside_it() -> None:
     lines = ["---", "t: 1", "---", "", "# Title", "short", "## Facts", "- a fact here"]
     headings = [(5, 1, "Title"), (7, 2, "Facts")]
     [chunk] = chunk_lines(lines, headings, body_start=4)
-    assert chunk.heading == "Title"
-    assert chunk.sections == ((7, "Title > Facts"),)
-    assert [heading_at(chunk.heading, chunk.sections, n) for n in (5, 6, 7, 8)] == [
-        "Title", "Title", "Title > Facts", "Title > Facts"]
+    assert chunk.heading == ""  # indexed and embedded under the heading of its first line
+    assert chunk.sections == ((5, "Title"), (7, "Title > Facts"))
+    assert [heading_at(chunk.heading, chunk.sections, n) for n in (2, 5, 6, 7, 8)] == [
+        "", "Title", "Title", "Title > Facts", "Title > Facts"]
 
 
 def test_show_and_recall_give_summary_with_citation_and_tags(notes: Vault) -> None:

@@ -26,10 +26,9 @@ OVERLAP_WORDS = 0
 class Chunk:
     """A run of lines ``start_line..end_line`` (1-based, inclusive) under ``heading``.
 
-    ``heading`` is the heading path in force where the chunk's text begins (its first non-blank
-    line after the frontmatter); a chunk that runs past a heading lists in ``sections`` each
-    (line, heading path) that starts further on, so a line it cites is named by its own section
-    (``heading_at``).
+    ``heading`` is the heading path in force at the first line (what the chunk is indexed and
+    embedded under); a chunk that runs past a heading lists in ``sections`` each (line, heading
+    path) that starts inside it, so a line it cites is named by its own section (``heading_at``).
     """
 
     ord: int
@@ -88,7 +87,7 @@ def chunk_lines(
 
     starts = sorted(heading_lines)
     chunks: list[Chunk] = []
-    make = partial(_make, chunks, lines, words, heading_path, starts, body_start)
+    make = partial(_make, chunks, lines, words, heading_path, starts)
     start = 1
     count = 0
     i = 1
@@ -119,20 +118,15 @@ def chunk_lines(
 
 
 def _make(chunks: list[Chunk], lines: Sequence[str], words: Sequence[int],
-          heading_path: Sequence[str], starts: Sequence[int], body_start: int, start: int,
-          end: int) -> Chunk:
-    # The chunk is named where its text begins: a chunk that opens with the frontmatter or a
-    # blank line before "## Facts" is under that heading, not the one before it.
-    first = next((i for i in range(max(start, body_start), end + 1) if lines[i - 1].strip()),
-                 start)
+          heading_path: Sequence[str], starts: Sequence[int], start: int, end: int) -> Chunk:
     return Chunk(
         ord=len(chunks),
-        heading=heading_path[first],
+        heading=heading_path[start],
         start_line=start,
         end_line=end,
         text="\n".join(lines[start - 1 : end]),
         words=sum(words[start - 1 : end]),
         sections=tuple((h, heading_path[h])
-                       for h in starts[bisect_right(starts, first):bisect_right(starts, end)])
-        if starts and starts[-1] > first else (),
+                       for h in starts[bisect_right(starts, start):bisect_right(starts, end)])
+        if starts and starts[-1] > start else (),
     )

@@ -344,8 +344,7 @@ def search(db: sqlite3.Connection, text: str, *, filters: Filters = Filters(), l
         hits = sorted(page_chunks[page_id], key=lambda h: -h.score)
         # A chunk matched through the page title alone is no evidence when others are.
         with_evidence = [h for h in hits if h.chunk_id not in title_only]
-        hits = _name_sections(_trim_overlapping(with_evidence or hits, texts), sections,
-                              meta[page_id][3] or 1)
+        hits = _name_sections(_trim_overlapping(with_evidence or hits, texts), sections)
         best_score = hits[0].score if hits else 0.0
         # More matching chunks help a page a little, but only chunks that matched the words:
         # the dense arm scores every chunk, which would favour long pages.
@@ -982,15 +981,14 @@ def _exact_matches(db: sqlite3.Connection, text: str, where: str, params: list[o
 
 def _title_hit(db: sqlite3.Connection, page_id: int) -> list[Hit]:
     """Cite the summary (else the H1, else the first line) of a page found by its name alone."""
-    row = db.execute("SELECT summary_start, summary_end, summary, title_line, body_start"
-                     " FROM pages WHERE id = ?", (page_id,)).fetchone()
+    row = db.execute("SELECT summary_start, summary_end, summary, title_line FROM pages"
+                     " WHERE id = ?", (page_id,)).fetchone()
     start = row[0] or row[3] or 1
     end = max(start, row[1] or start)
     chunk = db.execute("SELECT id, heading, sections FROM chunks WHERE page_id = ?"
                        " AND start_line <= ? ORDER BY start_line DESC LIMIT 1",
                        (page_id, start)).fetchone()
-    heading = heading_at(chunk[1], json.loads(chunk[2] or "[]"), start) \
-        if chunk and start >= row[4] else ""
+    heading = heading_at(chunk[1], json.loads(chunk[2] or "[]"), start) if chunk else ""
     return [Hit(chunk[0] if chunk else 0, start, end, heading, 0.0, _clip(row[2] or ""))]
 
 
@@ -1005,16 +1003,12 @@ def _chunk_sections(db: sqlite3.Connection, chunk_ids: list[int]
         " AND sections IS NOT NULL", chunk_ids)}
 
 
-def _name_sections(hits: list[Hit], sections: dict[int, tuple[str, list[Any]]],
-                   body_start: int) -> list[Hit]:
-    """Name each hit by the section of its first cited line, not its chunk's first line (a
-    frontmatter line is in no section)."""
+def _name_sections(hits: list[Hit], sections: dict[int, tuple[str, list[Any]]]) -> list[Hit]:
+    """Name each hit by the section of its first cited line, not its chunk's first line."""
     out = []
     for hit in hits:
         known = sections.get(hit.chunk_id)
-        if hit.start_line < body_start:
-            hit = replace(hit, heading="")
-        elif known is not None:
+        if known is not None:
             hit = replace(hit, heading=heading_at(known[0], known[1], hit.start_line))
         out.append(hit)
     return out
