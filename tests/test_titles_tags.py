@@ -217,6 +217,11 @@ def test_links_resolve_by_heading_alias_after_every_other_name(notes: Vault) -> 
                     "Formal Methods overview": "notes/with-title.md", "Basic": None}
     assert notes.find("Project Ideas").path == "BSides Talk.md"
     assert notes.find("people/sarah-chen").title == "Sarah Chen"
+    # Searched like an alias: in the title column of the page's chunks.
+    [title] = {r[0] for r in notes.db.execute(
+        "SELECT f.title FROM chunks_fts f JOIN chunks c ON c.id = f.rowid JOIN pages p"
+        " ON p.id = c.page_id WHERE p.path = 'BSides Talk.md'")}
+    assert title == "BSides Talk Project Ideas"
 
 
 def test_search_shows_file_names_and_heading_aliases_are_no_exact_match(notes: Vault) -> None:

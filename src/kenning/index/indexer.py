@@ -353,7 +353,8 @@ class Indexer:
             db.executemany("INSERT OR IGNORE INTO dirty_names(norm) VALUES (?)",
                            [(n,) for n in new ^ old])
 
-        title_text = " ".join((page.title, *page.aliases))
+        # Searched like the title: its aliases and a heading alias (a meeting's "# Name").
+        title_text = " ".join((page.title, *page.aliases, *filter(None, [page.heading_alias])))
         cjk_title = cjk_column(title_text)
         headings = [(h.line, h.level, h.text) for h in page.headings]
         for chunk in chunk_lines(lines, headings, page.code_ranges, body_start=page.body_start):
