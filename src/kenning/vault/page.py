@@ -389,7 +389,7 @@ def _analyse(text: str, path: str) -> _Parsed:
 
     headings = struct.headings
     lead = struct.lead
-    h1 = plain_name(lead.text) or None if lead is not None else None
+    h1 = (plain_name(lead.text) or None) if lead is not None else None
     title = page_title(data, path, h1)
     title_line = lead.line if lead is not None else None
 
