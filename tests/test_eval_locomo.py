@@ -129,14 +129,15 @@ def test_sessions_are_written_one_line_per_turn(tmp_path: Path):
     text = (tmp_path / rel).read_text(encoding="utf-8")
     page = parse_page(text, rel)
     assert page.frontmatter == {
-        "type": "source", "kind": "chat", "source": "locomo", "conversation": "conv-a",
+        "type": "source", "kind": "chat", "source": "locomo",
+        "title": "Alice and Bob — session 1 (2023-05-08)", "conversation": "conv-a",
         "session": 1, "date": "2023-05-08", "participants": ["Alice", "Bob"]}
     assert page.title == "Alice and Bob — session 1 (2023-05-08)"
     assert not page.problems
     lines = text.split("\n")
-    assert lines[9] == "# Alice and Bob — session 1 (2023-05-08)"
+    assert lines[10] == "# Alice and Bob — session 1 (2023-05-08)"
     # The mapping points at the line that carries the turn, 1-based, frontmatter included.
-    assert turns["D1:1"] == (rel, 12)
+    assert turns["D1:1"] == (rel, 13)
     assert lines[turns["D1:2"][1] - 1] == (
         "- **Bob** (D1:2): Great, I finally repaired the old zeppelin model in my garage.")
     assert lines[turns["D1:3"][1] - 1].endswith(

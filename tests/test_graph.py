@@ -27,7 +27,7 @@ def chain(tmp_path: Path) -> Vault:
         "- advises:: [[Acme]] [from:: 2024-06]\n"
         "- invested_in:: [[Shady]] [status:: invalidated]\n")
     put(vault, "organizations/acme.md", "---\ntype: organization\n---\n# Acme\n")
-    put(vault, "organizations/old.md", "---\ntype: organization\n---\n# Old Co\n")
+    put(vault, "organizations/Old Co.md", "---\ntype: organization\n---\n# Old Co\n")
     put(vault, "organizations/shady.md", "---\ntype: organization\n---\n# Shady\n")
     put(vault, "topics/lonely.md", "---\ntype: topic\n---\n# Lonely\n\nNo links at all.\n")
     vault.index()
@@ -101,7 +101,8 @@ def test_backlinks_and_orphans(chain: Vault) -> None:
 
 
 def test_believed_on_and_as_of_are_two_time_lines(vault: Vault) -> None:
-    put(vault, "organizations/horizon.md", "---\ntype: organization\n---\n# Horizon Ventures\n")
+    put(vault, "organizations/Horizon Ventures.md",
+        "---\ntype: organization\n---\n# Horizon Ventures\n")
     put(vault, "organizations/techflow.md", "---\ntype: organization\n---\n# TechFlow\n")
     put(vault, "people/sarah-chen.md", "---\ntype: person\n---\n# Sarah Chen\n\n## Facts\n\n"
         "- works_at:: [[Horizon Ventures]] Partner [from:: 2024-05-01] [to:: 2026-02-28] "

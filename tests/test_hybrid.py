@@ -96,7 +96,7 @@ def fake(monkeypatch: pytest.MonkeyPatch) -> FakeEmbedder:
     return embedder
 
 
-FLEET = "notes/fleet.md"
+FLEET = "notes/Fleet plan.md"  # named by its title, as Kenning names pages
 PARKING = "notes/parking.md"
 TWO_PART = "notes/handbook.md"
 SECTION_A = " ".join(f"alpha{i}" for i in range(130))

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from kenning.vault.frontmatter import FrontmatterError
+from kenning.vault.frontmatter import read as read_frontmatter
 from kenning.vault.fsio import atomic_write_text, decode_markdown
 from kenning.vault.page import (
     Fact,
@@ -144,7 +145,7 @@ def test_malformed_yaml_reports_line_and_body_still_parses() -> None:
     problem = page.problems[0]
     assert problem.code == "frontmatter"
     assert problem.line == 4
-    assert page.title == "T"
+    assert (page.title, page.h1, page.title_line) == ("p", "T", 6)
     assert page.body_start == 6
     assert [lk.target for lk in page.links] == ["Other"]
 
@@ -159,7 +160,7 @@ def test_non_mapping_frontmatter() -> None:
     page = parse_page("---\n- a\n- b\n---\n# T\n", "p.md")
     assert page.frontmatter == {}
     assert [(p.code, p.line) for p in page.problems] == [("frontmatter", 2)]
-    assert page.title == "T"
+    assert (page.title, page.h1) == ("p", "T")
 
 
 def test_unterminated_frontmatter_is_body() -> None:
@@ -167,8 +168,20 @@ def test_unterminated_frontmatter_is_body() -> None:
     assert page.frontmatter == {}
     assert page.body_start == 1
     assert [(p.code, p.line) for p in page.problems] == [("frontmatter", 1)]
-    assert (page.title, page.title_line) == ("Title", 3)
+    assert (page.title, page.title_line) == ("p", None)  # "type: person" is line 2: no H1 first
     assert [lk.line for lk in page.links] == [5]
+
+
+def test_each_reader_of_a_shared_frontmatter_gets_its_own_copy() -> None:
+    # Frontmatter texts are cached (notes from one template share them): mutating one page's
+    # values must never change another's.
+    text = "---\ntags: [a]\nx: {y: [1]}\n---\n"
+    first = read_frontmatter(text).data
+    first["tags"].append("b")
+    first["x"]["y"].append(2)
+    assert read_frontmatter(text).data == {"tags": ["a"], "x": {"y": [1]}}
+    bad = "---\na: [1\n---\n"
+    assert read_frontmatter(bad).error == read_frontmatter(bad).error is not None
 
 
 def test_frontmatter_values_are_plain() -> None:

@@ -171,23 +171,41 @@ class Vault:
         _, pid, path, title, ptype = next(iter(pages.values()))
         return PageRef(pid, path, title, ptype)
 
-    def resolve_entity(self, question: str) -> PageRef:
-        """The page a question names: exact names first, then a unique word or close match."""
+    def resolve_entity(self, question: str, *, tags: Sequence[str] = ()) -> PageRef:
+        """The page a question names: exact names first, then a unique word or close match.
+
+        With ``tags``, only pages that carry every one of them (or a tag nested in it) count.
+        """
         import difflib
         import re
 
         from kenning.recall.entity import entity_name
 
         name = entity_name(question)
-        try:
-            return self.find(name)
-        except PageNotFound:
-            pass
+        wanted = _tag_filters(tags)
+        if not wanted:
+            try:
+                return self.find(name)
+            except PageNotFound:
+                pass
         norm = norm_name(name)
+        where, params = _tag_sql(wanted)
+        exact = self.reader.execute(
+            "SELECT n.priority, p.id, p.path, p.title, p.type FROM names n"
+            f" JOIN pages p ON p.id = n.page_id WHERE n.norm = ?{where}"
+            " ORDER BY n.priority, p.path", (norm, *params)).fetchall() if wanted else []
+        if exact:
+            best = {r[1]: r for r in exact if r[0] == exact[0][0]}
+            if len(best) == 1:
+                _, pid, path, title, ptype = next(iter(best.values()))
+                return PageRef(pid, path, title, ptype)
+            paths = sorted(r[2] for r in best.values())
+            raise AmbiguousPage(f"{name!r} names {len(paths)} pages with these tags: "
+                                f"{', '.join(paths)}; give the path instead", paths)
         rows = self.reader.execute(
             "SELECT DISTINCT n.norm, p.id, p.path, p.title, p.type FROM names n"
             " JOIN pages p ON p.id = n.page_id WHERE n.kind IN ('title', 'alias', 'stem')"
-        ).fetchall()
+            f"{where}", params).fetchall()
         word = re.compile(rf"(?<!\w){re.escape(norm)}(?!\w)")
         pages = {r[1]: r for r in rows if word.search(r[0])}
         if not pages:
@@ -200,15 +218,20 @@ class Vault:
             paths = sorted(r[2] for r in pages.values())
             raise AmbiguousPage(f"{name!r} could be {len(paths)} pages: {', '.join(paths)}",
                                 paths)
-        raise PageNotFound(f"no page named {name!r} (tried titles, aliases, file names and "
-                           "close spellings)")
+        tagged = f" tagged {', '.join('#' + t for t in wanted)}" if wanted else ""
+        raise PageNotFound(f"no page{tagged} named {name!r} (tried titles, aliases, file names "
+                           "and close spellings)")
 
-    def recall(self, question: str, *, budget: int = 1500, overview: bool = False) -> Any:
-        """Entity recall: summary, active facts, latest timeline, strongest neighbours, cited."""
+    def recall(self, question: str, *, budget: int = 1500, overview: bool = False,
+               tags: Sequence[str] = ()) -> Any:
+        """Entity recall: summary, active facts, latest timeline, strongest neighbours, cited.
+
+        ``tags`` narrow which page the question names (every tag must be on it).
+        """
         from kenning.recall import activity
         from kenning.recall.entity import recall
 
-        page = self.resolve_entity(question)
+        page = self.resolve_entity(question, tags=tags)
         answer = recall(self.reader, page.id, budget=budget, overview=overview)
         activity.record(self.root, [page.path])
         return answer
@@ -221,8 +244,8 @@ class Vault:
         page = self.find(ref)
         db = self.db
         row = db.execute(
-            "SELECT path, title, type, domain, status, summary, date, frontmatter, lines"
-            " FROM pages WHERE id = ?", (page.id,)).fetchone()
+            "SELECT path, title, type, domain, status, summary, date, frontmatter, lines,"
+            " summary_start, summary_end FROM pages WHERE id = ?", (page.id,)).fetchone()
         facts = [
             {"line": r[0], "relation": r[1], "target": r[2], "text": r[3], "valid_from": r[4],
              "valid_to": r[5], "status": r[6], "successor": r[7], "epistemic": r[8],
@@ -239,15 +262,26 @@ class Vault:
         aliases = [r[0] for r in db.execute(
             "SELECT name FROM names WHERE page_id = ? AND kind = 'alias' ORDER BY name",
             (page.id,))]
+        tags = [r[0] for r in db.execute(
+            "SELECT tag FROM tags WHERE page_id = ? ORDER BY norm", (page.id,))]
         edges = queries.neighbors(db, page.id, direction="both")
         return {
             "path": row[0], "title": row[1], "type": row[2], "domain": row[3],
-            "status": row[4], "summary": row[5], "date": row[6], "aliases": aliases,
+            "status": row[4], "summary": row[5],
+            "summary_citation": cite(page.path, row[9], row[10]) if row[9] else None,
+            "date": row[6], "aliases": aliases, "tags": tags,
             "frontmatter": json.loads(row[7]), "lines": row[8], "facts": facts,
             "timeline": timeline,
             "links_out": [e.to_dict() for e in edges if e.direction == "out"],
             "links_in": [e.to_dict() for e in edges if e.direction == "in"],
         }
+
+    def tags(self) -> dict[str, int]:
+        """Every tag in the vault and how many pages carry it, most used first."""
+        rows = self.reader.execute(
+            "SELECT min(tag), count(DISTINCT page_id) FROM tags GROUP BY norm"
+            " ORDER BY count(DISTINCT page_id) DESC, norm").fetchall()
+        return {tag: n for tag, n in rows}
 
     def read(self, ref: str) -> str:
         """The Markdown text of a page."""
@@ -281,8 +315,12 @@ class Vault:
                domains: Sequence[str] = (), folders: Sequence[str] = (),
                since: str | None = None, until: str | None = None, entity: str | None = None,
                as_of: str | None = None, limit: int = 10, explain: bool = False,
-               budget: int | None = None, record: bool = True, group: str = "page") -> Any:
-        """Search with filters: lexical, dense or hybrid (default); results cite their lines."""
+               budget: int | None = None, record: bool = True, group: str = "page",
+               tags: Sequence[str] = ()) -> Any:
+        """Search with filters: lexical, dense or hybrid (default); results cite their lines.
+
+        ``tags``: only pages with every one of these tags (``a`` also matches ``a/b``).
+        """
         from kenning.recall import activity
         from kenning.recall.search import Filters, search
 
@@ -290,9 +328,14 @@ class Vault:
             types=tuple(vocabulary.entity_type(t) for t in types),
             domains=tuple(vocabulary.domain(d) for d in domains),
             folders=tuple(folders), since=since, until=until,
-            entity=self.find(entity).id if entity else None, as_of=as_of)
+            entity=self.find(entity).id if entity else None, as_of=as_of,
+            tags=_tag_filters(tags))
         db = self.reader
         dense, notes, coverage = self._dense_arm(query, mode)
+        if dense is None and mode != "lexical" and notes:
+            # The note says why there are no vectors; it is the only note for that cause.
+            notes = [f"{notes[0]}; searched lexically", *notes[1:]]
+            mode = "lexical"
         results = search(db, query, filters=filters, limit=limit, mode=mode, dense=dense,
                          signals=self.signals, activity=activity.last_recalled(self.root),
                          today=as_of or date.today().isoformat(), explain=explain,
@@ -564,6 +607,31 @@ def _salvage_vectors(db: sqlite3.Connection, old: Path) -> None:
             db.execute("DETACH DATABASE old")
     except sqlite3.DatabaseError:
         pass  # an old or damaged index: nothing to keep
+
+
+def _tag_filters(tags: Sequence[str] | str) -> tuple[str, ...]:
+    """Tags to filter by, cleaned (``#`` dropped); a value that cannot be a tag is refused."""
+    from kenning.vault.markdown import clean_tag
+
+    out: list[str] = []
+    for raw in [tags] if isinstance(tags, str) else tags:
+        tag = clean_tag(str(raw))
+        if tag is None:
+            raise ValueError(f"tag {raw!r} is not a tag: letters, digits, _, - and / "
+                             "(nested tags), not only digits")
+        if tag.casefold() not in out:
+            out.append(tag.casefold())
+    return tuple(out)
+
+
+def _tag_sql(tags: Sequence[str]) -> tuple[str, list[object]]:
+    """`` AND …`` clauses (on pages ``p``) keeping pages with every tag."""
+    from kenning.recall.search import TAG_CLAUSE, tag_params
+
+    params: list[object] = []
+    for tag in tags:
+        params += tag_params(tag)
+    return "".join(f" AND {TAG_CLAUSE}" for _ in tags), params
 
 
 def _rels(rels: Sequence[str]) -> list[str]:

@@ -75,17 +75,27 @@ def main(ctx: click.Context, vault: Path | None) -> None:
 def init(ctx: click.Context, path: Path | None, as_json: bool) -> None:
     """Create a vault at PATH, or adopt an existing Obsidian vault in place (files untouched)."""
     from kenning.api import Vault
+    from kenning.vault.layout import iter_markdown_files
 
     vault, adopted = Vault.init(path or ctx.obj.get("vault") or Path("."))
+    # Notes to index, or an empty vault (at most the memory.md init wrote) whose first step is
+    # bringing sources in.
+    has_notes = any(f.path != "memory.md" for f in iter_markdown_files(vault.root))
     if as_json:
-        _emit({"root": str(vault.root), "adopted": adopted})
+        _emit({"root": str(vault.root), "adopted": adopted,
+               "next": "index" if has_notes else "sync"})
         return
     if adopted:
         click.echo(f"Adopted the existing vault at {vault.root} (no file was changed; "
                    "Kenning keeps its state in .kenning/).")
     else:
         click.echo(f"Created a vault at {vault.root}.")
-    click.echo(f"Next: kenning -C {vault.root} index")
+    if has_notes:
+        click.echo(f"Next: kenning -C {vault.root} index")
+    else:
+        click.echo("Next: fill in owner: in .kenning/config.yaml, then bring sources in, e.g.\n"
+                   f"  kenning -C {vault.root} sync email ~/Mail/archive.mbox\n"
+                   "  (also sync meetings, chats, calendar; then kenning build and kenning index)")
 
 
 class _Bars:
@@ -199,6 +209,11 @@ def rebuild(ctx: click.Context, wait: float, no_embed: bool, as_json: bool) -> N
 # -- recall --------------------------------------------------------------------------------
 
 
+TAG_OPTION = click.option("--tag", "tags", multiple=True,
+                          help="Only pages with this tag (repeat: every tag; 'a' also matches "
+                          "nested 'a/b').")
+
+
 @main.command()
 @click.argument("query", nargs=-1, required=True)
 @click.option("-m", "--mode", type=click.Choice(["hybrid", "lexical", "dense"]),
@@ -217,12 +232,14 @@ def rebuild(ctx: click.Context, wait: float, no_embed: bool, as_json: bool) -> N
 @click.option("-g", "--group", type=click.Choice(["page", "chunk"]), default="page",
               show_default=True, help="One result per page, or per passage (best evidence "
               "first: what to fill a context window with).")
+@TAG_OPTION
 @JSON_OPTION
 @click.pass_context
 def search(ctx: click.Context, query: tuple[str, ...], mode: str, types: tuple[str, ...],
            domains: tuple[str, ...], folders: tuple[str, ...], entity: str | None,
            since: str | None, until: str | None, as_of: str | None, limit: int,
-           budget: int | None, explain: bool, group: str, as_json: bool) -> None:
+           budget: int | None, explain: bool, group: str, as_json: bool,
+           tags: tuple[str, ...] = ()) -> None:
     """Search the vault; results grouped by page, each with a citation path#Lstart-Lend."""
     vault = _open(ctx)
     text = " ".join(query)
@@ -231,7 +248,7 @@ def search(ctx: click.Context, query: tuple[str, ...], mode: str, types: tuple[s
     results = vault.search(text, mode=mode, types=types, domains=domains, folders=folders,
                            entity=entity, since=_date(since, "--since"),
                            until=_date(until, "--until"), as_of=_date(as_of, "--as-of"),
-                           limit=limit, budget=budget, explain=explain, group=group)
+                           limit=limit, budget=budget, explain=explain, group=group, tags=tags)
     coverage = results.coverage
     if as_json:
         _emit({"query": text, "mode": results.mode, "notes": results.notes,
@@ -265,12 +282,14 @@ def search(ctx: click.Context, query: tuple[str, ...], mode: str, types: tuple[s
               help="About how many tokens the answer may use.")
 @click.option("--overview", is_flag=True, help="One line per page: the entity and its "
               "strongest neighbours.")
+@click.option("--tag", "tags", multiple=True,
+              help="The entity is a page with this tag (repeat: every tag).")
 @JSON_OPTION
 @click.pass_context
 def recall(ctx: click.Context, question: tuple[str, ...], budget: int, overview: bool,
-           as_json: bool) -> None:
+           as_json: bool, tags: tuple[str, ...] = ()) -> None:
     """What the vault knows about one entity ("Sarah", "tell me about Horizon"), cited."""
-    answer = _open(ctx).recall(" ".join(question), budget=budget, overview=overview)
+    answer = _open(ctx).recall(" ".join(question), budget=budget, overview=overview, tags=tags)
     if as_json:
         _emit(answer.to_dict())
         return
@@ -337,8 +356,11 @@ def show(ctx: click.Context, page: str, raw: bool, as_json: bool) -> None:
                   f"{escape(data['path'])}[/dim]")
     if data["aliases"]:
         console.print(f"[dim]aliases:[/dim] {escape(', '.join(data['aliases']))}")
+    if data["tags"]:
+        console.print(f"[dim]tags:[/dim] {escape(' '.join('#' + t for t in data['tags']))}")
     if data["summary"]:
-        console.print(escape(data["summary"]))
+        console.print(escape(data["summary"]) + (f" [cyan]{escape(data['summary_citation'])}"
+                                                 "[/cyan]" if data["summary_citation"] else ""))
     if data["facts"]:
         console.print("\n[bold]Facts[/bold]")
         for f in data["facts"]:

@@ -202,7 +202,7 @@ def _links(db: Any, health: Health) -> None:
                 item + (" (several pages have the name)" if state == "ambiguous" else ""))
         elif state in ("unresolved", "ambiguous"):
             groups.setdefault(state, []).append(item)
-        elif not plain and via in ("title", "alias"):
+        elif not plain and via in ("title", "alias", "heading"):
             groups.setdefault("by-name", []).append(f"{item} → {reached} (by {via})")
         elif not plain and via == "shortest":
             groups.setdefault("shortest", []).append(f"{item} → {reached}")

@@ -198,7 +198,9 @@ def render_session(sample_id: str, conversation: dict[str, Any], n: int
     b = _one_line(conversation.get("speaker_b", ""))
     stamp = _one_line(conversation.get(f"session_{n}_date_time", ""))
     day = parse_session_date(stamp)
+    # title: like every source file (a note's title is its title: or its file name).
     lines = ["---", "type: source", "kind: chat", "source: locomo",
+             f"title: {_yaml_scalar(session_title(conversation, n))}",
              f"conversation: {_yaml_scalar(sample_id)}", f"session: {n}"]
     if day:
         lines.append(f"date: {day}")

@@ -11,8 +11,11 @@ a single long line stays whole.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
+from typing import Any
 
 TARGET_WORDS = 30
 MIN_WORDS = 10
@@ -21,7 +24,12 @@ OVERLAP_WORDS = 0
 
 @dataclass(frozen=True)
 class Chunk:
-    """A run of lines ``start_line..end_line`` (1-based, inclusive) under ``heading``."""
+    """A run of lines ``start_line..end_line`` (1-based, inclusive) under ``heading``.
+
+    ``heading`` is the heading path in force at the first line (what the chunk is indexed and
+    embedded under); a chunk that runs past a heading lists in ``sections`` each (line, heading
+    path) that starts inside it, so a line it cites is named by its own section (``heading_at``).
+    """
 
     ord: int
     heading: str
@@ -29,6 +37,16 @@ class Chunk:
     end_line: int
     text: str
     words: int
+    sections: tuple[tuple[int, str], ...] = ()
+
+
+def heading_at(heading: str, sections: Sequence[Sequence[Any]] | None, line: int) -> str:
+    """The heading path of ``line`` in a chunk that starts under ``heading``."""
+    for start, path in sections or ():
+        if start > line:
+            break
+        heading = str(path)
+    return heading
 
 
 def chunk_lines(
@@ -50,7 +68,7 @@ def chunk_lines(
         return []
     # Frontmatter lines belong to the first chunk but do not fill it: it is not evidence.
     words = [len(line.split()) if i >= body_start - 1 else 0 for i, line in enumerate(lines)]
-    heading_at = {line: (level, text) for line, level, text in headings}
+    heading_lines = {line: (level, text) for line, level, text in headings}
     in_code = [False] * (n + 2)
     for start, end in code_ranges:
         for i in range(max(start, 1), min(end, n) + 1):
@@ -59,29 +77,33 @@ def chunk_lines(
     # The heading path in force at each line, e.g. "Decisions > Caching".
     path: list[tuple[int, str]] = []
     heading_path = [""] * (n + 1)
+    current = ""
     for i in range(1, n + 1):
-        if i in heading_at:
-            level, text = heading_at[i]
+        if i in heading_lines:
+            level, text = heading_lines[i]
             path = [p for p in path if p[0] < level] + [(level, text)]
-        heading_path[i] = " > ".join(text for _, text in path)
+            current = " > ".join(text for _, text in path)
+        heading_path[i] = current
 
+    starts = sorted(heading_lines)
     chunks: list[Chunk] = []
+    make = partial(_make, chunks, lines, words, heading_path, starts)
     start = 1
     count = 0
     i = 1
     while i <= n:
-        starts_section = i in heading_at and i > start
+        starts_section = i in heading_lines and i > start
         if starts_section and count >= minimum:
-            chunks.append(_make(chunks, lines, words, heading_path, start, i - 1))
+            chunks.append(make(start, i - 1))
             start, count = i, 0
         count += words[i - 1]
         if count >= target and not (in_code[i] and in_code[i + 1] and count < 3 * target):
-            chunks.append(_make(chunks, lines, words, heading_path, start, i))
+            chunks.append(make(start, i))
             if i == n:
                 return chunks
             # Overlap: step back over whole lines worth about `overlap` words, never to `start`.
             back, j = 0, i
-            while j > start + 1 and back + words[j - 1] <= overlap and j - 1 not in heading_at:
+            while j > start + 1 and back + words[j - 1] <= overlap and j - 1 not in heading_lines:
                 back += words[j - 1]
                 j -= 1
             next_start = j if back else i + 1
@@ -89,14 +111,14 @@ def chunk_lines(
             start, count = next_start, sum(words[next_start - 1 : i])
         i += 1
     if start <= n:
-        tail = _make(chunks, lines, words, heading_path, start, n)
+        tail = make(start, n)
         if tail.words or not chunks:
             chunks.append(tail)
     return chunks
 
 
 def _make(chunks: list[Chunk], lines: Sequence[str], words: Sequence[int],
-          heading_path: Sequence[str], start: int, end: int) -> Chunk:
+          heading_path: Sequence[str], starts: Sequence[int], start: int, end: int) -> Chunk:
     return Chunk(
         ord=len(chunks),
         heading=heading_path[start],
@@ -104,4 +126,7 @@ def _make(chunks: list[Chunk], lines: Sequence[str], words: Sequence[int],
         end_line=end,
         text="\n".join(lines[start - 1 : end]),
         words=sum(words[start - 1 : end]),
+        sections=tuple((h, heading_path[h])
+                       for h in starts[bisect_right(starts, start):bisect_right(starts, end)])
+        if starts and starts[-1] > start else (),
     )

@@ -260,7 +260,32 @@ def _v4(db: sqlite3.Connection) -> None:
     )
 
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2, _v3, _v4]
+def _v5(db: sqlite3.Connection) -> None:
+    _run_script(
+        db,
+        """
+        -- Tags: frontmatter tags and inline #tags, one row per page and tag (case-folded in
+        -- norm; nested tags keep their '/', so "a/b" also matches a filter on "a").
+        CREATE TABLE tags (
+            page_id INTEGER NOT NULL REFERENCES pages(id) ON DELETE CASCADE,
+            tag TEXT NOT NULL,             -- as first written, without '#'
+            norm TEXT NOT NULL,
+            line INTEGER NOT NULL
+        );
+        CREATE INDEX tags_norm ON tags(norm);
+        CREATE INDEX tags_page ON tags(page_id);
+        -- The summary may come from frontmatter or a first paragraph: its own first line.
+        ALTER TABLE pages ADD COLUMN summary_start INTEGER;
+        -- Headings that start inside a chunk, JSON [[line, heading path], ...] (NULL: none), so
+        -- a hit is named by the section of the line it cites.
+        ALTER TABLE chunks ADD COLUMN sections TEXT;
+        -- Titles, summaries and tags follow new rules: re-parse every file on the next run.
+        UPDATE files SET mtime_ns = -1, hash = '';
+        """,
+    )
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2, _v3, _v4, _v5]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

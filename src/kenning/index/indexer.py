@@ -78,6 +78,10 @@ def page_names(page: Page) -> list[tuple[str, str, str, int]]:
     stem = posixpath.basename(path_no_ext)
     names = [(path_no_ext, "path", 1), (stem, "stem", 2), (page.title, "title", 3)]
     names += [(alias, "alias", 4) for alias in page.aliases]
+    if page.heading_alias:
+        # A first-line H1 that is not the title: a name after every other, since in an adopted
+        # vault it is as often a section label shared by many notes ("Todo") as a name.
+        names.append((page.heading_alias, "heading", 5))
     out: dict[tuple[str, int], tuple[str, str, str, int]] = {}
     for name, kind, priority in names:
         if not name or not name.strip():
@@ -320,31 +324,33 @@ class Indexer:
         folder = page.path.split("/", 1)[0] if "/" in page.path else ""
         row = (
             page.path, page.title, page.type, page.domain, folder,
-            _str_or_none(fm.get("status")), page.summary, page.title_line,
-            page.summary_lines[1] if page.summary_lines else None, page_date(page),
+            _str_or_none(fm.get("status")), page.about, page.title_line,
+            page.about_lines[1] if page.about_lines else None, page_date(page),
             _date_or_none(fm.get("created")), _date_or_none(fm.get("updated")),
             json.dumps(fm, ensure_ascii=False, default=str), len(lines), page.body_start,
+            page.about_lines[0] if page.about_lines else None,
         )
         exists = db.execute("SELECT 1 FROM pages WHERE id = ?", (page_id,)).fetchone()
         if exists:
             db.execute(
                 "UPDATE pages SET path=?, title=?, type=?, domain=?, folder=?, status=?,"
                 " summary=?, title_line=?, summary_end=?, date=?, created=?, updated=?,"
-                " frontmatter=?, lines=?, body_start=? WHERE id=?",
+                " frontmatter=?, lines=?, body_start=?, summary_start=? WHERE id=?",
                 (*row, page_id))
             old = {r[0] for r in db.execute("SELECT norm FROM names WHERE page_id = ?",
                                             (page_id,))}
             db.execute("DELETE FROM chunks_fts WHERE rowid IN"
                        " (SELECT id FROM chunks WHERE page_id = ?)", (page_id,))
-            for table in ("names", "chunks", "facts", "timeline", "retained", "anchors"):
+            for table in ("names", "chunks", "facts", "timeline", "retained", "anchors", "tags"):
                 db.execute(f"DELETE FROM {table} WHERE page_id = ?", (page_id,))
             db.execute("DELETE FROM links WHERE origin_id = ? AND kind != 'manual'", (page_id,))
             db.execute("DELETE FROM problems WHERE file_id = ?", (page_id,))
         else:
             db.execute(
                 "INSERT INTO pages(path, title, type, domain, folder, status, summary, title_line,"
-                " summary_end, date, created, updated, frontmatter, lines, body_start, id)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", (*row, page_id))
+                " summary_end, date, created, updated, frontmatter, lines, body_start,"
+                " summary_start, id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (*row, page_id))
             old = set()
 
         names = page_names(page)
@@ -355,17 +361,19 @@ class Indexer:
             db.executemany("INSERT OR IGNORE INTO dirty_names(norm) VALUES (?)",
                            [(n,) for n in new ^ old])
 
-        title_text = " ".join((page.title, *page.aliases))
+        # Searched like the title: its aliases and a heading alias (a meeting's "# Name").
+        title_text = " ".join((page.title, *page.aliases, *filter(None, [page.heading_alias])))
         cjk_title = cjk_column(title_text)
         headings = [(h.line, h.level, h.text) for h in page.headings]
         for chunk in chunk_lines(lines, headings, page.code_ranges, body_start=page.body_start):
             body = lines[max(chunk.start_line, page.body_start) - 1 : chunk.end_line]
             digest = text_hash(embed_text(page.title, chunk.heading, body))
             cur = db.execute(
-                "INSERT INTO chunks(page_id, ord, heading, start_line, end_line, words, text_hash)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO chunks(page_id, ord, heading, start_line, end_line, words, text_hash,"
+                " sections) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (page_id, chunk.ord, chunk.heading, chunk.start_line, chunk.end_line,
-                 chunk.words, digest))
+                 chunk.words, digest,
+                 json.dumps(chunk.sections, ensure_ascii=False) if chunk.sections else None))
             cjk = "\n".join(filter(None, (cjk_title, cjk_column(chunk.text))))
             db.execute("INSERT INTO chunks_fts(rowid, title, heading, body, cjk)"
                        " VALUES (?, ?, ?, ?, ?)",
@@ -387,6 +395,9 @@ class Indexer:
             " VALUES (?,?,?,?,?,?,?)",
             [(page_id, r.line, r.kind, json.dumps(list(r.entities), ensure_ascii=False),
               r.confidence, r.text, day) for r in page.retain])
+        db.executemany(
+            "INSERT INTO tags(page_id, tag, norm, line) VALUES (?,?,?,?)",
+            [(page_id, t.name, t.name.casefold(), t.line) for t in page.tags])
         db.executemany(
             "INSERT INTO problems(file_id, line, code, field, message) VALUES (?,?,?,?,?)",
             [(page_id, p.line, p.code, p.field, p.message) for p in page.problems])
@@ -504,14 +515,15 @@ class Indexer:
         return found
 
     def _titles(self, norms: Iterable[str]) -> dict[str, list[tuple[int, int]]]:
-        """(priority, page id) of the pages whose title or alias is each name."""
+        """(priority, page id) of the pages whose title, alias or heading alias is each name."""
         found: dict[str, list[tuple[int, int]]] = {}
         items = sorted(norms)
         for start in range(0, len(items), 900):
             part = items[start : start + 900]
             marks = ",".join("?" * len(part))
             for norm, page_id, priority in self.db.execute(
-                    "SELECT norm, page_id, priority FROM names WHERE kind IN ('title', 'alias')"
+                    "SELECT norm, page_id, priority FROM names"
+                    " WHERE kind IN ('title', 'alias', 'heading')"
                     f" AND norm IN ({marks})", part):
                 found.setdefault(norm, []).append((priority, page_id))
         return found

@@ -115,7 +115,7 @@ def find_file(norm: str, origin: str | None,
 def resolve(norm: str, origin: str | None, files: Sequence[VaultFile],
             names: Sequence[tuple[int, int]], *, plain: bool = False) -> Resolved:
     """Where a reference leads from page ``origin``: a file by Obsidian's rules, else a page by
-    title (priority 3) or alias (priority 4) from ``names`` (priority, page id). A ``plain`` name
+    title (priority 3), alias (4) or heading alias (5) from ``names`` (priority, page id). A ``plain`` name
     (a frontmatter value, an @mention) only ever means a page."""
     pool = [f for f in files if f.page_id is not None] if plain else files
     hit = find_file(norm, origin, pool)
@@ -124,7 +124,7 @@ def resolve(norm: str, origin: str | None, files: Sequence[VaultFile],
         if found.page_id is not None:
             return Resolved("resolved", found.page_id, None, via)
         return Resolved("file", None, found.path, via)
-    for priority, via in ((3, "title"), (4, "alias")):
+    for priority, via in ((3, "title"), (4, "alias"), (5, "heading")):
         pages = {page_id for p, page_id in names if p == priority}
         if len(pages) == 1:
             return Resolved("resolved", pages.pop(), None, via)

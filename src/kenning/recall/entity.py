@@ -53,10 +53,10 @@ def recall(db: sqlite3.Connection, page_id: int, *, budget: int = 1500,
            neighbours: int = 8, timeline: int = 5) -> Recall:
     """Summary, active facts, latest timeline and strongest neighbours of a page, in budget."""
     row = db.execute(
-        "SELECT path, title, type, summary, title_line, summary_end FROM pages WHERE id = ?",
-        (page_id,)).fetchone()
-    path, title, ptype, summary, title_line, summary_end = row
-    start = (title_line or 0) + 1 if title_line else 1
+        "SELECT path, title, type, summary, title_line, summary_start, summary_end FROM pages"
+        " WHERE id = ?", (page_id,)).fetchone()
+    path, title, ptype, summary, title_line, summary_start, summary_end = row
+    start = summary_start or (title_line + 1 if title_line else 1)
     answer = Recall(path=path, title=title, type=ptype, summary=summary,
                     summary_citation=cite(path, start, max(start, summary_end or start)))
     strongest = _neighbours(db, page_id, neighbours)

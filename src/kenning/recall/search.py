@@ -9,6 +9,7 @@ per-folder weights. A page whose title or alias *is* the query ranks first.
 from __future__ import annotations
 
 import functools
+import json
 import math
 import re
 import sqlite3
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import Any
 
+from kenning.index.chunking import heading_at
 from kenning.index.cjk import HAS_CJK, run_to_fts, split_query
 from kenning.index.indexer import norm_name
 from kenning.recall import when
@@ -104,6 +106,7 @@ class Filters:
     until: str | None = None
     entity: int | None = None  # page id: only pages that link to it or mention it (or itself)
     as_of: str | None = None   # only pages that existed then; facts judged as of then
+    tags: Sequence[str] = ()   # only pages with every one of these tags (or a tag nested in it)
 
 
 def cite(path: str, start: int, end: int) -> str:
@@ -332,6 +335,7 @@ def search(db: sqlite3.Connection, text: str, *, filters: Filters = Filters(), l
             meta[page_id] = (*exact_title, 1, None, None, None)
         pages[page_id].exact = True
 
+    sections = _chunk_sections(db, [h.chunk_id for hs in page_chunks.values() for h in hs])
     backlinks = _backlink_counts(db, list(pages))
     named = when.spans(text)
     hinted = type_hints(text)
@@ -340,7 +344,7 @@ def search(db: sqlite3.Connection, text: str, *, filters: Filters = Filters(), l
         hits = sorted(page_chunks[page_id], key=lambda h: -h.score)
         # A chunk matched through the page title alone is no evidence when others are.
         with_evidence = [h for h in hits if h.chunk_id not in title_only]
-        hits = _trim_overlapping(with_evidence or hits, texts)
+        hits = _name_sections(_trim_overlapping(with_evidence or hits, texts), sections)
         best_score = hits[0].score if hits else 0.0
         # More matching chunks help a page a little, but only chunks that matched the words:
         # the dense arm scores every chunk, which would favour long pages.
@@ -810,7 +814,21 @@ def _filter_sql(filters: Filters) -> tuple[str, list[object]]:
     if filters.as_of:
         clauses.append("(COALESCE(p.created, p.date) IS NULL OR COALESCE(p.created, p.date) <= ?)")
         params.append(filters.as_of)
+    for tag in filters.tags:
+        clauses.append(TAG_CLAUSE)
+        params += tag_params(tag)
     return "".join(f" AND {c}" for c in clauses), params
+
+
+# A page with the tag or a tag nested in it ("a" matches "a/b"): every string that starts with
+# "a/" sorts between "a/" and "a0" ('0' follows '/'), so the index on norm serves both.
+TAG_CLAUSE = ("p.id IN (SELECT page_id FROM tags WHERE norm = ? OR (norm > ? AND norm < ?))")
+
+
+def tag_params(tag: str) -> list[object]:
+    """The parameters of ``TAG_CLAUSE`` for one tag (already cleaned, any case)."""
+    norm = tag.casefold()
+    return [norm, norm + "/", norm + "0"]
 
 
 def _wanted_terms(query: Query) -> set[str]:
@@ -962,15 +980,38 @@ def _exact_matches(db: sqlite3.Connection, text: str, where: str, params: list[o
 
 
 def _title_hit(db: sqlite3.Connection, page_id: int) -> list[Hit]:
-    """Cite the title and summary of a page found by its name alone."""
-    row = db.execute("SELECT title_line, summary_end, summary FROM pages WHERE id = ?",
-                     (page_id,)).fetchone()
-    chunk = db.execute("SELECT id, heading FROM chunks WHERE page_id = ? ORDER BY ord LIMIT 1",
-                       (page_id,)).fetchone()
-    start = row[0] or 1
+    """Cite the summary (else the H1, else the first line) of a page found by its name alone."""
+    row = db.execute("SELECT summary_start, summary_end, summary, title_line FROM pages"
+                     " WHERE id = ?", (page_id,)).fetchone()
+    start = row[0] or row[3] or 1
     end = max(start, row[1] or start)
-    return [Hit(chunk[0] if chunk else 0, start, end, chunk[1] if chunk else "", 0.0,
-                _clip(row[2] or ""))]
+    chunk = db.execute("SELECT id, heading, sections FROM chunks WHERE page_id = ?"
+                       " AND start_line <= ? ORDER BY start_line DESC LIMIT 1",
+                       (page_id, start)).fetchone()
+    heading = heading_at(chunk[1], json.loads(chunk[2] or "[]"), start) if chunk else ""
+    return [Hit(chunk[0] if chunk else 0, start, end, heading, 0.0, _clip(row[2] or ""))]
+
+
+def _chunk_sections(db: sqlite3.Connection, chunk_ids: list[int]
+                    ) -> dict[int, tuple[str, list[Any]]]:
+    """Chunk id → (heading at its first line, the headings that start inside it)."""
+    if not chunk_ids:
+        return {}
+    marks = ",".join("?" * len(chunk_ids))
+    return {r[0]: (r[1], json.loads(r[2])) for r in db.execute(
+        f"SELECT id, heading, sections FROM chunks WHERE id IN ({marks})"
+        " AND sections IS NOT NULL", chunk_ids)}
+
+
+def _name_sections(hits: list[Hit], sections: dict[int, tuple[str, list[Any]]]) -> list[Hit]:
+    """Name each hit by the section of its first cited line, not its chunk's first line."""
+    out = []
+    for hit in hits:
+        known = sections.get(hit.chunk_id)
+        if known is not None:
+            hit = replace(hit, heading=heading_at(known[0], known[1], hit.start_line))
+        out.append(hit)
+    return out
 
 
 def _backlink_counts(db: sqlite3.Connection, page_ids: list[int]) -> dict[int, int]:

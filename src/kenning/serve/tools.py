@@ -199,7 +199,7 @@ def _search(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
         entity=_check_ref(rt, a["entity"]) if a.get("entity") else None,
         since=_date(a, "since"), until=_date(a, "until"), as_of=_date(a, "as_of"),
         limit=limit, budget=budget, group=a.get("group", "page"),
-        record=rt.caller.trusted)
+        record=rt.caller.trusted, tags=a.get("tags", ()))
     return {"mode": results.mode, "notes": results.notes,
             "results": [r.to_dict() for r in results]}
 
@@ -208,14 +208,16 @@ def _recall(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
     budget = trust.clamp(a.get("budget"), trust.MAX_BUDGET, default=1500, lower=50,
                          name="budget", notes=rt.notes)
     rt.fresh()
+    tags = a.get("tags", ())
     if rt.caller.trusted:
-        answer = rt.vault.recall(a["entity"], budget=budget, overview=bool(a.get("overview")))
+        answer = rt.vault.recall(a["entity"], budget=budget, overview=bool(a.get("overview")),
+                                 tags=tags)
     else:
         # The same answer without recording recall activity: a remote caller must not move
         # the recency signal that ranks everyone's results.
         from kenning.recall.entity import recall
 
-        page = rt.vault.resolve_entity(a["entity"])
+        page = rt.vault.resolve_entity(a["entity"], tags=tags)
         answer = recall(rt.vault.reader, page.id, budget=budget,
                         overview=bool(a.get("overview")))
     return dict(answer.to_dict())
@@ -402,7 +404,8 @@ def build_tools() -> list[ToolSpec]:
                   "types": _list(types), "domains": _list(domains), "folders": _list(_str()),
                   "entity": _str("only pages linked to this page"), "since": _str(),
                   "until": _str(), "as_of": _str(), "limit": _int(),
-                  "budget": _int("max tokens"), "group": _enum(("page", "chunk"))},
+                  "budget": _int("max tokens"), "group": _enum(("page", "chunk")),
+                  "tags": _list(_str("all must match; 'a' matches 'a/b'"))},
                  ("query",)),
             _search, read_only=True, idempotent=True),
         ToolSpec(
@@ -410,12 +413,13 @@ def build_tools() -> list[ToolSpec]:
             "What is known about one entity (person, project, topic…): summary, active facts, "
             "latest timeline, neighbours, cited.",
             _obj({"entity": _str("name or question"), "budget": _int("max tokens"),
-                  "overview": {"type": "boolean"}}, ("entity",)),
+                  "overview": {"type": "boolean"},
+                  "tags": _list(_str("the page has all"))}, ("entity",)),
             _recall, read_only=True, idempotent=True),
         ToolSpec(
             "page", "recall",
-            "Read one page by title, alias or vault path: fields, facts, timeline, links; "
-            "or its Markdown.",
+            "Read one page by title, alias or vault path: summary, tags, fields, facts, "
+            "timeline, links; or its Markdown.",
             _obj({"ref": _str(), "format": _enum(("fields", "markdown")), "as_of": _str(),
                   "believed_on": _str()}, ("ref",)),
             _page, read_only=True, idempotent=True),

@@ -30,6 +30,12 @@ NEVER_INDEXED = {"memory.proposed.md"}
 DEFAULT_CONFIG = """\
 # Kenning vault configuration. Comments and order are kept when Kenning edits this file.
 version: 1
+# The vault owner, "I" in your mail and meetings: mail is marked sent, received or internal by
+# it, and the owner never becomes a person page. Uncomment and fill in before the first sync.
+# owner:
+#   names: [Alex Morgan]
+#   emails: [alex@example.com, alex.morgan@gmail.com]
+#   domains: [example.com]
 # Glob patterns (vault-relative) that are never indexed, in addition to dot-folders.
 exclude:
   - "templates/**"

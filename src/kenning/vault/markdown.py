@@ -47,10 +47,11 @@ class Structure:
     """The block structure of a page body; all lines are 1-based file lines."""
 
     headings: tuple[Heading, ...]
-    title: Heading | None                        # first top-level ATX H1
+    lead: Heading | None                         # an ATX H1 that is the body's first block
     code_ranges: tuple[tuple[int, int], ...]     # fenced/indented code, inclusive
     text_ranges: tuple[tuple[int, int], ...]     # paragraphs and headings, inclusive
     items: tuple[tuple[int, int], ...]           # top-level bullet list items, inclusive
+    paragraphs: tuple[tuple[int, int], ...] = ()  # top-level paragraphs, inclusive
 
 
 def scan(body: str, first_line: int) -> Structure:
@@ -58,10 +59,11 @@ def scan(body: str, first_line: int) -> Structure:
     tokens = _MD.parse(body)
     last = first_line + body.count("\n")
     headings: list[Heading] = []
-    title: Heading | None = None
+    lead: Heading | None = None
     code: list[tuple[int, int]] = []
     texts: list[tuple[int, int]] = []
     items: list[tuple[int, int]] = []
+    paragraphs: list[tuple[int, int]] = []
     top_bullet = False
     for i, tok in enumerate(tokens):
         kind = tok.type
@@ -73,8 +75,11 @@ def scan(body: str, first_line: int) -> Structure:
                 heading = Heading(tok.map[0] + first_line, int(tok.tag[1]),
                                   tokens[i + 1].content.strip())
                 headings.append(heading)
-                if title is None and heading.level == 1 and tok.markup == "#":
-                    title = heading
+                if i == 0 and heading.level == 1 and tok.markup == "#":
+                    lead = heading  # on the body's first non-blank line: nothing precedes it
+        elif kind == "paragraph_open":
+            if tok.level == 0 and tok.map:
+                paragraphs.append((tok.map[0] + first_line, tok.map[1] + first_line - 1))
         elif kind in ("fence", "code_block"):
             if tok.map:
                 code.append((tok.map[0] + first_line,
@@ -87,7 +92,8 @@ def scan(body: str, first_line: int) -> Structure:
                 top_bullet = False
         elif kind == "list_item_open" and tok.level == 1 and top_bullet and tok.map:
             items.append((tok.map[0] + first_line, tok.map[1] + first_line - 1))
-    return Structure(tuple(headings), title, tuple(code), tuple(texts), tuple(items))
+    return Structure(tuple(headings), lead, tuple(code), tuple(texts), tuple(items),
+                     tuple(paragraphs))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -117,6 +123,25 @@ def split_wikilink(inner: str) -> tuple[str, str | None, str | None]:
     target, hash_, heading = target.partition("#")
     return (target.strip(), (heading.strip() or None) if hash_ else None,
             (alias.strip() or None) if bar else None)
+
+
+def plain_name(text: str) -> str:
+    """A heading or ``title:`` as a name: links shown as Obsidian shows them, one line.
+
+    ``[[Ethics]] Doctrine`` → ``Ethics Doctrine``; ``[[a|b]]`` → ``b``; ``[[a#h]]`` → ``a > h``;
+    ``[text](url)`` → ``text``.
+    """
+    if "[" in text:
+        text = WIKILINK.sub(_link_display, text)
+        text = _MDLINK.sub(lambda m: m.group(2), text)
+    return " ".join(text.split())
+
+
+def _link_display(match: re.Match[str]) -> str:
+    target, heading, alias = split_wikilink(match.group(2))
+    if alias:
+        return alias
+    return " > ".join(p for p in (target, heading) if p)
 
 
 def _blank(match: re.Match[str]) -> str:
@@ -185,6 +210,50 @@ def extract_links(lines: list[str], text_ranges: tuple[tuple[int, int], ...],
         sentence = sentence_at(raw, s, e, spans_by_line[line])
         out.append(Link(link.target, link.heading, link.alias, link.embed, link.kind, line,
                         sentence))
+    return tuple(out)
+
+
+# An inline tag: '#' at the start of a line or after white space, then letters, digits, '_', '-'
+# and '/' (nested tags); Obsidian's rule. Tags that are only digits (#123) are not tags.
+INLINE_TAG = re.compile(r"(?<!\S)#([\w/-]+)")
+_TAG_TEXT = re.compile(r"[\w/-]+")
+
+
+def clean_tag(raw: str) -> str | None:
+    """A tag as Obsidian reads it (``#`` and outer ``/`` dropped), or None when it is not one."""
+    tag = raw.strip().removeprefix("#").strip("/")
+    if not _TAG_TEXT.fullmatch(tag) or all(c.isdigit() or c == "/" for c in tag):
+        return None
+    return tag
+
+
+def extract_tags(lines: list[str], text_ranges: tuple[tuple[int, int], ...],
+                 first_line: int) -> tuple[tuple[str, int], ...]:
+    """Inline ``#tags`` in ``text_ranges`` as (tag, line), in order; never in code, comments,
+    links or URLs. ``lines[0]`` is ``first_line``."""
+    out: list[tuple[str, int]] = []
+    for start, end in text_ranges:
+        chunk_lines = lines[start - first_line : end - first_line + 1]
+        if not any("#" in line for line in chunk_lines):
+            continue
+        chunk = "\n".join(chunk_lines)
+        if "`" in chunk:
+            chunk = _CODE_SPAN.sub(_blank, chunk)
+        if "<!--" in chunk:
+            chunk = _COMMENT.sub(_blank, chunk)
+        if "[[" in chunk:
+            chunk = WIKILINK.sub(_blank, chunk)
+        if "](" in chunk:
+            chunk = _MDLINK.sub(_blank, chunk)
+        if "#" not in chunk:
+            continue
+        for offset, piece in enumerate(chunk.split("\n")):
+            if "#" not in piece:
+                continue
+            for m in INLINE_TAG.finditer(piece):
+                tag = clean_tag(m.group(1))
+                if tag:
+                    out.append((tag, start + offset))
     return tuple(out)
 
 

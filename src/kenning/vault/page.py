@@ -9,17 +9,30 @@ callers write the result atomically with kenning.vault.fsio.
 from __future__ import annotations
 
 import datetime as _dt
+import posixpath
 import re
+import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from pathlib import PurePosixPath
 from typing import Any
 
 from kenning import vocabulary
 from kenning.errors import VocabularyError
 from kenning.vault import frontmatter as _fm
 from kenning.vault.frontmatter import FrontmatterError, set_frontmatter
-from kenning.vault.markdown import WIKILINK, Heading, Link, extract_links, scan, split_wikilink
+from kenning.vault.markdown import (
+    INLINE_TAG,
+    WIKILINK,
+    Heading,
+    Link,
+    Structure,
+    clean_tag,
+    extract_links,
+    extract_tags,
+    plain_name,
+    scan,
+    split_wikilink,
+)
 
 __all__ = [
     "OWNED_KEYS",
@@ -30,11 +43,13 @@ __all__ = [
     "Page",
     "Problem",
     "RetainItem",
+    "Tag",
     "TimelineEntry",
     "add_fact",
     "append_retain",
     "append_timeline",
     "new_page",
+    "page_title",
     "parse_page",
     "render_fact",
     "render_retain",
@@ -103,8 +118,21 @@ class RetainItem:
 
 
 @dataclass(frozen=True)
+class Tag:
+    """A tag of a page (frontmatter ``tags:`` or an inline ``#tag``) and the first line it is on."""
+
+    name: str   # as written, without '#'; nested tags keep their '/'
+    line: int
+
+
+@dataclass(frozen=True)
 class Page:
-    """A parsed vault page; line numbers are 1-based file lines."""
+    """A parsed vault page; line numbers are 1-based file lines.
+
+    ``title`` is what Obsidian shows (``title:``, else the file name); ``title_line`` and ``h1``
+    are the first-line H1 that heads Kenning's summary (``summary``); ``about`` is what the page
+    says it is about, for readers.
+    """
 
     path: str
     text: str
@@ -124,6 +152,21 @@ class Page:
     headings: tuple[Heading, ...]
     code_ranges: tuple[tuple[int, int], ...]
     problems: tuple[Problem, ...]
+    h1: str | None = None                     # the first-line H1 as plain text
+    about: str = ""                           # description:, summary:, else summary/paragraph
+    about_lines: tuple[int, int] | None = None
+    tags: tuple[Tag, ...] = ()
+
+    @property
+    def heading_alias(self) -> str | None:
+        """The first-line H1 when it is another name than the title and the aliases, and the
+        note's only H1 (a note with several uses them as section labels)."""
+        h1 = self.h1
+        if not h1 or _same_name(h1, self.title) or any(_same_name(h1, a) for a in self.aliases):
+            return None
+        if sum(1 for h in self.headings if h.level == 1) > 1:
+            return None
+        return h1
 
 
 @dataclass(frozen=True)
@@ -345,12 +388,10 @@ def _analyse(text: str, path: str) -> _Parsed:
     aliases = _aliases(data.get("aliases"), key_problem)
 
     headings = struct.headings
-    if struct.title is not None:
-        title, title_line = struct.title.text, struct.title.line
-    elif isinstance(data.get("title"), str) and data["title"].strip():
-        title, title_line = data["title"].strip(), None
-    else:
-        title, title_line = PurePosixPath(path).stem, None
+    lead = struct.lead
+    h1 = (plain_name(lead.text) or None) if lead is not None else None
+    title = page_title(data, path, h1)
+    title_line = lead.line if lead is not None else None
 
     summary, summary_lines = "", None
     if title_line is not None:
@@ -359,6 +400,11 @@ def _analyse(text: str, path: str) -> _Parsed:
         if span:
             summary_lines = (span[0], span[-1])
             summary = "\n".join(lines[span[0] - first : span[-1] - first + 1]).strip()
+    names_page = h1 is None or _same_name(h1, title) or any(_same_name(h1, a) for a in aliases)
+    about, about_lines = _about(data, fm.block, lines, first, struct,
+                                (summary, summary_lines) if names_page else ("", None))
+    tags = _tags(data, fm.block, lines, first, struct, key_problem,
+                 INLINE_TAG.search(body) is not None)
 
     sections: list[_Section] = []
     for i, h in enumerate(headings):
@@ -401,6 +447,7 @@ def _analyse(text: str, path: str) -> _Parsed:
         summary=summary, summary_lines=summary_lines, facts=tuple(facts),
         timeline=tuple(timeline), retain=tuple(retain), links=links, headings=headings,
         code_ranges=struct.code_ranges, problems=tuple(sorted(problems, key=lambda p: p.line)),
+        h1=h1, about=about, about_lines=about_lines, tags=tags,
     )
     return _Parsed(page, tuple(sections), struct.items, last_line)
 
@@ -440,6 +487,123 @@ def _aliases(value: Any, report: _Report) -> tuple[str, ...]:
         if name and name not in out:
             out.append(name)
     return tuple(out)
+
+
+def page_title(frontmatter: dict[str, Any], path: str, h1: str | None = None) -> str:
+    """A page's title, the one rule (docs/vault-format.md §2): ``title:``, else the file name.
+
+    ``h1`` is the page's first-line H1; it is the title only when the file name is its old
+    Kenning slug (``people/sarah-chen.md`` with ``# Sarah Chen``): the same name, written out.
+    """
+    raw = frontmatter.get("title")
+    if isinstance(raw, str) and plain_name(raw):
+        return plain_name(raw)
+    stem = posixpath.splitext(posixpath.basename(path))[0]
+    # A slug is lower case without spaces: only then is the slug worth computing.
+    if h1 and h1 != stem and stem == stem.lower() and " " not in stem \
+            and _legacy_slug(h1) == stem:
+        return h1
+    return stem
+
+
+def _legacy_slug(title: str) -> str:
+    """How Kenning named entity files before it named them by title: lower case, runs of
+    anything but letters and digits as one '-', accents dropped, at most 80 characters."""
+    kept = []
+    for ch in unicodedata.normalize("NFKD", title):
+        if not unicodedata.combining(ch):
+            kept.append(ch.lower() if ch.isalnum() else "-")
+    return "-".join(filter(None, "".join(kept).split("-")))[:80].rstrip("-")
+
+
+def _same_name(a: str, b: str) -> bool:
+    return " ".join(a.casefold().split()) == " ".join(b.casefold().split())
+
+
+ABOUT_CHARS = 320  # a first paragraph used as the summary is cut at a sentence within this
+_ABOUT_KEYS = ("description", "summary")
+_SENTENCE_END = re.compile(r"[.!?](?=\s|$)|[。！？]")
+_EMBED = re.compile(r"!\[\[[^\[\]\n]*\]\]|!\[[^\]\n]*\]\([^)\n]*\)")
+
+
+def _about(data: dict[str, Any], block: _fm.FrontmatterBlock | None, lines: list[str],
+           first: int, struct: Structure, summary: tuple[str, tuple[int, int] | None]
+           ) -> tuple[str, tuple[int, int] | None]:
+    """What the page says it is about, and its lines: ``description:``/``summary:``, else the
+    summary under the title H1, else the first paragraph (cut at a sentence)."""
+    for key in _ABOUT_KEYS:
+        value = data.get(key)
+        if isinstance(value, str) and value.strip():
+            return value.strip(), _key_span(block, key)
+    if summary[0]:
+        return summary
+    for start, end in struct.paragraphs:
+        text = "\n".join(lines[n - first].strip() for n in range(start, end + 1))
+        rest = _EMBED.sub(" ", text)
+        if text.startswith("|") or not any(c.isalnum() for c in INLINE_TAG.sub(" ", rest)):
+            continue  # a table, or only embeds and tags: nothing that says what the note is
+        return _cut(text, start)
+    return "", None
+
+
+def _cut(text: str, start: int) -> tuple[str, tuple[int, int]]:
+    """``text`` (lines from file line ``start``) cut to ``ABOUT_CHARS`` at a sentence end."""
+    if len(text) <= ABOUT_CHARS:
+        return text, (start, start + text.count("\n"))
+    masked = WIKILINK.sub(lambda m: "x" * len(m.group(0)), text)  # "[[Dr. No]]" ends nothing
+    stop = max((m.end() for m in _SENTENCE_END.finditer(masked, 0, ABOUT_CHARS)), default=0)
+    if stop:
+        cut = text[:stop]
+    else:
+        space = masked.rfind(" ", 0, ABOUT_CHARS)
+        cut = text[: space if space > 0 else ABOUT_CHARS].rstrip() + "…"
+    return cut.strip(), (start, start + text[: len(cut.rstrip("…"))].count("\n"))
+
+
+def _key_span(block: _fm.FrontmatterBlock | None, key: str) -> tuple[int, int] | None:
+    """File lines of a top-level frontmatter key and its indented value lines."""
+    line = _fm.key_line(block, key)
+    if line is None or block is None:
+        return None
+    yaml_lines = block.yaml_text.split("\n")
+    end = line
+    for n in range(line + 1, block.yaml_start + len(yaml_lines)):
+        raw = yaml_lines[n - block.yaml_start].rstrip("\r")
+        if raw.strip() and not raw[0].isspace():
+            break
+        if raw.strip():
+            end = n
+    return line, end
+
+
+def _tags(data: dict[str, Any], block: _fm.FrontmatterBlock | None, lines: list[str],
+          first: int, struct: Structure, report: _Report, inline: bool) -> tuple[Tag, ...]:
+    """Frontmatter ``tags:`` (list or comma/space separated) and inline ``#tags``, each once
+    (case-insensitive, first occurrence kept)."""
+    found: dict[str, Tag] = {}
+    for key in ("tags", "tag"):
+        value = data.get(key)
+        if value is None:
+            continue
+        items = value if isinstance(value, list) else [value]
+        line = _fm.key_line(block, key) or (block.yaml_start if block else 1)
+        for item in items:
+            if isinstance(item, dict | list) or item is None:
+                report(key, "frontmatter", f"{key} must be a tag or a list of tags")
+                continue
+            for raw in re.split(r"[,\s]+", str(item)):
+                if not raw:
+                    continue
+                tag = clean_tag(raw)
+                if tag is None:
+                    report(key, "frontmatter", f"{raw!r} is not a tag (letters, digits, _, - "
+                                               "and /, not only digits); not indexed")
+                else:
+                    found.setdefault(tag.casefold(), Tag(tag, line))
+    if inline:  # the body has a '#' that could start a tag (most notes: none at all)
+        for tag, line in extract_tags(lines, struct.text_ranges, first):
+            found.setdefault(tag.casefold(), Tag(tag, line))
+    return tuple(found.values())
 
 
 # ---------------------------------------------------------------------------------------------

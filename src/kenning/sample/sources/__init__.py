@@ -53,7 +53,8 @@ class PageState:
 def vault_pages(root: Path) -> dict[str, PageState]:
     """Entity pages the build writes (people/, organizations/ …), with a content digest."""
     import hashlib
-    import re
+
+    from kenning.vault.page import parse_page
 
     pages: dict[str, PageState] = {}
     for folder in ENTITY_FOLDERS:
@@ -62,8 +63,7 @@ def vault_pages(root: Path) -> dict[str, PageState]:
             continue
         for file in sorted(base.rglob("*.md")):
             data = file.read_bytes()
-            heading = re.search(rb"^# (.+)$", data, re.MULTILINE)
             rel = file.relative_to(root).as_posix()
-            title = heading.group(1).decode("utf-8", "replace").strip() if heading else file.stem
+            title = parse_page(data.decode("utf-8", "replace"), rel).title  # the one title rule
             pages[rel] = PageState(rel, title, hashlib.sha256(data).hexdigest())
     return pages
