@@ -115,8 +115,8 @@ def find_file(norm: str, origin: str | None,
 def resolve(norm: str, origin: str | None, files: Sequence[VaultFile],
             names: Sequence[tuple[int, int]], *, plain: bool = False) -> Resolved:
     """Where a reference leads from page ``origin``: a file by Obsidian's rules, else a page by
-    title (priority 3), alias (4) or heading alias (5) from ``names`` (priority, page id). A ``plain`` name
-    (a frontmatter value, an @mention) only ever means a page."""
+    title (priority 3), alias (4) or heading alias (5) from ``names`` (priority, page id).
+    A ``plain`` name (a frontmatter value, an @mention) only ever means a page."""
     pool = [f for f in files if f.page_id is not None] if plain else files
     hit = find_file(norm, origin, pool)
     if hit is not None:
