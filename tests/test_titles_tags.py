@@ -200,9 +200,17 @@ def test_tags_in_every_form_and_never_in_code_links_or_urls() -> None:
 def test_a_value_that_is_not_a_tag_is_a_problem_and_stays_in_the_frontmatter() -> None:
     bad = page("Bad tags.md")
     assert [t.name for t in bad.tags] == ["ok"]
-    assert [(p.code, p.field, p.line) for p in bad.problems] == [("frontmatter", "tags", 2)] * 2
+    assert [(p.code, p.field, p.line) for p in bad.problems] == [("tag", "tags", 2)] * 2
     assert "'AT&T' is not a tag" in bad.problems[0].message
     assert bad.frontmatter["tags"] == ["ok", "AT&T", 2024]
+
+
+def test_doctor_warns_of_a_value_that_is_not_a_tag_and_stays_healthy(notes: Vault) -> None:
+    health = notes.doctor()
+    tag = {f.check: f for f in health.findings}["tag"]
+    assert tag.level == "warn"
+    assert tag.items[0].startswith("Bad tags.md:2: 'AT&T' is not a tag")
+    assert not any(f.level == "error" for f in health.findings)
 
 
 # --- the index, search, recall, show -----------------------------------------------------------

@@ -148,10 +148,14 @@ def _problems(db: Any, health: Health) -> None:
     fixes = {
         "frontmatter": "fix the YAML at the line shown (the body is still indexed)",
         "vocabulary": "use one of the allowed values listed in the message",
+        "tag": "write tags with letters, digits, _, - and / (Obsidian does not read the rest "
+               "as tags either)",
     }
     for code, items in by_code.items():
+        # A value Obsidian also ignores as a tag loses nothing: a warning, not a broken page.
+        level = "warn" if code == "tag" else "error"
         health.findings.append(Finding(
-            "error", code, f"{len(items)} {code} problem(s)",
+            level, code, f"{len(items)} {code} problem(s)",
             fixes.get(code, "edit the line shown"), tuple(items)))
     if not rows:
         health.findings.append(Finding("ok", "pages", "no frontmatter or vocabulary problems"))

@@ -71,7 +71,7 @@ class Problem:
     """Something in a page that Kenning could not use as written; the rest still parses."""
 
     line: int
-    code: str      # frontmatter | vocabulary | fact | timeline | retain
+    code: str      # frontmatter | vocabulary | fact | timeline | retain | tag
     message: str
     field: str | None = None
 
@@ -589,15 +589,15 @@ def _tags(data: dict[str, Any], block: _fm.FrontmatterBlock | None, lines: list[
         line = _fm.key_line(block, key) or (block.yaml_start if block else 1)
         for item in items:
             if isinstance(item, dict | list) or item is None:
-                report(key, "frontmatter", f"{key} must be a tag or a list of tags")
+                report(key, "tag", f"{key} must be a tag or a list of tags")
                 continue
             for raw in re.split(r"[,\s]+", str(item)):
                 if not raw:
                     continue
                 tag = clean_tag(raw)
                 if tag is None:
-                    report(key, "frontmatter", f"{raw!r} is not a tag (letters, digits, _, - "
-                                               "and /, not only digits); not indexed")
+                    report(key, "tag", f"{raw!r} is not a tag (letters, digits, _, - and /, "
+                                       "not only digits); not indexed")
                 else:
                     found.setdefault(tag.casefold(), Tag(tag, line))
     if inline:  # the body has a '#' that could start a tag (most notes: none at all)
