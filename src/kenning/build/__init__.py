@@ -81,7 +81,7 @@ def may_create(mentions: list[Mention], infos: dict[str, SourceInfo], strictness
     domains_ok: dict[str, set[str]] = {}
     for i, m in enumerate(mentions):
         info = infos[m.source]
-        if info.bulk or m.via == "owner" or m.kind != PERSON:
+        if info.bulk or m.via == "owner" or m.kind != PERSON or m.junk:
             continue
         ok = False
         if m.via == "participant":
@@ -131,6 +131,7 @@ def run_build(root: Path | str, *, batch_size: int = DEFAULT_BATCH, dry_run: boo
               progress: Progress | None = None, resolver: Resolver | None = None) -> BuildReport:
     """Build entity pages from new or changed sources (see the module docstring)."""
     from kenning.build import state as st
+    from kenning.build.identities import build_address_book
     from kenning.build.mentions import extract
     from kenning.build.moves import merge_moves, moved_mentions
     from kenning.build.pages import INDEX_FOLDERS, Applier, IndexLoader, read_entity
@@ -182,6 +183,15 @@ def run_build(root: Path | str, *, batch_size: int = DEFAULT_BATCH, dry_run: boo
         info = extract(rel, text, owner)
         report.warnings.extend(info.warnings)
         infos[rel] = info
+    # One decision per address across every source of this build: its person's name, its
+    # other addresses, whether it is the owner's or no one's (see identities.py).
+    loader = IndexLoader(ws)
+    index0 = loader.load() if infos else None
+    book = build_address_book(infos.values(), [
+        (e.name, e.aliases, e.emails) for e in (index0.entities if index0 else [])
+        if e.type == PERSON and e.emails], owner)
+    for info in infos.values():
+        book.apply(info)
     present = set(paths)
     removed = [p for p in state.sources if p not in present]
     for p in removed:
@@ -202,9 +212,9 @@ def run_build(root: Path | str, *, batch_size: int = DEFAULT_BATCH, dry_run: boo
     rebuilt = set(order) | set(removed)
     rows = [r for r in st.read_log(root) if r.get("source") not in rebuilt] \
         if (order or removed) else None
-    loader = IndexLoader(ws)
     created: set[str] = set()
-    index0 = loader.load() if order else None
+    if not order:
+        index0 = None
 
     def run_batch(batch: list[str], binfos: dict[str, SourceInfo]) -> list[dict[str, Any]]:
         """Resolve and write one batch of sources; returns its mention-log rows."""
@@ -299,6 +309,7 @@ def run_build(root: Path | str, *, batch_size: int = DEFAULT_BATCH, dry_run: boo
                 except (OSError, UnreadableFile):
                     continue  # the first pass reported it
                 more[rel] = extract(rel, text, owner)
+                book.apply(more[rel])
             # Only sources where the deterministic resolver now links a mention that was left
             # unresolved are built again (cheap to decide; the writing is what costs).
             open_rows = {(r.get("source"), r.get("line"), r.get("kind"), r.get("text"))

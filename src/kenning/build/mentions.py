@@ -59,6 +59,10 @@ class Mention:
     domain: str | None = None  # organization mentions from a domain
     moved: str | None = None  # the sender said they changed jobs / address: the old
                               # organization they named ("" when none); see build/moves.py
+    # From the address book (:mod:`kenning.build.identities`), for mentions with an address:
+    best: str | None = None   # the person's best name across every source (the page title)
+    same: tuple[str, ...] = ()  # the person's other addresses
+    junk: str | None = None   # malformed | role: the address names no person
 
 
 @dataclass
@@ -184,6 +188,10 @@ def is_owner_name(owner: Owner, name: str | None, *, first_name_too: bool = Fals
     key = nm.fold(name)
     if key in {nm.fold(n) for n in owner.names}:
         return True
+    q = nm.parse_person(name)
+    if q is not None and q.full and any(
+            (o := nm.parse_person(n)) is not None and o.key == q.key for n in owner.names):
+        return True  # "Lay, Kenneth" for Kenneth Lay
     return first_name_too and key in _owner_first_names(owner)
 
 
@@ -216,7 +224,8 @@ def _domain_mentions(info: SourceInfo, mentions: list[Mention], owner: Owner) ->
         if not m.email or "@" not in m.email:
             continue
         domain = nm.org_domain(m.email.rsplit("@", 1)[1])
-        if domain in seen or nm.is_freemail(domain) or "." not in domain or domain in personal:
+        if domain in seen or nm.is_freemail(domain) or not nm.valid_domain(domain) \
+                or domain in personal:
             continue
         seen.add(domain)
         info.mentions.append(Mention(info.path, m.line, domain, ORGANIZATION, "domain",
@@ -262,7 +271,7 @@ def _email(info: SourceInfo, data: dict[str, Any], lines: list[str], fm_lines: l
             moves[sender] = (old.group(1) or old.group(2)).strip() if old else ""
     base: list[Mention] = []
     for p in participants:
-        address = str(p.get("address") or "").strip().lower() or None
+        address = nm.clean_address(str(p.get("address") or ""))
         raw_name = p.get("name")
         roles = tuple(str(r) for r in p.get("roles") or [] if r)
         if owner.is_owner(address, str(raw_name or "")) or p.get("owner"):
@@ -376,7 +385,7 @@ def _meeting(info: SourceInfo, data: dict[str, Any], lines: list[str], fm_lines:
     names = list(dict.fromkeys([*attendees, *speakers]))
     info.participants = len(names)
     for raw in names:
-        address = str(emails.get(raw) or "").lower() or None
+        address = nm.clean_address(str(emails.get(raw) or ""))
         line = turn_line.get(raw.lower()) or _fm_line(fm_lines, raw)
         via = "attendee" if raw in attendees else "speaker"
         if owner.is_owner(address, raw) or is_owner_name(
@@ -431,7 +440,7 @@ def _calendar(info: SourceInfo, data: dict[str, Any], lines: list[str], fm_lines
     info.owner_sent = data.get("owner_role") in ("organizer", "attendee") or not owner.known
     base: list[Mention] = []
     for p, role in people:
-        address = str(p.get("address") or "").lower() or None
+        address = nm.clean_address(str(p.get("address") or ""))
         raw = str(p.get("name") or address or "")
         line = _fm_line(fm_lines, address or raw)
         if owner.is_owner(address, raw):
