@@ -134,7 +134,13 @@ def run_build(root: Path | str, *, batch_size: int = DEFAULT_BATCH, dry_run: boo
     from kenning.build.identities import build_address_book
     from kenning.build.mentions import extract
     from kenning.build.moves import merge_moves, moved_mentions
-    from kenning.build.pages import INDEX_FOLDERS, Applier, IndexLoader, read_entity
+    from kenning.build.pages import (
+        INDEX_FOLDERS,
+        Applier,
+        IndexLoader,
+        read_entity,
+        write_person_summaries,
+    )
     from kenning.build.rename import rename_pages
     from kenning.build.workspace import Workspace
     from kenning.sources.owner import Owner
@@ -337,6 +343,13 @@ def run_build(root: Path | str, *, batch_size: int = DEFAULT_BATCH, dry_run: boo
         for r in rows:
             if r.get("page"):
                 r["page"] = state.follow(r["page"])
+        # Person summaries from the whole log: threads in all and who they appear with.
+        touched = [p for p in dict.fromkeys(ws.written) if p.startswith("people/")
+                   and ws.exists(p)]
+        if touched:
+            with write_lock(root) if not dry_run else contextlib.nullcontext():
+                write_person_summaries(ws, state, rows, touched, loader.load())
+                ws.commit()
     if not dry_run and (rows is not None or removed):
         _save(root, state, rows, contacts)
     elif not dry_run and not paths and not state.pages:

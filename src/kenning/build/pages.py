@@ -15,7 +15,7 @@ Links to pages are written ``[[file-stem|Title]]`` so Obsidian resolves them by 
 from __future__ import annotations
 
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -341,8 +341,9 @@ class Applier:
                 u.organization = (m.date or "", org_path)
                 if m.title:
                     u.role = (m.date or "", _clean(m.title))
+                # The date is when the evidence first shows the job, not when it began.
                 u.facts.append(Fact(0, "works_at", stem(org_path), self._org_text(
-                    org_path, m.title), valid_from=m.date, source=cite(m.source, m.line)))
+                    org_path, m.title), seen=m.date, source=cite(m.source, m.line)))
             elif m.title and (u.role is None or (m.date or "") >= u.role[0]):
                 u.role = (m.date or "", _clean(m.title))
         elif u.type == ORGANIZATION and m.kind == ORGANIZATION:
@@ -378,6 +379,12 @@ class Applier:
     def _timeline(self, u: Update, m: Mention, info: SourceInfo) -> TimelineEntry | None:
         day = m.date or info.date
         if not day:
+            return None
+        if u.type == PERSON and info.kind == "email" and (
+                m.via != "participant" or "from" not in m.roles):
+            # A person's timeline is what they did: the threads they wrote. Being copied on
+            # a thread, or named in one, is counted in the summary, not listed (the email is
+            # the place for its own subject; see docs/build.md).
             return None
         subject = f"“{_clean(info.title)}”"
         if m.via == "participant":
@@ -658,8 +665,54 @@ def current_summary(text: str) -> str | None:
     return None
 
 
-def summary_for(kind: str, title: str, text: str, data: dict[str, Any]) -> str | None:
-    """A short deterministic summary from the page itself (frontmatter and timeline)."""
+@dataclass(frozen=True)
+class Correspondence:
+    """What the mention log says of one person page: in how many sources of each kind it
+    appears, and the people it appears with most (page path, title, sources together)."""
+
+    sources: dict[str, int]
+    partners: tuple[tuple[str, str, int], ...] = ()
+
+
+# A source naming more people than this says little about who works with whom.
+_PARTNER_SOURCES_MAX = 15
+PARTNERS_SHOWN = 5
+
+
+def correspondence(rows: list[dict[str, Any]], titles: dict[str, str]) -> dict[str, Correspondence]:
+    """Per person page: its sources by kind and its most frequent co-participants, from the
+    mention log rows (``source``, ``page``, ``kind``)."""
+    by_source: dict[str, set[str]] = defaultdict(set)
+    for r in rows:
+        page = r.get("page")
+        if page and r.get("kind") == PERSON and str(page).startswith("people/"):
+            by_source[str(r.get("source"))].add(str(page))
+    sources: dict[str, Counter[str]] = defaultdict(Counter)
+    partners: dict[str, Counter[str]] = defaultdict(Counter)
+    for source, pages in by_source.items():
+        parts = source.split("/")
+        kind = parts[1] if len(parts) > 2 else "other"
+        for p in pages:
+            sources[p][kind] += 1
+        if len(pages) > _PARTNER_SOURCES_MAX:
+            continue
+        for p in pages:
+            for q in pages:
+                if q != p:
+                    partners[p][q] += 1
+    out = {}
+    for p, counts in sources.items():
+        top = sorted(partners[p].items(), key=lambda kv: (-kv[1], titles.get(kv[0], kv[0])))
+        out[p] = Correspondence(dict(counts), tuple(
+            (q, titles.get(q, stem(q)), n) for q, n in top[:PARTNERS_SHOWN] if q in titles))
+    return out
+
+
+def summary_for(kind: str, title: str, text: str, data: dict[str, Any],
+                seen: Correspondence | None = None) -> str | None:
+    """A short deterministic summary from the page itself (frontmatter and timeline) and, for a
+    person, what the mention log says (``seen``): threads in all, how many they wrote, and who
+    they appear with most."""
     counts: dict[str, set[str]] = defaultdict(set)
     for line in text.split("\n"):
         m = _TL_SOURCE.match(line)
@@ -670,8 +723,18 @@ def summary_for(kind: str, title: str, text: str, data: dict[str, Any]) -> str |
     for key, word in (("email", "email thread"), ("meetings", "meeting"), ("chats", "chat"),
                       ("calendar", "calendar event")):
         n = len(counts.get(key, ()))
+        if kind == PERSON and seen is not None:
+            total = max(n, seen.sources.get(key, 0))
+            if total and key == "email":
+                parts.append(f"{total} {word}{'s' if total != 1 else ''}"
+                             + (f" (wrote {n})" if n else ""))
+                continue
+            n = total
         if n:
             parts.append(f"{n} {word}{'s' if n != 1 else ''}")
+    if kind == PERSON and seen is not None and seen.partners:
+        parts.append("most with " + ", ".join(f"{link(p, _clean(t))} ({k})"
+                                              for p, t, k in seen.partners))
     if kind == PERSON:
         role = data.get("role") if isinstance(data.get("role"), str) else None
         org = data.get("organization") if isinstance(data.get("organization"), str) else None
@@ -696,3 +759,36 @@ def summary_for(kind: str, title: str, text: str, data: dict[str, Any]) -> str |
     if last:
         tail = f"{tail}, last seen {last}" if tail else f"last seen {last}"
     return f"{_clean(title)} — {head}" + (f"; {tail}." if tail else ".")
+
+
+def write_person_summaries(ws: Workspace, state: BuildState, rows: list[dict[str, Any]],
+                           paths: list[str], index: EntityIndex) -> int:
+    """Rewrite the build-owned summary of each person page in ``paths`` with what the whole
+    mention log says (threads in all, who they appear with); a summary a person wrote stays.
+    Returns the number of pages changed."""
+    titles = {e.page: e.name for e in index.entities if e.type == PERSON}
+    stats = correspondence(rows, titles)
+    changed = 0
+    for path in paths:
+        text = ws.read(path)
+        if text is None or path not in titles:
+            continue
+        fm = fmod.read(text)
+        if fm.error:
+            continue
+        current = current_summary(text)
+        rec = state.pages.get(path)
+        if current is None or rec is None:
+            continue
+        if current.strip() and current.strip() != (rec.get("summary") or "").strip():
+            continue  # a person wrote this summary
+        summary = summary_for(PERSON, titles[path], text, fm.data, stats.get(path))
+        if summary is None or summary.strip() == current.strip():
+            continue
+        try:
+            ws.write(path, set_summary(text, summary))
+        except ValueError:
+            continue
+        rec["summary"] = summary
+        changed += 1
+    return changed
