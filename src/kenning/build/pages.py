@@ -564,12 +564,14 @@ class Applier:
         return append_entries(text, self._entries(u, text))
 
     def _summarize(self, u: Update, text: str, data: dict[str, Any]) -> str:
+        if u.type == PERSON and not u.new:
+            return text  # rewritten once at the end of the build (write_person_summaries)
         summary = summary_for(u.type, u.title, text, data)
         if summary is None:
             return text
         rec = self.state.pages.get(u.path, {})
         current = current_summary(text)
-        if current is None:
+        if current is None or current.strip() == summary.strip():
             return text
         if current.strip() and current.strip() != (rec.get("summary") or "").strip():
             return text  # a person wrote this summary
