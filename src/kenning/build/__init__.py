@@ -84,7 +84,9 @@ def may_create(mentions: list[Mention], infos: dict[str, SourceInfo], strictness
         if info.bulk or m.via == "owner" or m.kind != PERSON or m.junk:
             continue
         ok = False
-        if m.via == "participant":
+        if m.anonymous:
+            ok = False
+        elif m.via == "participant":
             if info.participants > MAX_CREATING_PARTICIPANTS and "from" not in m.roles:
                 ok = False
             elif strictness == "high":

@@ -51,6 +51,7 @@ class Card:
     same: tuple[str, ...] = ()     # the person's other addresses
     problem: str | None = None     # malformed | role: no person page
     owner: bool = False
+    anonymous: bool = False        # never named, never a sender: creates no page
 
 
 class _Union:
@@ -77,8 +78,9 @@ def _best(names: Counter[str]) -> tuple[nm.PersonName | None, int, int]:
     total = 0
     for text, n in names.items():
         q = nm.parse_person(text)
-        if q is None or not q.full or nm.is_group_name(text):
-            continue
+        if q is None or nm.is_group_name(text) or not (
+                q.full or (q.initial and len(q.middle) >= 2 and q.last)):
+            continue  # a person's name: given name and surname ("D Todd Hall" too)
         by_key[q.key].append((q, n))
         total += n
     if not by_key:
@@ -159,6 +161,7 @@ class AddressBook:
             m.junk = card.problem
             m.best = card.name
             m.same = card.same
+            m.anonymous = card.anonymous
 
 
 def build_address_book(infos: Iterable[SourceInfo], people: Iterable[tuple[str, tuple[str, ...],
@@ -169,16 +172,36 @@ def build_address_book(infos: Iterable[SourceInfo], people: Iterable[tuple[str, 
     names: dict[str, Counter[str]] = defaultdict(Counter)
     seen: set[str] = set()
     owner_seen: set[str] = set()
+    senders: set[str] = set()
     for info in infos:
         for m in info.mentions:
             if m.kind != PERSON or not m.email or m.via not in _ADDRESS_VIAS:
                 continue
             seen.add(m.email)
+            if {"from", "organizer"} & set(m.roles) or m.via in ("attendee", "speaker"):
+                senders.add(m.email)
             if m.via == "owner":
                 owner_seen.add(m.email)
                 continue
             if m.name and "@" not in m.name:
                 names[m.email][m.name] += 1
+        for text, address in info.paired:
+            name = nm.clean_display_name(text, address)
+            if name:
+                names[address][name] += 1
+    # Names written near an address: signature names of its sender, full names in the text
+    # of the sources it is in (a name only names the address whose local part spells it).
+    written: dict[str, list[str]] = defaultdict(list)
+    for info in infos:
+        prose = [m.name for m in info.mentions if m.kind == PERSON and m.via == "text"
+                 and m.name]
+        for m in info.mentions:
+            if m.kind != PERSON or not m.email or m.via not in _ADDRESS_VIAS:
+                continue
+            if m.signed:
+                written[m.email].extend(m.signed)
+            if prose:
+                written[m.email].extend(prose)
     for title, aliases, emails in people:
         for email in emails:
             seen.add(email)
@@ -201,6 +224,29 @@ def build_address_book(infos: Iterable[SourceInfo], people: Iterable[tuple[str, 
         if q is not None and not consistent:
             best.setdefault(a, None)
 
+    # An address with no name in any header: a name written near it whose form its local part
+    # spells ("Adam Wenner" for awenner@), when exactly one does; else its first.last.
+    weak: dict[str, nm.PersonName] = {}
+    for a in seen:
+        if best.get(a) is not None or problem[a] is not None or "@" not in a:
+            continue
+        local = a.rsplit("@", 1)[0]
+        fits: Counter[str] = Counter()
+        shown: dict[str, nm.PersonName] = {}
+        for text in written.get(a, ()):
+            q = nm.parse_person(text)
+            if q is not None and q.full and nm.local_part_fits(local, q) == "full":
+                fits[q.key] += 1
+                shown.setdefault(q.key, q)
+        if len(fits) == 1:
+            key = next(iter(fits))
+            best[a] = shown[key]
+            names[a][shown[key].display] += fits[key]
+            continue
+        guess = nm.name_from_address(a)
+        q = nm.parse_person(guess) if guess else None
+        if q is not None and q.full:
+            weak[a] = q
     uf = _Union()
     by_domain: dict[str, list[str]] = defaultdict(list)
     for a in seen:
@@ -211,7 +257,7 @@ def build_address_book(infos: Iterable[SourceInfo], people: Iterable[tuple[str, 
     for addresses in by_domain.values():
         if len(addresses) < 2:
             continue
-        _cluster(sorted(addresses), best, uf)
+        _cluster(sorted(addresses), {a: best.get(a) or weak.get(a) for a in addresses}, uf)
 
     # Owner: configured addresses and names, and the owner's name at the owner's domains.
     labels = _owner_labels(owner)
@@ -245,9 +291,19 @@ def build_address_book(infos: Iterable[SourceInfo], people: Iterable[tuple[str, 
             counted.update(names.get(a, Counter()))
         q, _, _ = _best(counted)
         name = q.display if q is not None else None
+        if name is None and len(members) > 1:
+            # Only local parts name them (mike.roan, michael.roan): the fullest form.
+            forms = [weak[a] for a in members if a in weak]
+            if forms:
+                name = max(forms, key=lambda f: (len(f.first), bool(f.middle), f.display)).display
         is_owner = root in owner_roots
+        # Nobody ever named it, it never wrote, and its local part spells no name
+        # (rbutts@): a page could say nothing but an address, so it makes none.
+        anonymous = name is None and not any(a in senders or nm.name_from_address(a)
+                                             for a in members)
         for a in members:
-            cards[a] = Card(a, name, tuple(x for x in members if x != a), problem[a], is_owner)
+            cards[a] = Card(a, name, tuple(x for x in members if x != a), problem[a], is_owner,
+                            anonymous)
     return AddressBook(cards)
 
 

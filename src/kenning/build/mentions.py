@@ -63,6 +63,9 @@ class Mention:
     best: str | None = None   # the person's best name across every source (the page title)
     same: tuple[str, ...] = ()  # the person's other addresses
     junk: str | None = None   # malformed | role: the address names no person
+    signed: tuple[str, ...] = ()  # person names in the sender's signature ("Mike Hicks")
+    anonymous: bool = False   # no name was ever seen with the address and it never wrote:
+                              # it links to a page that exists but creates none
 
 
 @dataclass
@@ -80,6 +83,9 @@ class SourceInfo:
     mentions: list[Mention] = field(default_factory=list)
     first_line: int = 1       # line of the first message / turn (for citations)
     warnings: list[str] = field(default_factory=list)
+    # (display name, address) pairs written in the text: forwarded and quoted headers
+    # ("cc: "Wenner, Adam" <awenner@velaw.com>", "From: Jeff Dasovich [mailto:…]").
+    paired: list[tuple[str, str]] = field(default_factory=list)
 
 
 _FOLDER_KIND = {"email": "email", "meetings": "meeting", "chats": "chat", "calendar": "calendar"}
@@ -121,6 +127,9 @@ _MOVE = re.compile(
     r"(?:this|here) is my new\b)", re.IGNORECASE)
 _MOVED_FROM = re.compile(r"\b(?:moved|switched) from ((?:[A-Z][\w&.'-]*\s?){1,4}?)\s*(?:to|,|\.)\b"
                          r"|\bI(?:'ve| have)? left ((?:[A-Z][\w&.'-]*\s?){1,4})")
+_PAIRED = re.compile(
+    r"(?:\"([^\"<>@\n]{3,60})\"|([A-Z][\w.'’-]*(?:,? [A-Z][\w.'’-]*){1,3}))\s*"
+    r"(?:<|\[mailto:)\s*([\w.+'=-]+@[\w-]+(?:\.[\w-]+)+)\s*[>\]]")
 _SKIP_LINE = re.compile(r"^(?:Signature:|Attachments:|Subject:|_\(|_.*_$|> |\*\*When:\*\*)")
 _NOT_NAMES = frozenset({"The", "This", "That", "Thanks", "Thank", "Dear", "Hi", "Hello", "Best",
                         "Regards", "Please", "Re", "Fw", "Fwd", "Subject", "From", "To", "Cc",
@@ -335,11 +344,19 @@ def _signature(mention: Mention, raw: str, info: SourceInfo) -> None:
             continue
         if mention.title is None and _ROLE_WORDS.search(part) and len(part) <= 60:
             mention.title = part
+            continue
+        if _SIGNED.fullmatch(part) and not _ROLE_WORDS.search(part):
+            mention.signed = (*mention.signed, part)
     if mention.org:
         info.mentions.append(Mention(info.path, mention.line, mention.org, ORGANIZATION,
                                      "signature", date=mention.date,
                                      last_date=mention.last_date,
                                      domain=nm.org_domain(domain) if domain else None))
+
+
+# A signature part that is a person's name: two to four capitalized words ("Mike Hicks",
+# "Steven J. Kean"); whose name it is, the address book decides (see identities.py).
+_SIGNED = re.compile(rf"{_CAP}(?: (?:[{_UP}]\.?|{_CAP})){{1,3}}")
 
 
 def _role_and_org(part: str) -> tuple[str, str] | None:
@@ -485,6 +502,12 @@ def _text(info: SourceInfo, lines: list[str], body_start: int, owner: Owner) -> 
         if stripped.startswith(("```", "~~~")):
             in_fence = not in_fence
             continue
+        if not in_fence and "@" in line and ("<" in line or "[mailto:" in line) \
+                and not line.startswith("#"):
+            for m in _PAIRED.finditer(line):
+                address = nm.clean_address(m.group(3))
+                if address:
+                    info.paired.append(((m.group(1) or m.group(2)).strip(), address))
         if in_fence or not stripped or line.startswith(("#", "## ")) \
                 or _SKIP_LINE.match(stripped):
             continue

@@ -282,8 +282,8 @@ class _Batch:
                candidates: tuple[str, ...] = ()) -> Decision:
         m = self.mentions[i]
         if not self.ctx.may_create[i]:
-            return Decision("unresolved", confidence=0.0, rule="not-created:strictness",
-                            candidates=candidates)
+            return Decision("unresolved", confidence=0.0, rule="not-created:nameless"
+                            if m.anonymous else "not-created:strictness", candidates=candidates)
         if self.blocked(kind, name, m):
             return Decision("unresolved", confidence=0.0, rule="not-created:deleted-by-hand",
                             candidates=candidates)
