@@ -120,6 +120,42 @@ def may_create(mentions: list[Mention], infos: dict[str, SourceInfo], strictness
     return out
 
 
+def _org_domains(infos: dict[str, SourceInfo], texts: dict[str, str], book: Any,
+                 known: list[Any]) -> tuple[dict[str, str | None], dict[str, bool]]:
+    """(label → the written name, domain → may make an organization page) for the mail
+    domains of this build's sources (see orgnames.py)."""
+    from kenning.build import names as nm
+    from kenning.build.orgnames import best_form, org_domain_evidence, written_forms
+
+    domains = {m.domain for info in infos.values() for m in info.mentions
+               if m.kind == ORGANIZATION and m.via == "domain" and m.domain}
+    if not domains:
+        return {}, {}
+    labels = {nm.registrable_label(d).replace("-", "") for d in domains}
+    forms = written_forms(texts.values(), labels)
+    people: dict[str, set[str]] = {d: set() for d in domains}
+    for card in book.cards.values():
+        if card.problem is None and "@" in card.address:
+            d = nm.org_domain(card.address.rsplit("@", 1)[1])
+            if d in people:
+                # One person with several addresses is one person.
+                people[d].add(min((card.address, *card.same)))
+    named = {nm.org_domain(d) for e in known if e.type == ORGANIZATION for d in e.domains}
+    for e in known:
+        if e.type == PERSON:
+            for a in e.emails:
+                d = nm.org_domain(a.rsplit("@", 1)[-1])
+                if d in people:
+                    people[d].add(e.page)
+    for info in infos.values():
+        for m in info.mentions:
+            if m.kind == ORGANIZATION and m.via in ("signature", "text") and m.domain and \
+                    nm.org_name_fits_domain(m.text, m.domain, own=m.via == "signature"):
+                named.add(m.domain)
+    return ({label: best_form(forms.get(label)) for label in labels},
+            org_domain_evidence(people, forms, named))
+
+
 def _contacts(infos: dict[str, SourceInfo]) -> set[str]:
     """Addresses of everyone in a conversation the owner wrote in."""
     out = set()
@@ -133,6 +169,7 @@ def run_build(root: Path | str, *, batch_size: int = DEFAULT_BATCH, dry_run: boo
               progress: Progress | None = None, resolver: Resolver | None = None) -> BuildReport:
     """Build entity pages from new or changed sources (see the module docstring)."""
     from kenning.build import state as st
+    from kenning.build import names as nm
     from kenning.build.identities import build_address_book
     from kenning.build.mentions import extract
     from kenning.build.moves import merge_moves, moved_mentions
@@ -172,6 +209,7 @@ def run_build(root: Path | str, *, batch_size: int = DEFAULT_BATCH, dry_run: boo
     paths = list_sources(root)
     report.sources_total = len(paths)
     infos: dict[str, SourceInfo] = {}
+    texts: dict[str, str] = {}
     hashes: dict[str, str] = {}
     for rel in paths:
         try:
@@ -191,15 +229,28 @@ def run_build(root: Path | str, *, batch_size: int = DEFAULT_BATCH, dry_run: boo
         info = extract(rel, text, owner)
         report.warnings.extend(info.warnings)
         infos[rel] = info
+        texts[rel] = text
     # One decision per address across every source of this build: its person's name, its
-    # other addresses, whether it is the owner's or no one's (see identities.py).
+    # other addresses, whether it is the owner's or no one's (see identities.py); and per
+    # mail domain, whether it is an organization and what people call it (orgnames.py).
     loader = IndexLoader(ws)
     index0 = loader.load() if infos else None
+    known = index0.entities if index0 else []
     book = build_address_book(infos.values(), [
-        (e.name, e.aliases, e.emails) for e in (index0.entities if index0 else [])
-        if e.type == PERSON and e.emails], owner)
-    for info in infos.values():
+        (e.name, e.aliases, e.emails) for e in known if e.type == PERSON and e.emails], owner)
+    orgs = _org_domains(infos, texts, book, known)
+    texts.clear()
+
+    def annotate(info: SourceInfo) -> None:
         book.apply(info)
+        for m in info.mentions:
+            if m.kind == ORGANIZATION and m.via == "domain" and m.domain:
+                m.name = orgs[0].get(nm.registrable_label(m.domain).replace("-", ""))
+                if not orgs[1].get(m.domain, True):
+                    m.junk = "one-address"
+
+    for info in infos.values():
+        annotate(info)
     present = set(paths)
     removed = [p for p in state.sources if p not in present]
     for p in removed:
@@ -317,7 +368,7 @@ def run_build(root: Path | str, *, batch_size: int = DEFAULT_BATCH, dry_run: boo
                 except (OSError, UnreadableFile):
                     continue  # the first pass reported it
                 more[rel] = extract(rel, text, owner)
-                book.apply(more[rel])
+                annotate(more[rel])
             # Only sources where the deterministic resolver now links a mention that was left
             # unresolved are built again (cheap to decide; the writing is what costs).
             open_rows = {(r.get("source"), r.get("line"), r.get("kind"), r.get("text"))
@@ -339,8 +390,11 @@ def run_build(root: Path | str, *, batch_size: int = DEFAULT_BATCH, dry_run: boo
         built = set(order)
         counted = [r for r in rows if r.get("source") in built]
         report.linked = sum(1 for r in counted if r.get("page"))
+        # The owner, and what names no one (a role address, an unnamed provider's domain),
+        # are decisions, not open questions.
         report.unresolved = sum(1 for r in counted if not r.get("page")
-                                and r.get("rule") not in ("owner",))
+                                and r.get("rule") != "owner"
+                                and not str(r.get("rule")).startswith(_NOT_ENTITIES))
     if rows is not None:
         for r in rows:
             if r.get("page"):
@@ -384,6 +438,7 @@ def _mark_owner(index: EntityIndex, owner: Any) -> set[str]:
 
 # Unresolved mentions that are never retried: the owner, display names that are no name.
 _FINAL_RULES = frozenset({"owner", "not-a-name", "unknown-kind", "none"})
+_NOT_ENTITIES = ("not-a-person:", "not-an-organization:")
 
 
 def _words(text: str) -> set[str]:

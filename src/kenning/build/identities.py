@@ -40,6 +40,8 @@ from kenning.build.mentions import PERSON, Mention, SourceInfo
 from kenning.sources.owner import Owner
 
 _ADDRESS_VIAS = frozenset({"participant", "calendar", "attendee", "speaker", "owner"})
+# An address never named that never wrote gets a page once it is in this many threads.
+ANONYMOUS_THREADS = 3
 
 
 @dataclass(frozen=True)
@@ -173,11 +175,13 @@ def build_address_book(infos: Iterable[SourceInfo], people: Iterable[tuple[str, 
     seen: set[str] = set()
     owner_seen: set[str] = set()
     senders: set[str] = set()
+    sources: dict[str, set[str]] = defaultdict(set)
     for info in infos:
         for m in info.mentions:
             if m.kind != PERSON or not m.email or m.via not in _ADDRESS_VIAS:
                 continue
             seen.add(m.email)
+            sources[m.email].add(info.path)
             if {"from", "organizer"} & set(m.roles) or m.via in ("attendee", "speaker"):
                 senders.add(m.email)
             if m.via == "owner":
@@ -297,10 +301,11 @@ def build_address_book(infos: Iterable[SourceInfo], people: Iterable[tuple[str, 
             if forms:
                 name = max(forms, key=lambda f: (len(f.first), bool(f.middle), f.display)).display
         is_owner = root in owner_roots
-        # Nobody ever named it, it never wrote, and its local part spells no name
-        # (rbutts@): a page could say nothing but an address, so it makes none.
+        # Nobody ever named it, it never wrote, its local part spells no name (rbutts@) and
+        # it was only copied on a thread or two: a page could say nothing but an address.
         anonymous = name is None and not any(a in senders or nm.name_from_address(a)
-                                             for a in members)
+                                             for a in members) and len(
+            set().union(*(sources.get(a, set()) for a in members))) < ANONYMOUS_THREADS
         for a in members:
             cards[a] = Card(a, name, tuple(x for x in members if x != a), problem[a], is_owner,
                             anonymous)

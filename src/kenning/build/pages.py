@@ -351,11 +351,15 @@ class Applier:
             if m.domain and (m.via == "domain" or nm.org_name_fits_domain(m.text, m.domain,
                                                                           own=own)):
                 u.add(u.domains, m.domain)
+            if m.via == "domain" and m.name and m.domain and u.title != m.name \
+                    and u.title == nm.name_from_domain(m.domain) and u.rename_to is None:
+                u.rename_to = m.name  # the name people write for a page made from a domain
             if m.via in ("signature", "text") and m.text:
                 name = m.text.rstrip(".,")
                 title = nm.strip_legal(name)
                 if u.domains and nm.org_name_fits_domain(name, u.domains[0], own=own) and \
-                        u.title == nm.name_from_domain(u.domains[0]) and title != u.title:
+                        u.title == nm.name_from_domain(u.domains[0]) and title != u.title \
+                        and nm.fold(title) != nm.fold(u.title):
                     u.rename_to = u.rename_to or title
                     if title != name:
                         u.add(u.aliases, name)

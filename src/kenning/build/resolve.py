@@ -453,7 +453,15 @@ class _Batch:
                      and any(nm.org_name_fits_domain(n, m.domain) for n in (e.name, *e.aliases))]
             if len(named) == 1:
                 return self.link(named[0], 0.8, "org-domain-name")
-            return self.create(i, ORGANIZATION, nm.name_from_domain(m.domain), "org-domain")
+            title = m.name or nm.name_from_domain(m.domain)
+            # One organization per name: enron.net is the Enron of enron.com.
+            same = [e for e in self.both("by_org_key", nm.org_key(title))
+                    if e.type == ORGANIZATION]
+            if len(same) == 1:
+                return self.link(same[0], 0.85, "org-domain-same-name")
+            if m.junk:
+                return Decision("unresolved", rule=f"not-an-organization:{m.junk}")
+            return self.create(i, ORGANIZATION, title, "org-domain")
         name = m.name or m.text
         key = nm.org_key(name)
         if m.domain and nm.org_name_fits_domain(name, m.domain, own=m.via == "signature"):
