@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -121,16 +122,18 @@ def may_create(mentions: list[Mention], infos: dict[str, SourceInfo], strictness
 
 
 def _org_domains(infos: dict[str, SourceInfo], texts: dict[str, str], book: Any,
-                 known: list[Any]) -> tuple[dict[str, str | None], dict[str, bool]]:
-    """(label → the written name, domain → may make an organization page) for the mail
-    domains of this build's sources (see orgnames.py)."""
+                 known: list[Any]) -> tuple[dict[str, str | None], dict[str, bool], set[str]]:
+    """(label → the written name, domain → may make an organization page, domains with
+    several units named after them) for the mail domains of this build's sources (see
+    orgnames.py): a sender's own "Enron Americas" names the domain's organization only when it
+    is the one such name; with "Enron North America" beside it, both are units."""
     from kenning.build import names as nm
     from kenning.build.orgnames import best_form, org_domain_evidence, written_forms
 
     domains = {m.domain for info in infos.values() for m in info.mentions
                if m.kind == ORGANIZATION and m.via == "domain" and m.domain}
     if not domains:
-        return {}, {}
+        return {}, {}, set()
     labels = {nm.registrable_label(d).replace("-", "") for d in domains}
     forms = written_forms(texts.values(), labels)
     people: dict[str, set[str]] = {d: set() for d in domains}
@@ -147,13 +150,30 @@ def _org_domains(infos: dict[str, SourceInfo], texts: dict[str, str], book: Any,
                 d = nm.org_domain(a.rsplit("@", 1)[-1])
                 if d in people:
                     people[d].add(e.page)
+    units: dict[str, set[str]] = defaultdict(set)
+    by_label: dict[str, list[str]] = defaultdict(list)
+    for d in domains:
+        by_label[nm.registrable_label(d).replace("-", "")].append(d)
     for info in infos.values():
         for m in info.mentions:
-            if m.kind == ORGANIZATION and m.via in ("signature", "text") and m.domain and \
-                    nm.org_name_fits_domain(m.text, m.domain, own=m.via == "signature"):
+            if m.kind != ORGANIZATION or m.via not in ("signature", "text"):
+                continue
+            if m.domain and nm.org_name_fits_domain(m.text, m.domain,
+                                                    own=m.via == "signature"):
                 named.add(m.domain)
+            # "Enron Americas", "Enron North America": names that start with a domain's
+            # label and are no domain's own name are units of that organization.
+            key = nm.org_key(m.text)
+            words = key.split()
+            if len(words) < 2 or words[0] not in by_label:
+                continue
+            if any(nm.org_name_fits_domain(m.text, d) for d in domains):
+                continue
+            for d in by_label[words[0]]:
+                units[d].add(key)
     return ({label: best_form(forms.get(label)) for label in labels},
-            org_domain_evidence(people, forms, named))
+            org_domain_evidence(people, forms, named),
+            {d for d, keys in units.items() if len(keys) >= 2})
 
 
 def _contacts(infos: dict[str, SourceInfo]) -> set[str]:
@@ -248,6 +268,8 @@ def run_build(root: Path | str, *, batch_size: int = DEFAULT_BATCH, dry_run: boo
                 m.name = orgs[0].get(nm.registrable_label(m.domain).replace("-", ""))
                 if not orgs[1].get(m.domain, True):
                     m.junk = "one-address"
+            elif m.kind == ORGANIZATION and m.domain in orgs[2]:
+                m.unit = True
 
     for info in infos.values():
         annotate(info)

@@ -64,6 +64,8 @@ class Mention:
     same: tuple[str, ...] = ()  # the person's other addresses
     junk: str | None = None   # malformed | role: the address names no person
     signed: tuple[str, ...] = ()  # person names in the sender's signature ("Mike Hicks")
+    unit: bool = False        # an organization named after its domain's organization, one of
+                              # several ("Enron Americas" at enron.com): a unit, never that page
     anonymous: bool = False   # no name was ever seen with the address and it never wrote:
                               # it links to a page that exists but creates none
 

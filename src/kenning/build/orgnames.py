@@ -22,7 +22,8 @@ from collections.abc import Iterable
 
 from kenning.build import names as nm
 
-_TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9]*|&")
+# A word: letters and digits, with an inner & or apostrophe ("PG&E", "AT&T"); or a lone &.
+_TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[&'][A-Za-z0-9]+)*|&")
 # Lower-case words that may sit inside a written name ("Bank of America").
 _INNER = frozenset({"of", "and", "the", "de", "&"})
 MAX_WORDS = 4
@@ -42,7 +43,7 @@ def written_forms(texts: Iterable[str], labels: Iterable[str]) -> dict[str, Coun
         for i, first in enumerate(tokens):
             if not first[0].isupper():
                 continue
-            joined = first.lower()
+            joined = first.lower().replace("&", "").replace("'", "")
             if joined not in prefixes:
                 continue
             words = [first]
@@ -57,9 +58,9 @@ def written_forms(texts: Iterable[str], labels: Iterable[str]) -> dict[str, Coun
                 if nxt == "&":
                     words.append(nxt)
                     continue
-                if not (nxt[0].isupper() or nxt in _INNER):
-                    break
-                trial = joined + nxt.lower()
+                if not (nxt[0].isupper() or nxt in _INNER) or len(nxt) < 2:
+                    break  # "B C Hydro" is not a way to write a name
+                trial = joined + nxt.lower().replace("&", "").replace("'", "")
                 if trial not in prefixes:
                     break
                 joined = trial
@@ -68,11 +69,21 @@ def written_forms(texts: Iterable[str], labels: Iterable[str]) -> dict[str, Coun
 
 
 def best_form(forms: Counter[str] | None) -> str | None:
-    """The name to show from the written forms of one label: one that splits the label into
-    words beats one that does not, then the most frequent, then not shouting."""
+    """The name to show from the written forms of one label: the most frequent, written in
+    capitals only when it is short enough to be an acronym (CERA, PJM; "MCKINSEY" is shown
+    "Mckinsey"); forms differing in case only count as one."""
     if not forms:
         return None
-    return max(forms, key=lambda f: (len(f.split()) > 1, forms[f], not f.isupper(), f))
+    by_case: dict[str, Counter[str]] = defaultdict(Counter)
+    for form, n in forms.items():
+        by_case[form.lower()][form] += n
+    key = max(by_case, key=lambda k: (sum(by_case[k].values()), len(k.split()) > 1, k))
+    variants = by_case[key]
+    mixed = [f for f in variants if not f.isupper()]
+    form = max(mixed or variants, key=lambda f: (variants[f], f))
+    if form.isupper() and len(form.replace(" ", "").replace("&", "")) > 5:
+        form = " ".join(w if w == "&" else w[:1] + w[1:].lower() for w in form.split())
+    return form
 
 
 def org_domain_evidence(domain_people: dict[str, set[str]], forms: dict[str, Counter[str]],

@@ -347,7 +347,7 @@ class Applier:
             elif m.title and (u.role is None or (m.date or "") >= u.role[0]):
                 u.role = (m.date or "", _clean(m.title))
         elif u.type == ORGANIZATION and m.kind == ORGANIZATION:
-            own = m.via == "signature"
+            own = m.via == "signature" and not m.unit
             if m.domain and (m.via == "domain" or nm.org_name_fits_domain(m.text, m.domain,
                                                                           own=own)):
                 u.add(u.domains, m.domain)

@@ -257,7 +257,7 @@ class _Batch:
                    emails=(m.email,) if m.email else (),
                    domains=(m.domain,) if m.domain and kind == ORGANIZATION and (
                        m.via == "domain" or nm.org_name_fits_domain(
-                           name, m.domain, own=m.via == "signature")) else ())
+                           name, m.domain, own=m.via == "signature" and not m.unit)) else ())
         self.pending.add(e)
         return e
 
@@ -464,7 +464,7 @@ class _Batch:
             return self.create(i, ORGANIZATION, title, "org-domain")
         name = m.name or m.text
         key = nm.org_key(name)
-        if m.domain and nm.org_name_fits_domain(name, m.domain, own=m.via == "signature"):
+        if m.domain and nm.org_name_fits_domain(name, m.domain, own=m.via == "signature" and not m.unit):
             hits = self.both("by_domain", m.domain)
             if len(hits) == 1:
                 return self.link(hits[0], 0.95, "org-domain")
