@@ -320,7 +320,13 @@ def fold_key(value: Any) -> str | None:
 
 
 def _signature(mention: Mention, raw: str, info: SourceInfo) -> None:
-    parts = [p.strip() for p in raw.split(" · ") if p.strip()]
+    parts = []
+    for p in (p.strip() for p in raw.split(" · ")):
+        # "Director | Acme Corp | +1 555 0100": a line of several fields.
+        if " | " in p and _role_and_org(p) is None:
+            parts.extend(x.strip() for x in p.split(" | ") if x.strip())
+        elif p:
+            parts.append(p)
     domain = mention.email.rsplit("@", 1)[1] if mention.email and "@" in mention.email else ""
     for part in parts[:6]:
         if len(part) > 80:
@@ -356,17 +362,21 @@ def _signature(mention: Mention, raw: str, info: SourceInfo) -> None:
                                      domain=nm.org_domain(domain) if domain else None))
 
 
+# What stands between a role and an organization on one signature line.
+_ROLE_SEPARATOR = re.compile(r",\s+|\s+[|/–—-]\s+|\s+(?:at|@)\s+")
 # A signature part that is a person's name: two to four capitalized words ("Mike Hicks",
 # "Steven J. Kean"); whose name it is, the address book decides (see identities.py).
 _SIGNED = re.compile(rf"{_CAP}(?: (?:[{_UP}]\.?|{_CAP})){{1,3}}")
 
 
 def _role_and_org(part: str) -> tuple[str, str] | None:
-    """``"Data Scientist, Globex Corporation"`` → (role, organization); None when the part is
-    not "Role, Organization" (or "Organization, Role")."""
-    if ", " not in part:
+    """``"Data Scientist, Globex Corporation"`` → (role, organization); also "Role |
+    Organization", "Role / Organization", "Role – Organization", "Role at Organization" and
+    the other way round; None when the part is not a role beside an organization."""
+    m = _ROLE_SEPARATOR.search(part)
+    if m is None:
         return None
-    left, right = (p.strip().rstrip(".,") for p in part.split(", ", 1))
+    left, right = part[:m.start()].strip().rstrip(".,"), part[m.end():].strip().rstrip(".,")
     if not left or not right or _PHONE.search(part) or "@" in part:
         return None
 
