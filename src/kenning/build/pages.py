@@ -315,6 +315,8 @@ class Applier:
             row["candidates"] = list(d.candidates)
         if d.action == "create" and path:
             row["created"] = True
+        if m.kind == PERSON and "from" in m.roles:
+            row["wrote"] = True
         return row
 
     def _collect(self, u: Update, m: Mention, d: Decision,
@@ -508,10 +510,22 @@ class Applier:
                     have.add(f"sources/{m.group(1)}/{m.group(2)}")
                 elif _TL_LINE.match(line) and "[source:: [[sources/" in line:
                     have.add(line.split("[source:: [[", 1)[1].split("#", 1)[0].split("]", 1)[0])
+        # A person's page lists a subject once: the first thread of it they wrote (a weekly
+        # meeting, a message filed twice, a thread split in two are counted, not repeated).
+        said: set[str] | None = None
+        if u.type == PERSON:
+            said = set()
+            for line in (text or "").split("\n"):
+                if _TL_LINE.match(line) and " — " in line:
+                    said.add(line.split(" — ", 1)[1].split(" [source::", 1)[0].strip())
         out = []
-        for source, entry in u.timeline.items():
+        for source, entry in sorted(u.timeline.items(), key=lambda kv: (kv[1].date, kv[0])):
             if source[:-3] in have or source in have:
                 continue
+            if said is not None:
+                if entry.text in said:
+                    continue
+                said.add(entry.text)
             out.append(entry)
         return sorted(out, key=lambda e: (e.date, e.source or ""))
 
@@ -678,6 +692,7 @@ class Correspondence:
 
     sources: dict[str, int]
     partners: tuple[tuple[str, str, int], ...] = ()
+    wrote: int = 0  # email sources in which the person wrote
 
 
 # A source naming more people than this says little about who works with whom.
@@ -689,10 +704,13 @@ def correspondence(rows: list[dict[str, Any]], titles: dict[str, str]) -> dict[s
     """Per person page: its sources by kind and its most frequent co-participants, from the
     mention log rows (``source``, ``page``, ``kind``)."""
     by_source: dict[str, set[str]] = defaultdict(set)
+    wrote: dict[str, set[str]] = defaultdict(set)
     for r in rows:
         page = r.get("page")
         if page and r.get("kind") == PERSON and str(page).startswith("people/"):
             by_source[str(r.get("source"))].add(str(page))
+            if r.get("wrote"):
+                wrote[str(page)].add(str(r.get("source")))
     sources: dict[str, Counter[str]] = defaultdict(Counter)
     partners: dict[str, Counter[str]] = defaultdict(Counter)
     for source, pages in by_source.items():
@@ -710,7 +728,8 @@ def correspondence(rows: list[dict[str, Any]], titles: dict[str, str]) -> dict[s
     for p, counts in sources.items():
         top = sorted(partners[p].items(), key=lambda kv: (-kv[1], titles.get(kv[0], kv[0])))
         out[p] = Correspondence(dict(counts), tuple(
-            (q, titles.get(q, stem(q)), n) for q, n in top[:PARTNERS_SHOWN] if q in titles))
+            (q, titles.get(q, stem(q)), n) for q, n in top[:PARTNERS_SHOWN] if q in titles),
+            len(wrote.get(p, ())))
     return out
 
 
@@ -731,6 +750,8 @@ def summary_for(kind: str, title: str, text: str, data: dict[str, Any],
         n = len(counts.get(key, ()))
         if kind == PERSON and seen is not None:
             total = max(n, seen.sources.get(key, 0))
+            if key == "email":
+                n = max(n, seen.wrote)
             if total and key == "email":
                 parts.append(f"{total} {word}{'s' if total != 1 else ''}"
                              + (f" (wrote {n})" if n else ""))
