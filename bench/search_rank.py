@@ -6,6 +6,7 @@
 For each vault: indexes it lexically (``kenning index --no-embed``: a copy is not needed, the
 index lives in ``.kenning/``), draws ``--sample`` email sources with ``random.Random(seed)``
 from the sorted paths of sources whose subject has at least two words, searches each subject
+(or, ``--content``, the first twelve words of its first body line of eight words or more)
 (``--mode lexical``, ``--limit``), and reports where the email itself ranks (1 = first; a
 miss counts as ``limit + 1``), how often it is first, and how many person pages rank above
 it. The same sample is drawn in every vault (the same mailbox synced gives the same paths).
@@ -21,25 +22,36 @@ from pathlib import Path
 from typing import Any
 
 
-def _subjects(root: Path) -> list[tuple[str, str]]:
+def _subjects(root: Path, *, content: bool = False) -> list[tuple[str, str]]:
+    """(source path, query) per email source: its subject, or (``content``) the first body line
+    of eight words or more, cut to its first twelve words."""
     from kenning.vault import frontmatter
 
     out = []
     for path in sorted((root / "sources" / "email").glob("*.md")):
-        fm = frontmatter.read(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        fm = frontmatter.read(text)
         title = str(fm.data.get("title") or "")
-        if len(title.split()) >= 2 and "(no subject)" not in title:
-            out.append((f"sources/email/{path.name}", title))
+        if not content:
+            if len(title.split()) >= 2 and "(no subject)" not in title:
+                out.append((f"sources/email/{path.name}", title))
+            continue
+        for line in text.split("\n")[fm.body_start:]:
+            words = line.split()
+            if len(words) >= 8 and not line.startswith(("#", ">", "-", "Signature:")):
+                out.append((f"sources/email/{path.name}", " ".join(words[:12])))
+                break
     return out
 
 
-def measure(root: Path, *, sample: int, seed: int, limit: int) -> dict[str, Any]:
-    """Rank of each sampled email in a lexical search for its subject."""
+def measure(root: Path, *, sample: int, seed: int, limit: int,
+            content: bool = False) -> dict[str, Any]:
+    """Rank of each sampled email in a lexical search for its subject (or a body line)."""
     from kenning.api import Vault
 
     vault = Vault(root)
     vault.index(embed=False)
-    subjects = _subjects(root)
+    subjects = _subjects(root, content=content)
     picked = random.Random(seed).sample(subjects, min(sample, len(subjects)))
     ranks, above = [], []
     for path, title in picked:
@@ -70,10 +82,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sample", type=int, default=50)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--limit", type=int, default=20)
+    ap.add_argument("--content", action="store_true",
+                    help="query a body line of each email instead of its subject")
     args = ap.parse_args(argv)
     for root in args.vaults:
-        r = measure(root, sample=args.sample, seed=args.seed, limit=args.limit)
-        print(f"{r['vault']}: {r['queries']} subjects; email first {r['email_first']}, "
+        r = measure(root, sample=args.sample, seed=args.seed, limit=args.limit,
+                    content=args.content)
+        print(f"{r['vault']}: {r['queries']} {'body lines' if args.content else 'subjects'}; email first {r['email_first']}, "
               f"mean rank {r['mean_rank']}, median {r['median_rank']}; person pages above the "
               f"email {r['person_pages_above_email']} (in {r['queries_with_a_person_page_above']}"
               " queries)")

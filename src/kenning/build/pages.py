@@ -44,6 +44,8 @@ _H1 = re.compile(r"^# (.+?)\s*#*\s*$")
 _LINK_VALUE = re.compile(r"\[\[([^\]|#]+)(?:#[^\]|]*)?(?:\|([^\]]*))?\]\]")
 _TL_SOURCE = re.compile(r"^[-*+] \d{4}.*\[source:: \[\[sources/(email|meetings|chats|calendar)/"
                         r"([^\]#|]+)")
+# Email threads a person wrote listed on their timeline per calendar month.
+EMAILS_PER_MONTH = 2
 _TL_LINE = re.compile(r"^[-*+] \d{4}(?:-\d{2}){0,2} ")  # a timeline entry, not a fact
 _WORKS_AT = re.compile(r"^[-*+] works_at:: \[\[([^\]|#]+)")
 
@@ -512,12 +514,17 @@ class Applier:
                     have.add(line.split("[source:: [[", 1)[1].split("#", 1)[0].split("]", 1)[0])
         # A person's page lists a subject once: the first thread of it they wrote (a weekly
         # meeting, a message filed twice, a thread split in two are counted, not repeated).
+        # At most EMAILS_PER_MONTH threads a month are listed, so a prolific writer's page stays
+        # a page (the summary counts them all, the email sources hold them).
         said: set[str] | None = None
+        months: Counter[str] = Counter()
         if u.type == PERSON:
             said = set()
             for line in (text or "").split("\n"):
                 if _TL_LINE.match(line) and " — " in line:
                     said.add(line.split(" — ", 1)[1].split(" [source::", 1)[0].strip())
+                    if "[source:: [[sources/email/" in line:
+                        months[line[2:9]] += 1
         out = []
         for source, entry in sorted(u.timeline.items(), key=lambda kv: (kv[1].date, kv[0])):
             if source[:-3] in have or source in have:
@@ -525,6 +532,10 @@ class Applier:
             if said is not None:
                 if entry.text in said:
                     continue
+                if source.startswith("sources/email/"):
+                    if months[entry.date[:7]] >= EMAILS_PER_MONTH:
+                        continue
+                    months[entry.date[:7]] += 1
                 said.add(entry.text)
             out.append(entry)
         return sorted(out, key=lambda e: (e.date, e.source or ""))
