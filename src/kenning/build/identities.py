@@ -120,7 +120,10 @@ def _same_name(a: nm.PersonName, b: nm.PersonName) -> str | None:
             how = nm.first_names_match(x.first, y.first)
             if how == "exact":
                 return "exact"
-            if how == "nickname":
+            # Across addresses, a nickname that keeps the initial (Steve / Steven, Sue /
+            # Susan): the table also has rarer readings (Bill for Robert) that would join two
+            # people.
+            if how == "nickname" and x.first[:1] == y.first[:1]:
                 return "nickname"
     return None
 
@@ -335,7 +338,9 @@ def _cluster(addresses: list[str], best: dict[str, nm.PersonName | None], uf: _U
                     uf.union(a, b)
                 elif how == "nickname" and (
                         nm.local_part_fits(a.rsplit("@", 1)[0], qb) == "full"
-                        or nm.local_part_fits(b.rsplit("@", 1)[0], qa) == "full"):
+                        and nm.local_part_fits(b.rsplit("@", 1)[0], qa) == "full"):
+                    # Each address spells the other's name (skean for Steven Kean,
+                    # steven.kean for Steve Kean): a shared nickname alone is not enough.
                     uf.union(a, b)
     # Addresses with no name: the one person whose name the local part spells.
     people: dict[str, nm.PersonName] = {}

@@ -201,7 +201,12 @@ def is_group_name(name: str | None) -> bool:
     "Enron Announcements", "IT Support Desk"), not a person."""
     if not name:
         return False
-    return bool(set(fold(name).split()) & GROUP_WORDS)
+    words = fold(name).split()
+    if not set(words) & GROUP_WORDS:
+        return False
+    # "Tom Sales", "Anna Board": a known given name first, and short, is a person.
+    return not (2 <= len(words) <= 3 and words[0] in given_names()
+                and words[0] not in GROUP_WORDS)
 
 
 def address_problem(address: str | None, name: str | None = None) -> str | None:
@@ -242,7 +247,8 @@ def local_part_fits(local: str, q: PersonName) -> str | None:
     """How an address's local part spells a person's name: ``full`` (both names, e.g.
     ``steven.kean``, ``kean.steve``, ``skean``, ``jdasovic`` = j + a Notes-truncated dasovich,
     ``j..kean`` = a middle initial and the surname), ``surname`` (the surname alone) or None.
-    Nicknames of the given name count (``steve.kean`` for Steven Kean)."""
+    Nicknames of the given name that keep its initial count (``steve.kean`` for Steven Kean;
+    not ``bill.williams`` for Robert Williams)."""
     if not q.last or is_cjk(q.display):
         return None
     last = q.last.replace(" ", "").replace("-", "")
@@ -260,7 +266,8 @@ def local_part_fits(local: str, q: PersonName) -> str | None:
     def given(token: str) -> bool:
         if not first or q.initial:
             return False
-        return token == first or first_names_match(token, first) == "nickname"
+        return token == first or (token[:1] == first[:1]
+                                  and first_names_match(token, first) == "nickname")
 
     if len(tokens) >= 2:
         a, b = tokens[0], tokens[-1]
