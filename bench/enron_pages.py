@@ -9,8 +9,8 @@ From, To and Cc headers. Addresses are grouped into identities independently of 
 rules: an address's name is the most frequent person name the silver map
 (``derived_address_displayname_silver.json``, display names seen in headers) gives it, else
 ``first.last`` / ``first.m.last`` of its local part; addresses of one registrable domain whose
-names have the same surname and the same given name or a nickname of it (the ``nicknames``
-package) are one identity; an address with no name is an identity of its own. An identity's
+names have the same surname and the same given name or a nickname of it with the same initial
+(the ``nicknames`` package; "Sue" / "Susan", not its rarer "Bill" for Robert) are one identity; an address with no name is an identity of its own. An identity's
 activity is the number of messages naming any of its addresses; the top ``--top`` are listed
 with the person pages that hold any of their addresses (frontmatter ``emails``). The vault
 owner (``owner:`` in the config) has no page by design and is reported apart.
@@ -86,7 +86,8 @@ def identities(mbox: Path, silver: dict[str, dict[str, int]]) -> list[dict[str, 
     for group in by_key.values():
         for i, (a, fa) in enumerate(group):
             for b, fb in group[i + 1:]:
-                if nm.first_names_match(fa, fb) in ("exact", "nickname"):
+                how = nm.first_names_match(fa, fb)
+                if how == "exact" or (how == "nickname" and fa[:1] == fb[:1]):
                     ra, rb = find(a), find(b)
                     if ra != rb:
                         parent[max(ra, rb)] = min(ra, rb)

@@ -9,8 +9,9 @@ sources) and from the person pages on disk (their titles and aliases name their 
   like ``Steven J Kean/NA/Enron@Enron``, "Kean, Steven") is counted; the most frequent person
   name wins, shown in its fullest form ("Steven J Kean" over "Steven Kean"). A bare address
   is a title only when no name was ever seen.
-- **One person, several addresses.** Within one organization's registrable domain (the public
-  suffix list; never a webmail provider): addresses with the same normalised name are one
+- **One person, several addresses.** Within one organization's registrable domains (the public
+  suffix list; one label under any suffix, ``enron.com`` and ``enron.net``; never a webmail
+  provider): addresses with the same normalised name are one
   person unless their middle initials differ; a nickname ("Steve Kean" / "Steven J Kean")
   joins only when an address's local part spells the other's name (``skean`` = s + kean); an
   address with no name joins the one person at that domain whose name its local part spells
@@ -260,7 +261,9 @@ def build_address_book(infos: Iterable[SourceInfo], people: Iterable[tuple[str, 
         if problem[a] is None and "@" in a:
             dom = nm.org_domain(a.rsplit("@", 1)[1])
             if not nm.is_freemail(dom):
-                by_domain[dom].append(a)
+                # One organization: its registrable domains under any suffix (enron.com and
+                # enron.net are one Enron, as its organization page is).
+                by_domain[nm.registrable_label(dom)].append(a)
     for addresses in by_domain.values():
         if len(addresses) < 2:
             continue
