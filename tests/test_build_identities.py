@@ -88,6 +88,7 @@ def test_exchange_encapsulations_are_decoded() -> None:
     ("steven.j.kean", "Steven J Kean", "full"), ("jdasovic", "Jeff Dasovich", "full"),
     ("kean", "Steven J Kean", "surname"), ("skeane", "Steven J Kean", None),
     ("jdasovic", "Steven J Kean", None), ("mike.roan", "Michael Roan", "full"),
+    ("a..roberts", "Audrey Robertson", None), ("bill.williams", "Robert C Williams", None),
 ])
 def test_local_parts_that_spell_a_name(local: str, name: str, fits: str | None) -> None:
     q = nm.parse_person(name)

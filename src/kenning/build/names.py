@@ -287,9 +287,11 @@ def local_part_fits(local: str, q: PersonName) -> str | None:
         # limit (Lotus Notes: eight characters): skean, smkean, jdasovic
         for lead in (first[:1], first[:1] + (q.middle[:1] if q.middle else "")):
             rest = squeezed[len(lead):]
-            if squeezed.startswith(lead) and rest and (
-                    rest == last or (len(rest) >= 5 and last.startswith(rest)
-                                     and len(squeezed) >= 7)):
+            # A cut surname only in one run of letters (a system's eight-character name):
+            # "a..roberts" spells Roberts, not Robertson.
+            cut = len(tokens) == 1 and len(rest) >= 5 and last.startswith(rest) \
+                and len(squeezed) >= 7
+            if squeezed.startswith(lead) and rest and (rest == last or cut):
                 return "full"
         if squeezed == last + first[:1]:
             return "full"
