@@ -506,14 +506,21 @@ def hosted_domain(domain: str) -> bool:
     return everything.publicsuffix(domain) != icann.publicsuffix(domain)
 
 
+# Words a hyphenated domain label ends with that are no part of the name.
+_LABEL_TAILS = frozenset({"com", "net", "org", "inc", "llc", "corp", "co", "ltd", "us", "usa",
+                          "online", "web", "mail"})
+
+
 def name_from_domain(domain: str) -> str:
     """A readable organization name from its domain alone: ``duke-energy.com`` → ``Duke
     Energy``, ``pjm.com`` → ``PJM``, ``bchydro.bc.ca`` → ``Bchydro``. Used only when no written
     form of the name was seen (see :func:`org_forms_from_text`)."""
     label = registrable_label(domain)
     words = [w for w in re.split(r"[-_]", label) if w]
-    if len(label) <= 4 and len(words) == 1 and label.isalpha():
-        return label.upper()  # pjm.com → PJM, ibm.com → IBM
+    while len(words) > 1 and words[-1] in _LABEL_TAILS:
+        words.pop()  # marathon-com.com → Marathon, hgp-inc.com → HGP
+    if len(words) == 1 and len(words[0]) <= 4 and words[0].isalpha():
+        return words[0].upper()  # pjm.com → PJM, ibm.com → IBM
     return " ".join(w.capitalize() for w in words) or domain
 
 
