@@ -10,7 +10,8 @@ rules: an address's name is the most frequent person name the silver map
 (``derived_address_displayname_silver.json``, display names seen in headers) gives it, else
 ``first.last`` / ``first.m.last`` of its local part; addresses of one registrable domain whose
 names have the same surname and the same given name or a nickname of it with the same initial
-(the ``nicknames`` package; "Sue" / "Susan", not its rarer "Bill" for Robert) are one identity; an address with no name is an identity of its own. An identity's
+(the ``nicknames`` package; "Sue" / "Susan", not its rarer "Bill" for Robert) are one identity;
+an address with no name is an identity of its own. An identity's
 activity is the number of messages naming any of its addresses; the top ``--top`` are listed
 with the person pages that hold any of their addresses (frontmatter ``emails``). The vault
 owner (``owner:`` in the config) has no page by design and is reported apart.

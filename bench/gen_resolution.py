@@ -214,7 +214,7 @@ def _words(text: str) -> set[str]:
 
 
 def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", _ascii(text).lower()).strip("-")
+    return re.sub(r"[^a-z0-9]+", "-", _ascii(text.replace("ß", "ss")).lower()).strip("-")
 
 
 def _local(first: str, last: str, style: int) -> str:

@@ -88,7 +88,8 @@ def main(argv: list[str] | None = None) -> int:
     for root in args.vaults:
         r = measure(root, sample=args.sample, seed=args.seed, limit=args.limit,
                     content=args.content)
-        print(f"{r['vault']}: {r['queries']} {'body lines' if args.content else 'subjects'}; email first {r['email_first']}, "
+        what = "body lines" if args.content else "subjects"
+        print(f"{r['vault']}: {r['queries']} {what}; email first {r['email_first']}, "
               f"mean rank {r['mean_rank']}, median {r['median_rank']}; person pages above the "
               f"email {r['person_pages_above_email']} (in {r['queries_with_a_person_page_above']}"
               " queries)")

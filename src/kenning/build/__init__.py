@@ -188,8 +188,8 @@ def _contacts(infos: dict[str, SourceInfo]) -> set[str]:
 def run_build(root: Path | str, *, batch_size: int = DEFAULT_BATCH, dry_run: bool = False,
               progress: Progress | None = None, resolver: Resolver | None = None) -> BuildReport:
     """Build entity pages from new or changed sources (see the module docstring)."""
-    from kenning.build import state as st
     from kenning.build import names as nm
+    from kenning.build import state as st
     from kenning.build.identities import build_address_book
     from kenning.build.mentions import extract
     from kenning.build.moves import merge_moves, moved_mentions

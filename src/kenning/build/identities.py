@@ -37,7 +37,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from kenning.build import names as nm
-from kenning.build.mentions import PERSON, Mention, SourceInfo
+from kenning.build.mentions import PERSON, SourceInfo
 from kenning.sources.owner import Owner
 
 _ADDRESS_VIAS = frozenset({"participant", "calendar", "attendee", "speaker", "owner"})

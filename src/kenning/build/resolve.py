@@ -464,7 +464,8 @@ class _Batch:
             return self.create(i, ORGANIZATION, title, "org-domain")
         name = m.name or m.text
         key = nm.org_key(name)
-        if m.domain and nm.org_name_fits_domain(name, m.domain, own=m.via == "signature" and not m.unit):
+        own = m.via == "signature" and not m.unit
+        if m.domain and nm.org_name_fits_domain(name, m.domain, own=own):
             hits = self.both("by_domain", m.domain)
             if len(hits) == 1:
                 return self.link(hits[0], 0.95, "org-domain")
