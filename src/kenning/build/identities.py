@@ -219,7 +219,6 @@ def build_address_book(infos: Iterable[SourceInfo], people: Iterable[tuple[str, 
 
     problem: dict[str, str | None] = {}
     best: dict[str, nm.PersonName | None] = {}
-    weight: dict[str, int] = {}
     for a in seen:
         q, n, total = _best(names.get(a, Counter()))
         top = names[a].most_common(1)[0][0] if names.get(a) else None
@@ -228,9 +227,6 @@ def build_address_book(infos: Iterable[SourceInfo], people: Iterable[tuple[str, 
         # names no one in particular: it keeps its best name but joins no one.
         consistent = q is not None and n * 3 >= total * 2
         best[a] = q if consistent else None
-        weight[a] = n if consistent else 0
-        if q is not None and not consistent:
-            best.setdefault(a, None)
 
     # An address with no name in any header: a name written near it whose form its local part
     # spells ("Adam Wenner" for awenner@), when exactly one does; else its first.last.
