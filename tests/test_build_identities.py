@@ -300,3 +300,20 @@ def test_a_timeline_lists_what_the_person_wrote_and_the_summary_the_rest(
 
 def test_owner_config_helper_is_the_owner_of_the_other_tests() -> None:
     assert "Alex Morgan" in OWNER
+
+
+def test_a_page_the_owner_keeps_under_another_address_stays_theirs(tmp_path: Path) -> None:
+    root = vault(tmp_path, "owner:\n  names: [Kenneth Lay]\n  emails: [kenneth.lay@enron.com]\n"
+                 "  domains: [enron.com]\n")
+    (root / "people").mkdir(exist_ok=True)
+    mine = ("---\ntype: person\naliases: [Ken Lay]\nemails: [ken_lay@enron.net]\n---\n# Ken\n"
+            "\nMy own page.\n")
+    (root / "people" / "me.md").write_text(mine, encoding="utf-8")
+    email(root, "a", "One", "2001-01-02", [("Ken Lay", "ken_lay@enron.net", "from"),
+                                           ("Jeff Skilling", "jeff.skilling@enron.com", "to")])
+    email(root, "b", "Two", "2001-01-03", [("Jeff Skilling", "jeff.skilling@enron.com", "from"),
+                                           ("Mark Lay", "mark.lay@enron.com", "to")],
+          body="Ken Lay will speak first.")
+    build(root)
+    assert (root / "people" / "me.md").read_text(encoding="utf-8") == mine
+    assert sorted(people(root)) == ["Jeff Skilling", "Ken", "Mark Lay"]

@@ -273,6 +273,7 @@ def run_build(root: Path | str, *, batch_size: int = DEFAULT_BATCH, dry_run: boo
 
     for info in infos.values():
         annotate(info)
+    owner_addresses = frozenset(a for a, card in book.cards.items() if card.owner)
     present = set(paths)
     removed = [p for p in state.sources if p not in present]
     for p in removed:
@@ -303,7 +304,7 @@ def run_build(root: Path | str, *, batch_size: int = DEFAULT_BATCH, dry_run: boo
         # between this batch's read and its commit is never overwritten.
         with write_lock(root) if not dry_run else contextlib.nullcontext():
             index = loader.load()
-            owner_pages = _mark_owner(index, owner)
+            owner_pages = _mark_owner(index, owner, owner_addresses)
             mentions = [m for p in batch for m in binfos[p].mentions]
             allowed = may_create(mentions, binfos, strictness, contacts)
             context = ResolveContext(allowed, dict(state.deleted), {p: binfos[p] for p in batch})
@@ -441,17 +442,19 @@ def run_build(root: Path | str, *, batch_size: int = DEFAULT_BATCH, dry_run: boo
     return report
 
 
-def _mark_owner(index: EntityIndex, owner: Any) -> set[str]:
-    """Mark the owner's own person page(s) (an address or a name of ``owner:``): the owner is
-    "I", so the build never links a mention to that page nor adds to it (a page a person keeps
-    about themself stays theirs)."""
+def _mark_owner(index: EntityIndex, owner: Any,
+                addresses: frozenset[str] = frozenset()) -> set[str]:
+    """Mark the owner's own person page(s) (an address or a name of ``owner:``, or an address
+    the address book found to be the owner's): the owner is "I", so the build never links a
+    mention to that page nor adds to it (a page a person keeps about themself stays theirs)."""
     from kenning.build.names import fold
 
     names = {fold(n) for n in owner.names}
+    mine = set(owner.emails) | set(addresses)
     out = set()
     for e in index.entities:
         e.owner = e.type == PERSON and bool(
-            set(e.emails) & owner.emails or fold(e.name) in names
+            set(e.emails) & mine or fold(e.name) in names
             or any(fold(a) in names for a in e.aliases))
         if e.owner:
             out.add(e.page)
