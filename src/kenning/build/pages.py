@@ -15,7 +15,7 @@ Links to pages are written ``[[file-stem|Title]]`` so Obsidian resolves them by 
 from __future__ import annotations
 
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,6 +44,8 @@ _H1 = re.compile(r"^# (.+?)\s*#*\s*$")
 _LINK_VALUE = re.compile(r"\[\[([^\]|#]+)(?:#[^\]|]*)?(?:\|([^\]]*))?\]\]")
 _TL_SOURCE = re.compile(r"^[-*+] \d{4}.*\[source:: \[\[sources/(email|meetings|chats|calendar)/"
                         r"([^\]#|]+)")
+# Email threads a person wrote listed on their timeline per calendar month.
+EMAILS_PER_MONTH = 2
 _TL_LINE = re.compile(r"^[-*+] \d{4}(?:-\d{2}){0,2} ")  # a timeline entry, not a fact
 _WORKS_AT = re.compile(r"^[-*+] works_at:: \[\[([^\]|#]+)")
 
@@ -323,6 +325,8 @@ class Applier:
             row["candidates"] = list(d.candidates)
         if d.action == "create" and path:
             row["created"] = True
+        if m.kind == PERSON and "from" in m.roles:
+            row["wrote"] = True
         return row
 
     def _collect(self, u: Update, m: Mention, d: Decision,
@@ -349,20 +353,25 @@ class Applier:
                 u.organization = (m.date or "", org_path)
                 if m.title:
                     u.role = (m.date or "", _clean(m.title))
+                # The date is when the evidence first shows the job, not when it began.
                 u.facts.append(Fact(0, "works_at", stem(org_path), self._org_text(
-                    org_path, m.title), valid_from=m.date, source=cite(m.source, m.line)))
+                    org_path, m.title), seen=m.date, source=cite(m.source, m.line)))
             elif m.title and (u.role is None or (m.date or "") >= u.role[0]):
                 u.role = (m.date or "", _clean(m.title))
         elif u.type == ORGANIZATION and m.kind == ORGANIZATION:
-            own = m.via == "signature"
+            own = m.via == "signature" and not m.unit
             if m.domain and (m.via == "domain" or nm.org_name_fits_domain(m.text, m.domain,
                                                                           own=own)):
                 u.add(u.domains, m.domain)
+            if m.via == "domain" and m.name and m.domain and u.title != m.name \
+                    and u.title == nm.name_from_domain(m.domain) and u.rename_to is None:
+                u.rename_to = m.name  # the name people write for a page made from a domain
             if m.via in ("signature", "text") and m.text:
                 name = m.text.rstrip(".,")
                 title = nm.strip_legal(name)
                 if u.domains and nm.org_name_fits_domain(name, u.domains[0], own=own) and \
-                        u.title == nm.name_from_domain(u.domains[0]) and title != u.title:
+                        u.title == nm.name_from_domain(u.domains[0]) and title != u.title \
+                        and nm.fold(title) != nm.fold(u.title):
                     u.rename_to = u.rename_to or title
                     if title != name:
                         u.add(u.aliases, name)
@@ -386,6 +395,12 @@ class Applier:
     def _timeline(self, u: Update, m: Mention, info: SourceInfo) -> TimelineEntry | None:
         day = m.date or info.date
         if not day:
+            return None
+        if u.type == PERSON and info.kind == "email" and (
+                m.via != "participant" or "from" not in m.roles):
+            # A person's timeline is what they did: the threads they wrote. Being copied on
+            # a thread, or named in one, is counted in the summary, not listed (the email is
+            # the place for its own subject; see docs/build.md).
             return None
         subject = f"“{_clean(info.title)}”"
         if m.via == "participant":
@@ -546,10 +561,31 @@ class Applier:
                     have.add(f"sources/{m.group(1)}/{m.group(2)}")
                 elif _TL_LINE.match(line) and "[source:: [[sources/" in line:
                     have.add(line.split("[source:: [[", 1)[1].split("#", 1)[0].split("]", 1)[0])
+        # A person's page lists a subject once: the first thread of it they wrote (a weekly
+        # meeting, a message filed twice, a thread split in two are counted, not repeated).
+        # At most EMAILS_PER_MONTH threads a month are listed, so a prolific writer's page stays
+        # a page (the summary counts them all, the email sources hold them).
+        said: set[str] | None = None
+        months: Counter[str] = Counter()
+        if u.type == PERSON:
+            said = set()
+            for line in (text or "").split("\n"):
+                if _TL_LINE.match(line) and " — " in line:
+                    said.add(line.split(" — ", 1)[1].split(" [source::", 1)[0].strip())
+                    if "[source:: [[sources/email/" in line:
+                        months[line[2:9]] += 1
         out = []
-        for source, entry in u.timeline.items():
+        for source, entry in sorted(u.timeline.items(), key=lambda kv: (kv[1].date, kv[0])):
             if source[:-3] in have or source in have:
                 continue
+            if said is not None:
+                if entry.text in said:
+                    continue
+                if source.startswith("sources/email/"):
+                    if months[entry.date[:7]] >= EMAILS_PER_MONTH:
+                        continue
+                    months[entry.date[:7]] += 1
+                said.add(entry.text)
             out.append(entry)
         return sorted(out, key=lambda e: (e.date, e.source or ""))
 
@@ -606,12 +642,14 @@ class Applier:
         return append_entries(text, self._entries(u, text))
 
     def _summarize(self, u: Update, text: str, data: dict[str, Any]) -> str:
+        if u.type == PERSON and not u.new:
+            return text  # rewritten once at the end of the build (write_person_summaries)
         summary = summary_for(u.type, u.title, text, data)
         if summary is None:
             return text
         rec = self.state.pages.get(u.path, {})
         current = current_summary(text)
-        if current is None:
+        if current is None or current.strip() == summary.strip():
             return text
         if current.strip() and current.strip() != (rec.get("summary") or "").strip():
             return text  # a person wrote this summary
@@ -703,8 +741,59 @@ def current_summary(text: str) -> str | None:
     return None
 
 
-def summary_for(kind: str, title: str, text: str, data: dict[str, Any]) -> str | None:
-    """A short deterministic summary from the page itself (frontmatter and timeline)."""
+@dataclass(frozen=True)
+class Correspondence:
+    """What the mention log says of one person page: in how many sources of each kind it
+    appears, and the people it appears with most (page path, title, sources together)."""
+
+    sources: dict[str, int]
+    partners: tuple[tuple[str, str, int], ...] = ()
+    wrote: int = 0  # email sources in which the person wrote
+
+
+# A source naming more people than this says little about who works with whom.
+_PARTNER_SOURCES_MAX = 15
+PARTNERS_SHOWN = 5
+
+
+def correspondence(rows: list[dict[str, Any]], titles: dict[str, str]) -> dict[str, Correspondence]:
+    """Per person page: its sources by kind and its most frequent co-participants, from the
+    mention log rows (``source``, ``page``, ``kind``)."""
+    by_source: dict[str, set[str]] = defaultdict(set)
+    wrote: dict[str, set[str]] = defaultdict(set)
+    for r in rows:
+        page = r.get("page")
+        if page and r.get("kind") == PERSON and str(page).startswith("people/"):
+            by_source[str(r.get("source"))].add(str(page))
+            if r.get("wrote"):
+                wrote[str(page)].add(str(r.get("source")))
+    sources: dict[str, Counter[str]] = defaultdict(Counter)
+    partners: dict[str, Counter[str]] = defaultdict(Counter)
+    for source, pages in by_source.items():
+        parts = source.split("/")
+        kind = parts[1] if len(parts) > 2 else "other"
+        for p in pages:
+            sources[p][kind] += 1
+        if len(pages) > _PARTNER_SOURCES_MAX:
+            continue
+        for p in pages:
+            for q in pages:
+                if q != p:
+                    partners[p][q] += 1
+    out = {}
+    for p, counts in sources.items():
+        top = sorted(partners[p].items(), key=lambda kv: (-kv[1], titles.get(kv[0], kv[0])))
+        out[p] = Correspondence(dict(counts), tuple(
+            (q, titles.get(q, stem(q)), n) for q, n in top[:PARTNERS_SHOWN] if q in titles),
+            len(wrote.get(p, ())))
+    return out
+
+
+def summary_for(kind: str, title: str, text: str, data: dict[str, Any],
+                seen: Correspondence | None = None) -> str | None:
+    """A short deterministic summary from the page itself (frontmatter and timeline) and, for a
+    person, what the mention log says (``seen``): threads in all, how many they wrote, and who
+    they appear with most."""
     counts: dict[str, set[str]] = defaultdict(set)
     for line in text.split("\n"):
         m = _TL_SOURCE.match(line)
@@ -715,8 +804,20 @@ def summary_for(kind: str, title: str, text: str, data: dict[str, Any]) -> str |
     for key, word in (("email", "email thread"), ("meetings", "meeting"), ("chats", "chat"),
                       ("calendar", "calendar event")):
         n = len(counts.get(key, ()))
+        if kind == PERSON and seen is not None:
+            total = max(n, seen.sources.get(key, 0))
+            if key == "email":
+                n = max(n, seen.wrote)
+            if total and key == "email":
+                parts.append(f"{total} {word}{'s' if total != 1 else ''}"
+                             + (f" (wrote {n})" if n else ""))
+                continue
+            n = total
         if n:
             parts.append(f"{n} {word}{'s' if n != 1 else ''}")
+    if kind == PERSON and seen is not None and seen.partners:
+        parts.append("most with " + ", ".join(f"{link(p, _clean(t))} ({k})"
+                                              for p, t, k in seen.partners))
     if kind == PERSON:
         role = data.get("role") if isinstance(data.get("role"), str) else None
         org = data.get("organization") if isinstance(data.get("organization"), str) else None
@@ -741,3 +842,36 @@ def summary_for(kind: str, title: str, text: str, data: dict[str, Any]) -> str |
     if last:
         tail = f"{tail}, last seen {last}" if tail else f"last seen {last}"
     return f"{_clean(title)} — {head}" + (f"; {tail}." if tail else ".")
+
+
+def write_person_summaries(ws: Workspace, state: BuildState, rows: list[dict[str, Any]],
+                           paths: list[str], index: EntityIndex) -> int:
+    """Rewrite the build-owned summary of each person page in ``paths`` with what the whole
+    mention log says (threads in all, who they appear with); a summary a person wrote stays.
+    Returns the number of pages changed."""
+    titles = {e.page: e.name for e in index.entities if e.type == PERSON}
+    stats = correspondence(rows, titles)
+    changed = 0
+    for path in paths:
+        text = ws.read(path)
+        if text is None or path not in titles:
+            continue
+        fm = fmod.read(text)
+        if fm.error:
+            continue
+        current = current_summary(text)
+        rec = state.pages.get(path)
+        if current is None or rec is None:
+            continue
+        if current.strip() and current.strip() != (rec.get("summary") or "").strip():
+            continue  # a person wrote this summary
+        summary = summary_for(PERSON, titles[path], text, fm.data, stats.get(path))
+        if summary is None or summary.strip() == current.strip():
+            continue
+        try:
+            ws.write(path, set_summary(text, summary))
+        except ValueError:
+            continue
+        rec["summary"] = summary
+        changed += 1
+    return changed

@@ -93,8 +93,10 @@ class EntityIndex:
         if e.type == PERSON:
             persons = []
             for n in names:
-                p = nm.parse_person(n) if "@" not in n else None
-                if p is not None:
+                base = nm.parse_person(n) if "@" not in n else None
+                for p in (base, base.alt if base is not None else None):
+                    if p is None:
+                        continue
                     persons.append(p)
                     if p.last and e not in self.by_last[p.last]:
                         self.by_last[p.last].append(e)
@@ -192,7 +194,17 @@ def _middle_ok(a: nm.PersonName, b: nm.PersonName) -> bool:
 
 
 def _person_match(q: nm.PersonName, e: Entity, *, strict: bool) -> str | None:
-    """How a parsed name matches a person entity: exact | nickname | initials | None."""
+    """How a parsed name matches a person entity: exact | nickname | initials | None (either
+    spelling of a German umlaut counts: "Juergen Weiss" is "Jürgen Weiß")."""
+    if q.alt is None:
+        return _match_one(q, e, strict=strict)
+    order = {"exact": 3, "nickname": 2, "initials": 1}
+    found = [h for h in (_match_one(q, e, strict=strict), _match_one(q.alt, e, strict=strict))
+             if h]
+    return max(found, key=lambda h: order.get(h, 0)) if found else None
+
+
+def _match_one(q: nm.PersonName, e: Entity, *, strict: bool) -> str | None:
     best: str | None = None
     order = {"exact": 3, "nickname": 2, "initials": 1}
     for p in e.persons:
@@ -245,7 +257,7 @@ class _Batch:
                    emails=(m.email,) if m.email else (),
                    domains=(m.domain,) if m.domain and kind == ORGANIZATION and (
                        m.via == "domain" or nm.org_name_fits_domain(
-                           name, m.domain, own=m.via == "signature")) else ())
+                           name, m.domain, own=m.via == "signature" and not m.unit)) else ())
         self.pending.add(e)
         return e
 
@@ -270,8 +282,8 @@ class _Batch:
                candidates: tuple[str, ...] = ()) -> Decision:
         m = self.mentions[i]
         if not self.ctx.may_create[i]:
-            return Decision("unresolved", confidence=0.0, rule="not-created:strictness",
-                            candidates=candidates)
+            return Decision("unresolved", confidence=0.0, rule="not-created:nameless"
+                            if m.anonymous else "not-created:strictness", candidates=candidates)
         if self.blocked(kind, name, m):
             return Decision("unresolved", confidence=0.0, rule="not-created:deleted-by-hand",
                             candidates=candidates)
@@ -283,6 +295,8 @@ class _Batch:
     def person(self, i: int, m: Mention) -> Decision:
         if m.via == "owner":
             return Decision("skip", confidence=1.0, rule="owner")
+        if m.junk:
+            return Decision("unresolved", confidence=0.0, rule=f"not-a-person:{m.junk}")
         if m.email and m.email in self.email_target:
             return self.link(self.email_target[m.email], 1.0, "email-address")
         if m.email:
@@ -292,7 +306,16 @@ class _Batch:
             if len(hits) > 1:
                 return Decision("unresolved", rule="email-on-several-pages",
                                 candidates=tuple(sorted(e.page for e in hits)))
-        q = nm.parse_person(m.name) if m.name else None
+            # Another address of the same person (the address book's decision) has a page.
+            same: dict[str, Entity] = {}
+            for other in m.same:
+                target = self.email_target.get(other)
+                for e in [target] if target is not None else self.both("by_email", other):
+                    if e.type == PERSON:
+                        same.setdefault(e.page, e)
+            if len(same) == 1:
+                return self.link(next(iter(same.values())), 0.95, "same-person")
+        q = nm.parse_person(m.best or m.name) if (m.best or m.name) else None
         if m.email:
             if q is not None and q.full:
                 domain = m.email.rsplit("@", 1)[-1]
@@ -309,8 +332,8 @@ class _Batch:
                             not named[0].organization or nm.is_freemail(domain)
                             or self._org_fits(named[0], nm.name_from_domain(domain))):
                         return self.link(named[0], 0.85, "nickname")
-            title = (q.display if q is not None and (q.full or not q.honorific) else None) \
-                or nm.name_from_address(m.email) or m.email
+            title = m.best or (q.display if q is not None and (q.full or not q.honorific)
+                               else None) or nm.name_from_address(m.email) or m.email
             return self.create(i, PERSON, title, "new-email-address")
         if q is None:
             return Decision("unresolved", rule="not-a-name")
@@ -318,6 +341,8 @@ class _Batch:
 
     def _named(self, q: nm.PersonName, *, strict: bool) -> list[Entity]:
         pool = self.both("by_last", q.last) if q.last else self.both("by_first", q.first)
+        if q.alt is not None and q.alt.last and q.alt.last != q.last:
+            pool = [*pool, *self.both("by_last", q.alt.last)]
         if not q.last:
             nn_pool: list[Entity] = []
             for first, ents in list(self.index.by_first.items()) + list(
@@ -428,10 +453,19 @@ class _Batch:
                      and any(nm.org_name_fits_domain(n, m.domain) for n in (e.name, *e.aliases))]
             if len(named) == 1:
                 return self.link(named[0], 0.8, "org-domain-name")
-            return self.create(i, ORGANIZATION, nm.name_from_domain(m.domain), "org-domain")
+            title = m.name or nm.name_from_domain(m.domain)
+            # One organization per name: enron.net is the Enron of enron.com.
+            same = [e for e in self.both("by_org_key", nm.org_key(title))
+                    if e.type == ORGANIZATION]
+            if len(same) == 1:
+                return self.link(same[0], 0.85, "org-domain-same-name")
+            if m.junk:
+                return Decision("unresolved", rule=f"not-an-organization:{m.junk}")
+            return self.create(i, ORGANIZATION, title, "org-domain")
         name = m.name or m.text
         key = nm.org_key(name)
-        if m.domain and nm.org_name_fits_domain(name, m.domain, own=m.via == "signature"):
+        own = m.via == "signature" and not m.unit
+        if m.domain and nm.org_name_fits_domain(name, m.domain, own=own):
             hits = self.both("by_domain", m.domain)
             if len(hits) == 1:
                 return self.link(hits[0], 0.95, "org-domain")

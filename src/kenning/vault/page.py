@@ -94,6 +94,7 @@ class Fact:
     block_id: str | None = None
     recorded: str | None = None    # when Kenning learned it (bi-temporal: belief time)
     expired: str | None = None     # when Kenning retired it (superseded or invalidated)
+    seen: str | None = None        # the date of the first evidence of it (not when it began)
 
 
 @dataclass(frozen=True)
@@ -207,8 +208,8 @@ _BARE_NAME = re.compile(r"[\w][\w.\-]*")
 _LONE_CR = re.compile(r"\r(?!\n)")
 _ATX = re.compile(r" {0,3}#{1,6}(?:[ \t]|$)")
 
-_FACT_FIELDS = ("from", "to", "recorded", "expired", "status", "by", "epistemic", "confidence",
-                "source")
+_FACT_FIELDS = ("from", "to", "seen", "recorded", "expired", "status", "by", "epistemic",
+                "confidence", "source")
 # Fact fields whose values come from the vocabulary.
 _FOLDERS: dict[str, Callable[[str], str]] = {"status": vocabulary.fact_status,
                                               "epistemic": vocabulary.epistemic}
@@ -253,7 +254,7 @@ def _parse_fact(line: int, content: str, problems: list[Problem]) -> Fact:
         ok = True
         if key not in _FACT_FIELDS:
             ok = False  # not ours: stays in the text untouched
-        elif key in ("from", "to", "recorded", "expired"):
+        elif key in ("from", "to", "seen", "recorded", "expired"):
             if _valid_date(raw):
                 values[key] = raw
             else:
@@ -303,7 +304,8 @@ def _parse_fact(line: int, content: str, problems: list[Problem]) -> Fact:
     return Fact(line, relation, target, text, values.get("from"), values.get("to"),
                 values.get("status", "active"), values.get("by"),
                 values.get("epistemic", vocabulary.EPISTEMIC_DEFAULT), values.get("confidence"),
-                values.get("source"), block_id, values.get("recorded"), values.get("expired"))
+                values.get("source"), block_id, values.get("recorded"), values.get("expired"),
+                values.get("seen"))
 
 
 def _parse_timeline(line: int, content: str, problems: list[Problem]) -> TimelineEntry | None:
@@ -629,7 +631,7 @@ def render_fact(fact: Fact) -> str:
         out = f"- {fact.relation}:: {text}".rstrip()
     else:
         out = f"- {text}".rstrip()
-    fields = [("from", fact.valid_from), ("to", fact.valid_to),
+    fields = [("from", fact.valid_from), ("to", fact.valid_to), ("seen", fact.seen),
               ("recorded", fact.recorded), ("expired", fact.expired),
               ("status", None if fact.status == "active" else fact.status),
               ("by", fact.successor),

@@ -275,8 +275,21 @@ def _addresses(values: list[str], warnings: list[str]) -> list[Person]:
 
 
 def _names_from(people: list[Person], x_header: str) -> None:
-    """Enron-style X-To / X-cc display names, used when the count matches the addresses."""
-    if not x_header or "<" in x_header or "@" in x_header:
+    """Enron-style X-To / X-cc display names: paired by address when the header carries them
+    (``"Andy Brown" <abb@eslawfirm.com>``), else by position when the count matches."""
+    if not x_header:
+        return
+    if "<" in x_header or "@" in x_header:
+        try:
+            pairs = getaddresses([x_header])
+        except Exception:
+            return
+        named = {a.strip().lower(): n.strip().strip("'\"").strip() for n, a in pairs
+                 if a and n and "@" in a}
+        for person in people:
+            name = named.get(person.address)
+            if not person.name and name and "@" not in name:
+                person.name = name
         return
     names = [n.strip() for n in x_header.split(",") if n.strip()]
     if len(names) != len(people):
