@@ -250,6 +250,22 @@ def test_hand_edits_are_kept(tmp_path: Path) -> None:
     assert "last_seen: 2026-03-04" in after
 
 
+def test_a_section_h1_never_names_a_person_page(tmp_path: Path) -> None:
+    # A person's own page with no H1 on its first line is named by its file name; the "# Notes"
+    # further down is a section (it used to become the entity's name, so the meeting made a
+    # second Priya page).
+    root = vault(tmp_path)
+    (root / "people").mkdir(exist_ok=True)
+    (root / "people/Priya Raman.md").write_text(
+        "---\ntype: person\n---\nMet her at the offsite.\n\n# Notes\nLikes tea.\n",
+        encoding="utf-8")
+    meeting(root, "sync", "Weekly sync", "2026-03-04", ["Priya Raman", "Dana Fox"])
+    build(root)
+    assert sorted(p.name for p in (root / "people").glob("Priya*")) == ["Priya Raman.md"]
+    m = next((root / "meetings").glob("*.md"))
+    assert "[[Priya Raman]]" in page(root, f"meetings/{m.name}").frontmatter["attendees"]
+
+
 def test_deleted_page_is_not_resurrected_without_new_evidence(tmp_path: Path) -> None:
     root = vault(tmp_path)
     src = email(root, "a", "Hi", "2026-03-01", [SARAH, ALEX, ("Tom Hart", "tom@x.org", "cc")])

@@ -78,16 +78,19 @@ def _list(value: Any) -> list[str]:
 
 
 def title_of(text: str, body_start: int, data: dict[str, Any], path: str) -> str:
-    lines = text.split("\n")
-    for line in lines[body_start - 1:]:
+    """The name an entity goes by: the page's first-line H1 (Kenning writes the name there; the
+    file name may carry a ` 2` suffix or a character no file system holds), else its title by
+    the one rule (``title:``, else the file name). A later H1 is a section, never a name."""
+    from kenning.vault.page import page_title
+
+    for line in text.split("\n")[body_start - 1:]:
+        if not line.strip():
+            continue
         m = _H1.match(line.rstrip("\r"))
         if m:
             return m.group(1).strip()
-        if line.strip() and not line.startswith("#"):
-            continue
-    if isinstance(data.get("title"), str) and data["title"].strip():
-        return data["title"].strip()
-    return stem(path)
+        break
+    return page_title(data, path)
 
 
 # -- the compact entity index --------------------------------------------------------------

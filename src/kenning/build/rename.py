@@ -395,8 +395,8 @@ def merge_pages(ws: Workspace, state: BuildState, keep: str, other: str) -> dict
 
 def _merge_works_at(text: str, path: str, fact: Any) -> str | None:
     """``text`` with an active ``works_at`` fact for the same organization as ``fact`` widened
-    to cover it (earliest ``from``, the later fact's text and source); None when there is no
-    such fact (``fact`` is then appended as it is)."""
+    to cover it (earliest ``from`` and ``seen``, the later fact's text and source); None when
+    there is no such fact (``fact`` is then appended as it is)."""
     from dataclasses import replace
 
     from kenning.vault.layout import slug_file_name
@@ -411,9 +411,12 @@ def _merge_works_at(text: str, path: str, fact: Any) -> str | None:
         return None
     mine = same[0]
     froms = [d for d in (mine.valid_from, fact.valid_from) if d]
-    later = fact if (fact.valid_from or "") > (mine.valid_from or "") else mine
+    seen = [d for d in (mine.seen, fact.seen) if d]
+    later = fact if (fact.valid_from or fact.seen or "") > (mine.valid_from or mine.seen or "") \
+        else mine
     ends = [mine.valid_to, fact.valid_to]
     widened = replace(mine, text=later.text, valid_from=min(froms) if froms else None,
+                      seen=min(seen) if seen else None,
                       valid_to=None if None in ends else max(e for e in ends if e),
                       source=later.source or mine.source or fact.source)
     return replace_fact(text, mine.line, widened)
