@@ -266,6 +266,21 @@ def test_a_section_h1_never_names_a_person_page(tmp_path: Path) -> None:
     assert "[[Priya Raman]]" in page(root, f"meetings/{m.name}").frontmatter["attendees"]
 
 
+def test_every_speaker_is_an_attendee_even_when_no_page_is_sure(tmp_path: Path) -> None:
+    # "Stokes" alone in a second call may be the Stokes of the first or another: no guessed
+    # link, but an attendee all the same, by name; so is the owner (no page of her own).
+    root = vault(tmp_path)
+    meeting(root, "a", "Core call 1", "2026-03-04", ["Stokes", "Dana Fox"])
+    meeting(root, "b", "Core call 2", "2026-03-11", ["Stokes", "Lena Park", "Alex Morgan"])
+    build(root)
+    second = next(p for p in (root / "meetings").glob("*.md") if "Core call 2" in p.name)
+    assert page(root, f"meetings/{second.name}").frontmatter["attendees"] == \
+        ["Stokes", "[[Lena Park]]", "Alex Morgan"]
+    assert next(r for r in log(root) if r["text"] == "Stokes" and r["source"].endswith(
+        "-b.md"))["page"] is None
+    assert not (root / "people" / "Alex Morgan.md").exists()
+
+
 def test_deleted_page_is_not_resurrected_without_new_evidence(tmp_path: Path) -> None:
     root = vault(tmp_path)
     src = email(root, "a", "Hi", "2026-03-01", [SARAH, ALEX, ("Tom Hart", "tom@x.org", "cc")])

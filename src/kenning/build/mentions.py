@@ -436,8 +436,9 @@ def _meeting(info: SourceInfo, data: dict[str, Any], lines: list[str], fm_lines:
         via = "attendee" if raw in attendees else "speaker"
         if owner.is_owner(address, raw) or is_owner_name(
                 owner, raw, first_name_too=bool(data.get("owner_attended"))):
+            # The owner is "I", never a page, but an attendee of the meeting all the same.
             info.mentions.append(Mention(info.path, line, raw, PERSON, "owner", email=address,
-                                         date=info.date))
+                                         roles=(via,), date=info.date))
             continue
         name = nm.clean_display_name(raw, address)
         if name is None and address is None:

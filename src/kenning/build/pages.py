@@ -48,6 +48,18 @@ _TL_SOURCE = re.compile(r"^[-*+] \d{4}.*\[source:: \[\[sources/(email|meetings|c
 EMAILS_PER_MONTH = 2
 _TL_LINE = re.compile(r"^[-*+] \d{4}(?:-\d{2}){0,2} ")  # a timeline entry, not a fact
 _WORKS_AT = re.compile(r"^[-*+] works_at:: \[\[([^\]|#]+)")
+_ATTENDING = frozenset({"attendee", "speaker"})
+# Unresolved attendee mentions that name nobody, so they are no attendee either.
+_NO_ATTENDEE = frozenset({"not-a-name", "unknown-kind", "none"})
+
+
+def _same_person_name(name: str, title: str) -> bool:
+    """True when ``name`` is ``title`` or its first word ("sam" for [[Sam Whitaker]]): the
+    attendee is already listed by their link."""
+    a, b = nm.fold(name).split(), nm.fold(title).split()
+    if not a or not b:
+        return False
+    return a == b or (len(a) == 1 and a[0] == b[0])
 
 
 def stem(path: str) -> str:
@@ -307,7 +319,7 @@ class Applier:
             if path is None:
                 continue
             self._collect(self.updates[path], m, d, domain_org, sig_org)
-        self._meetings(mentions, targets)
+        self._meetings(mentions, decisions, targets)
         rows = []
         first_of: set[str] = set()
         for m, d, path in zip(mentions, decisions, targets, strict=True):
@@ -426,21 +438,39 @@ class Applier:
             return None
         return link(self.meeting_path(info), _clean(info.title))
 
-    def _meetings(self, mentions: list[Mention], targets: list[str | None]) -> None:
-        by_source: dict[str, list[str]] = defaultdict(list)
-        for m, path in zip(mentions, targets, strict=True):
-            if path and m.kind == PERSON and m.via in ("attendee", "speaker") \
-                    and path not in by_source[m.source]:
-                by_source[m.source].append(path)
+    def _meetings(self, mentions: list[Mention], decisions: list[Decision],
+                  targets: list[str | None]) -> None:
+        # Every attendee and speaker, in order: a link to their page, or, when the build could
+        # not tell whose page it is (a first name alone, the owner), their name as plain text —
+        # an attendee all the same, never a guessed link.
+        by_source: dict[str, list[tuple[str | None, str]]] = defaultdict(list)
+        for m, d, path in zip(mentions, decisions, targets, strict=True):
+            if m.kind != PERSON or not (m.via in _ATTENDING or (
+                    m.via == "owner" and _ATTENDING.intersection(m.roles))):
+                continue
+            if path is None and (d.rule in _NO_ATTENDEE or str(d.rule).startswith("not-a-")
+                                 or not (m.name or m.text).strip()):
+                continue
+            entry = (path, "" if path else nm.normalize_space(m.name or m.text))
+            if entry not in by_source[m.source]:
+                by_source[m.source].append(entry)
         for source, people in by_source.items():
             info = self.infos[source]
             path = self.meeting_path(info)
-            if info.bulk or (path not in self.updates and not self.ws.exists(path) and not people):
+            if info.bulk or (path not in self.updates and not self.ws.exists(path)
+                             and not any(p for p, _ in people)):
                 continue
             u = self._update(path, "meeting", _clean(info.title) or stem(path),
                              new=not self.ws.exists(path))
             u.seen(info.date)
-            for p in people:
+            linked = {p for p, _ in people if p}
+            for p, name in people:
+                if p is None:
+                    if not any(_same_person_name(name, self.updates[q].title
+                                                 if q in self.updates else stem(q))
+                               for q in linked):
+                        u.add(u.attendees, name)
+                    continue
                 title = self.updates[p].title if p in self.updates else stem(p)
                 u.add(u.attendees, link(p, title))
             if info.date:  # a timeline line needs a date; an undated transcript has none
