@@ -354,3 +354,13 @@ def test_qmsum_real_transcripts(vault: Vault) -> None:
     again = _sync(vault.root, QMSUM)
     assert again["unchanged"] == 35 and again["created"] == again["appended"] == 0
     assert _snapshot(vault.root) == snap
+
+
+def test_the_date_in_a_file_name_is_the_first_real_one() -> None:
+    from kenning.sources.meetings.parse import date_in_name
+
+    # "1954_20…" is no date; the call's own date follows it.
+    assert date_in_name("one-off-1954_2026-03-05_001")[0] == "2026-03-05"
+    assert date_in_name("2026-03-02 Weekly sync") == ("2026-03-02", "Weekly sync")
+    assert date_in_name("20260302 standup")[0] == "2026-03-02"
+    assert date_in_name("notes 1954") == (None, "notes 1954")

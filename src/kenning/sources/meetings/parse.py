@@ -174,17 +174,19 @@ def parse_when(value: Any) -> datetime | None:
 
 def date_in_name(stem: str) -> tuple[str | None, str]:
     """(YYYY-MM-DD, the rest of the name) when the file name holds a date."""
-    m = re.search(r"(?<!\d)(\d{4})[-_.]?(\d{2})[-_.]?(\d{2})(?!\d)", stem)
-    if not m:
-        return None, stem
-    try:
-        found = date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
-    except ValueError:
-        return None, stem
-    if not 1970 <= found.year <= 2100:
-        return None, stem
-    rest = (stem[: m.start()] + " " + stem[m.end():]).strip(" _-.")
-    return found.isoformat(), rest
+    # The first run of digits that is a real date: "one-off-1954_2026-03-05_001" is 2026-03-05,
+    # not the impossible 1954-20-26 its first digits would make.
+    for m in re.finditer(r"(?=(?<!\d)(\d{4})[-_.]?(\d{2})[-_.]?(\d{2})(?!\d))", stem):
+        try:
+            found = date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+        except ValueError:
+            continue
+        if not 1970 <= found.year <= 2100:
+            continue
+        end = m.end(3)
+        rest = (stem[: m.start()] + " " + stem[end:]).strip(" _-.")
+        return found.isoformat(), rest
+    return None, stem
 
 
 # -- speaker lines -----------------------------------------------------------------------------
