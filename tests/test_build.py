@@ -356,7 +356,7 @@ def test_strictness_high_and_bulk(tmp_path: Path) -> None:
     assert [e.text for e in pat.timeline] == ["Wrote in email “Follow-up”"]
     assert "2 email threads (wrote 1)" in pat.summary
     m = page(root, "meetings/2026-03-04 Weekly sync.md")
-    assert m.frontmatter["attendees"] == ["[[Dana Fox]]"]
+    assert m.frontmatter["attendees"] == ["Alex Morgan", "[[Dana Fox]]"]  # the owner, by name
     assert "Attended [[2026-03-04 Weekly sync|Weekly sync]]" in page(root, "people/Dana Fox.md") \
         .timeline[0].text
 

@@ -73,6 +73,28 @@ def test_a_display_name_that_names_a_group_is_a_role_account() -> None:
     assert nm.address_problem("tsales@acme.com", "Tom Sales") is None
 
 
+def test_a_role_word_as_display_name_is_no_name() -> None:
+    # Charlotte sending as "Webmaster" is not a person called Webmaster.
+    assert nm.clean_display_name("Webmaster", "charlotte@wptf.org") is None
+    assert nm.clean_display_name("Sales") is None
+    assert nm.clean_display_name("Tom Sales") == "Tom Sales"
+    # A name written as a handle is the name.
+    assert nm.clean_display_name("Ann.Cohn", "ann.cohn@sce.com") == "Ann Cohn"
+    assert nm.clean_display_name("Jane_Doe") == "Jane Doe"
+
+
+@pytest.mark.parametrize(("domain", "name"), [
+    ("caithnessenergy.com", "Caithness Energy"), ("bluefincapital.com", "Bluefin Capital"),
+    ("northwindlabs.io", "Northwind Labs"), ("duke-energy.com", "Duke Energy"),
+    ("pjm.com", "PJM"),
+    # The rest would not be a word of its own: no guessed syllables.
+    ("calwind.com", "Calwind"), ("velaw.com", "Velaw"), ("newpower.com", "Newpower"),
+    ("energy.com", "Energy"),
+])
+def test_a_run_together_domain_reads_as_a_name(domain: str, name: str) -> None:
+    assert nm.name_from_domain(domain) == name
+
+
 def test_exchange_encapsulations_are_decoded() -> None:
     assert nm.clean_address("IMCEANOTES-james+2Edoty+40bakerbotts+2Ecom+40ENRON@ENRON.com") \
         == "james.doty@bakerbotts.com"

@@ -46,6 +46,7 @@ _EMAIL_NOTE = re.compile(r"\((?:e-?mail|email|e-mail address)\)", re.IGNORECASE)
 _NOTES_PATH = re.compile(r"^([^/@<>]+?)/[A-Z0-9]{2,}(?:/[A-Z0-9]+)*(?:@[\w.-]+)?$")
 _ADDRESS = re.compile(r"[\w.+'-]+@[\w-]+(?:\.[\w-]+)+")
 _SPACES = re.compile(r"\s+")
+_DOTTED_NAME = re.compile(r"[A-Z][a-z]+(?:[._][A-Z][a-z]+)+")
 GENERIC_NAMES = frozenset({
     "user", "assistant", "system", "tool", "human", "ai", "bot", "me", "you", "unknown",
     "speaker", "them", "guest", "host", "moderator", "everyone", "all", "team", "admin",
@@ -105,10 +106,12 @@ def clean_display_name(name: str | None, address: str | None = None) -> str | No
     text = text.strip().strip("'\"` ,;").strip()
     if not text or "@" in text or _ADDRESS.search(text):
         return None
+    if _DOTTED_NAME.fullmatch(text):
+        text = re.sub(r"[._]", " ", text)  # "Ann.Cohn", "Jane_Doe": a name written as a handle
     if not any(ch.isalpha() for ch in text):
         return None
-    if fold(text) in GENERIC_NAMES:
-        return None
+    if fold(text) in GENERIC_NAMES or fold(text) in ROLE_WORDS:
+        return None  # "Webmaster", "Sales" for a person's address: a role, not their name
     if address and text == address.split("@", 1)[0] and not text[:1].isupper():
         return None  # "jsmith" for jsmith@x.com says nothing the address does not
     return text
@@ -521,7 +524,29 @@ def name_from_domain(domain: str) -> str:
         words.pop()  # marathon-com.com → Marathon, hgp-inc.com → HGP
     if len(words) == 1 and len(words[0]) <= 4 and words[0].isalpha():
         return words[0].upper()  # pjm.com → PJM, ibm.com → IBM
+    if len(words) == 1:
+        words = _split_org_word(words[0])
     return " ".join(w.capitalize() for w in words) or domain
+
+
+# Words an organization's run-together domain label often ends with: split off, the label
+# reads as the name ("caithnessenergy" → Caithness Energy, "bluefincapital" → Bluefin
+# Capital). The rest must be a word of its own (five letters or more), so "calwind" or
+# "velaw" stay whole rather than be cut into syllables.
+_ORG_TAIL_WORDS = ("energy", "power", "capital", "partners", "group", "ventures", "labs",
+                   "bank", "consulting", "networks", "solutions", "technologies", "software",
+                   "health", "insurance", "holdings", "industries", "resources", "electric",
+                   "utilities", "solar", "trading", "securities", "financial", "investments",
+                   "foundation", "institute", "associates", "advisors", "systems", "media")
+
+
+def _split_org_word(label: str) -> list[str]:
+    for tail in _ORG_TAIL_WORDS:
+        head = label[: -len(tail)]
+        if label.endswith(tail) and len(head) >= 5 and head.isalpha() \
+                and re.search(r"[aeiouy]", head):
+            return [head, tail]
+    return [label]
 
 
 # Webmail providers by their own label, whatever the top-level domain (gmx.at, yahoo.es,

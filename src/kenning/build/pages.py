@@ -858,7 +858,8 @@ def summary_for(kind: str, title: str, text: str, data: dict[str, Any],
         if org:
             m = _LINK_VALUE.search(org)
             org_name = (m.group(2) or m.group(1)).strip() if m else org
-        head = f"{role} at {org_name}" if role and org_name else role or org_name or "person"
+        # No role or organization known: the counts say it ("Ann Lee — 2 email threads").
+        head = f"{role} at {org_name}" if role and org_name else role or org_name or ""
     elif kind == ORGANIZATION:
         domains = _list(data.get("domains"))
         head = "organization" + (f" ({', '.join(domains)})" if domains else "")
@@ -874,6 +875,8 @@ def summary_for(kind: str, title: str, text: str, data: dict[str, Any],
     tail = ", ".join(parts)
     if last:
         tail = f"{tail}, last seen {last}" if tail else f"last seen {last}"
+    if not head:
+        return f"{_clean(title)} — {tail or 'person'}."
     return f"{_clean(title)} — {head}" + (f"; {tail}." if tail else ".")
 
 
