@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from kenning.errors import KenningError
 from kenning.index import db as dbm
-from kenning.vault.layout import iter_vault_files
+from kenning.vault.layout import vault_files
 
 if TYPE_CHECKING:
     from kenning.api import Vault
@@ -95,13 +95,7 @@ def check(vault: Vault) -> Health:
 
 def _coverage(vault: Vault, health: Health) -> None:
     db = vault.db
-    disk: dict[str, Any] = {}
-    others: set[str] = set()
-    for found in iter_vault_files(vault.root, vault.config.exclude):
-        if found.attachment:
-            others.add(found.path)
-        else:
-            disk[found.path] = found
+    disk, others = vault_files(vault.root, vault.config.exclude)
     known = {r[0]: r for r in db.execute("SELECT path, size, mtime_ns, status, reason FROM files")}
     missing = sorted(set(disk) - set(known))
     gone = sorted(set(known) - set(disk))

@@ -41,7 +41,7 @@ from kenning.index.vectors import EmbedReport, bump_version, embed_text, text_ha
 from kenning.vault import frontmatter
 from kenning.vault.frontmatter import key_line
 from kenning.vault.fsio import UnreadableFile, decode_markdown, too_large
-from kenning.vault.layout import Config, FoundFile, daily_log_date, iter_vault_files
+from kenning.vault.layout import Config, FoundFile, daily_log_date, vault_files
 from kenning.vault.page import Page, parse_page, text_lines
 
 # Bump when chunking or the embedded text of a chunk changes: existing indexes re-derive.
@@ -182,13 +182,7 @@ class Indexer:
                 # (vectors of texts that stay the same are kept by their hash).
                 db.execute("UPDATE files SET mtime_ns = -1, hash = ''")
                 dbm.set_meta(db, "derivation", DERIVATION)
-        on_disk: dict[str, FoundFile] = {}
-        attachments: set[str] = set()
-        for found in iter_vault_files(self.root, self.config.exclude):
-            if found.attachment:
-                attachments.add(found.path)
-            else:
-                on_disk[found.path] = found
+        on_disk, attachments = vault_files(self.root, self.config.exclude)
         report.scanned = len(on_disk)
         known = {
             row[1]: row

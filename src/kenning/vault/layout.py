@@ -166,6 +166,19 @@ def iter_vault_files(root: Path, exclude: tuple[str, ...] = ()) -> Iterator[Foun
     return _walk(root, exclude, None, attachments=True)
 
 
+def vault_files(root: Path, exclude: tuple[str, ...] = ()) -> tuple[dict[str, FoundFile],
+                                                                    set[str]]:
+    """The vault's Markdown files by path, and the paths of its other files (attachments)."""
+    pages: dict[str, FoundFile] = {}
+    attachments: set[str] = set()
+    for found in iter_vault_files(root, exclude):
+        if found.attachment:
+            attachments.add(found.path)
+        else:
+            pages[found.path] = found
+    return pages, attachments
+
+
 def _walk(root: Path, exclude: tuple[str, ...], limit: int | None,
           attachments: bool) -> Iterator[FoundFile]:
     root_real = os.path.realpath(root)

@@ -148,6 +148,18 @@ def _blank(match: re.Match[str]) -> str:
     return _NOT_NL.sub(" ", match.group(0))
 
 
+def _blank_code(chunk: str) -> str:
+    """``chunk`` with code spans, HTML comments and $math$ blanked out (lines and columns kept):
+    Obsidian reads no link and no tag inside them."""
+    if "`" in chunk:
+        chunk = _CODE_SPAN.sub(_blank, chunk)
+    if "<!--" in chunk:
+        chunk = _COMMENT.sub(_blank, chunk)
+    if "$" in chunk:
+        chunk = _MATH.sub(_blank, chunk)
+    return chunk
+
+
 def extract_links(lines: list[str], text_ranges: tuple[tuple[int, int], ...],
                   first_line: int) -> tuple[Link, ...]:
     """Wikilinks and vault Markdown links in ``text_ranges``; ``lines[0]`` is ``first_line``."""
@@ -157,12 +169,7 @@ def extract_links(lines: list[str], text_ranges: tuple[tuple[int, int], ...],
         chunk = "\n".join(chunk_lines)
         if "[" not in chunk:
             continue
-        if "`" in chunk:
-            chunk = _CODE_SPAN.sub(_blank, chunk)
-        if "<!--" in chunk:
-            chunk = _COMMENT.sub(_blank, chunk)
-        if "$" in chunk:
-            chunk = _MATH.sub(_blank, chunk)
+        chunk = _blank_code(chunk)
         starts = [0]
         for piece in chunk_lines[:-1]:
             starts.append(starts[-1] + len(piece) + 1)
@@ -236,11 +243,7 @@ def extract_tags(lines: list[str], text_ranges: tuple[tuple[int, int], ...],
         chunk_lines = lines[start - first_line : end - first_line + 1]
         if not any("#" in line for line in chunk_lines):
             continue
-        chunk = "\n".join(chunk_lines)
-        if "`" in chunk:
-            chunk = _CODE_SPAN.sub(_blank, chunk)
-        if "<!--" in chunk:
-            chunk = _COMMENT.sub(_blank, chunk)
+        chunk = _blank_code("\n".join(chunk_lines))
         if "[[" in chunk:
             chunk = WIKILINK.sub(_blank, chunk)
         if "](" in chunk:
