@@ -276,9 +276,13 @@ def _v5(db: sqlite3.Connection) -> None:
         CREATE INDEX tags_page ON tags(page_id);
         -- The summary may come from frontmatter or a first paragraph: its own first line.
         ALTER TABLE pages ADD COLUMN summary_start INTEGER;
-        -- Headings that start inside a chunk, JSON [[line, heading path], ...] (NULL: none), so
-        -- a hit is named by the section of the line it cites.
-        ALTER TABLE chunks ADD COLUMN sections TEXT;
+        -- Headings that start inside a chunk, JSON [[line, heading path], ...], so a hit is named
+        -- by the section of the line it cites. A table of its own (only chunks that have some):
+        -- in chunks it would widen every row the lexical arm reads.
+        CREATE TABLE chunk_sections (
+            chunk_id INTEGER PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE,
+            sections TEXT NOT NULL
+        );
         -- Titles, summaries and tags follow new rules: re-parse every file on the next run.
         UPDATE files SET mtime_ns = -1, hash = '';
         """,

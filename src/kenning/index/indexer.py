@@ -363,40 +363,42 @@ class Indexer:
             body = lines[max(chunk.start_line, page.body_start) - 1 : chunk.end_line]
             digest = text_hash(embed_text(page.title, chunk.heading, body))
             cur = db.execute(
-                "INSERT INTO chunks(page_id, ord, heading, start_line, end_line, words, text_hash,"
-                " sections) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO chunks(page_id, ord, heading, start_line, end_line, words, text_hash)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (page_id, chunk.ord, chunk.heading, chunk.start_line, chunk.end_line,
-                 chunk.words, digest,
-                 json.dumps(chunk.sections, ensure_ascii=False) if chunk.sections else None))
+                 chunk.words, digest))
+            if chunk.sections:
+                db.execute("INSERT INTO chunk_sections(chunk_id, sections) VALUES (?, ?)",
+                           (cur.lastrowid, json.dumps(chunk.sections, ensure_ascii=False)))
             cjk = "\n".join(filter(None, (cjk_title, cjk_column(chunk.text))))
             db.execute("INSERT INTO chunks_fts(rowid, title, heading, body, cjk)"
                        " VALUES (?, ?, ?, ?, ?)",
                        (cur.lastrowid, title_text, chunk.heading, chunk.text, cjk))
 
-        db.executemany(
-            "INSERT INTO facts(page_id, line, relation, target, text, valid_from, valid_to,"
+        _insert_many(
+            db, "INSERT INTO facts(page_id, line, relation, target, text, valid_from, valid_to,"
             " status, successor, epistemic, confidence, source, recorded, expired)"
             " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             [(page_id, f.line, f.relation, f.target, f.text, date_floor(f.valid_from),
               date_ceiling(f.valid_to), f.status, f.successor, f.epistemic, f.confidence,
               f.source, date_floor(f.recorded), date_floor(f.expired)) for f in page.facts])
-        db.executemany(
-            "INSERT INTO timeline(page_id, line, date, text, source) VALUES (?,?,?,?,?)",
+        _insert_many(
+            db, "INSERT INTO timeline(page_id, line, date, text, source) VALUES (?,?,?,?,?)",
             [(page_id, t.line, t.date, t.text, t.source) for t in page.timeline])
         day = page_date(page)
-        db.executemany(
-            "INSERT INTO retained(page_id, line, kind, entities, confidence, text, date)"
+        _insert_many(
+            db, "INSERT INTO retained(page_id, line, kind, entities, confidence, text, date)"
             " VALUES (?,?,?,?,?,?,?)",
             [(page_id, r.line, r.kind, json.dumps(list(r.entities), ensure_ascii=False),
               r.confidence, r.text, day) for r in page.retain])
-        db.executemany(
-            "INSERT INTO tags(page_id, tag, norm, line) VALUES (?,?,?,?)",
+        _insert_many(
+            db, "INSERT INTO tags(page_id, tag, norm, line) VALUES (?,?,?,?)",
             [(page_id, t.name, t.name.casefold(), t.line) for t in page.tags])
-        db.executemany(
-            "INSERT INTO problems(file_id, line, code, field, message) VALUES (?,?,?,?,?)",
+        _insert_many(
+            db, "INSERT INTO problems(file_id, line, code, field, message) VALUES (?,?,?,?,?)",
             [(page_id, p.line, p.code, p.field, p.message) for p in page.problems])
-        db.executemany("INSERT INTO anchors(page_id, anchor) VALUES (?, ?)",
-                       [(page_id, a) for a in sorted(page_anchors(page))])
+        _insert_many(db, "INSERT INTO anchors(page_id, anchor) VALUES (?, ?)",
+                     [(page_id, a) for a in sorted(page_anchors(page))])
 
         edges = extract_edges(page, frontmatter_key_lines(page))
         db.executemany(
@@ -521,6 +523,13 @@ class Indexer:
                     f" AND norm IN ({marks})", part):
                 found.setdefault(norm, []).append((priority, page_id))
         return found
+
+
+def _insert_many(db: sqlite3.Connection, sql: str, rows: list[tuple[Any, ...]]) -> None:
+    """``executemany`` that costs nothing when there is nothing to insert (most pages have no
+    facts, timeline, tags or problems)."""
+    if rows:
+        db.executemany(sql, rows)
 
 
 def _edge_row(page_id: int, e: Edge) -> tuple[Any, ...]:

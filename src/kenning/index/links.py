@@ -15,6 +15,7 @@ both, since Obsidian shows such links as unresolved.
 
 from __future__ import annotations
 
+import functools
 import posixpath
 import re
 import unicodedata
@@ -47,6 +48,7 @@ class Resolved:
 UNRESOLVED = Resolved("unresolved")
 
 
+@functools.lru_cache(maxsize=65536)  # a first index compares each name many times
 def norm_name(name: str) -> str:
     """How names compare when resolving links: NFC, case-folded, spaces collapsed, no ``.md``."""
     text = unicodedata.normalize("NFC", name).strip().replace("\\", "/")

@@ -985,8 +985,9 @@ def _title_hit(db: sqlite3.Connection, page_id: int) -> list[Hit]:
                      " WHERE id = ?", (page_id,)).fetchone()
     start = row[0] or row[3] or 1
     end = max(start, row[1] or start)
-    chunk = db.execute("SELECT id, heading, sections FROM chunks WHERE page_id = ?"
-                       " AND start_line <= ? ORDER BY start_line DESC LIMIT 1",
+    chunk = db.execute("SELECT c.id, c.heading, s.sections FROM chunks c"
+                       " LEFT JOIN chunk_sections s ON s.chunk_id = c.id WHERE c.page_id = ?"
+                       " AND c.start_line <= ? ORDER BY c.start_line DESC LIMIT 1",
                        (page_id, start)).fetchone()
     heading = heading_at(chunk[1], json.loads(chunk[2] or "[]"), start) if chunk else ""
     return [Hit(chunk[0] if chunk else 0, start, end, heading, 0.0, _clip(row[2] or ""))]
@@ -999,8 +1000,8 @@ def _chunk_sections(db: sqlite3.Connection, chunk_ids: list[int]
         return {}
     marks = ",".join("?" * len(chunk_ids))
     return {r[0]: (r[1], json.loads(r[2])) for r in db.execute(
-        f"SELECT id, heading, sections FROM chunks WHERE id IN ({marks})"
-        " AND sections IS NOT NULL", chunk_ids)}
+        "SELECT c.id, c.heading, s.sections FROM chunk_sections s JOIN chunks c"
+        f" ON c.id = s.chunk_id WHERE s.chunk_id IN ({marks})", chunk_ids)}
 
 
 def _name_sections(hits: list[Hit], sections: dict[int, tuple[str, list[Any]]]) -> list[Hit]:
