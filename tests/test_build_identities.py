@@ -186,6 +186,22 @@ def test_one_person_several_addresses_at_one_organization(tmp_path: Path) -> Non
     assert pages["Steve Keane"].frontmatter["emails"] == ["skeane@enron.com"]
 
 
+def test_a_nameless_address_joins_by_any_name_of_the_person(tmp_path: Path) -> None:
+    # One of Mark's addresses shows "Mark Haedicke", another "Mark E Haedicke": e..haedicke@
+    # (a Notes form: middle initial and surname) spells the second, and is Mark too.
+    root = vault(tmp_path)
+    email(root, "a", "One", "2001-01-02",
+          [("Mark Haedicke", "mark.e.haedicke@enron.com", "from"), ALEX])
+    email(root, "b", "Two", "2001-01-03",
+          [("Mark E Haedicke", "mark.haedicke@enron.com", "from"), ALEX])
+    email(root, "c", "Three", "2001-01-04", [("Jeff Dasovich", "jeff.dasovich@enron.com", "from"),
+                                             ("", "e..haedicke@enron.com", "to")])
+    build(root)
+    [title] = with_email(root, "mark.haedicke@enron.com")
+    assert sorted(people(root)[title].frontmatter["emails"]) == [
+        "e..haedicke@enron.com", "mark.e.haedicke@enron.com", "mark.haedicke@enron.com"]
+
+
 def test_the_same_name_at_two_organizations_is_two_people(tmp_path: Path) -> None:
     root = vault(tmp_path)
     email(root, "a", "One", "2001-01-02", [("David Parker", "dparker@acme.com", "from"), ALEX])

@@ -341,29 +341,32 @@ def _cluster(addresses: list[str], best: dict[str, nm.PersonName | None], uf: _U
                     # Each address spells the other's name (skean for Steven Kean,
                     # steven.kean for Steve Kean): a shared nickname alone is not enough.
                     uf.union(a, b)
-    # Addresses with no name: the one person whose name the local part spells.
-    people: dict[str, nm.PersonName] = {}
+    # Addresses with no name: the one person whose name the local part spells, by any of the
+    # forms that person's addresses carry (e..haedicke@ spells "Mark E Haedicke", not the
+    # "Mark Haedicke" another of his addresses shows).
+    people: dict[str, list[nm.PersonName]] = defaultdict(list)
     for a in named:
         q = best[a]
         assert q is not None
-        people.setdefault(uf.find(a), q)
+        people[uf.find(a)].append(q)
     surnames: dict[str, set[str]] = defaultdict(set)
-    for root, q in people.items():
-        surnames[q.last].add(root)
+    for root, forms in people.items():
+        for q in forms:
+            surnames[q.last].add(root)
     for a in addresses:
         if best.get(a) is not None:
             continue
         local = a.rsplit("@", 1)[0]
         full, surname = set(), set()
-        for root, q in people.items():
-            how = nm.local_part_fits(local, q)
-            if how == "full":
+        for root, forms in people.items():
+            hows = {nm.local_part_fits(local, q) for q in forms}
+            if "full" in hows:
                 full.add(root)
-            elif how == "surname":
+            elif "surname" in hows:
                 surname.add(root)
         if len(full) == 1:
             uf.union(a, next(iter(full)))
         elif not full and len(surname) == 1:
             root = next(iter(surname))
-            if len(surnames[people[root].last]) == 1:
+            if all(len(surnames[q.last]) == 1 for q in people[root]):
                 uf.union(a, root)
