@@ -25,6 +25,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from kenning.build.pages import first_h1
 from kenning.build.rename import Target, _key, rewrite_links, rewrite_text
 from kenning.build.state import BuildState, read_log
 from kenning.build.workspace import Workspace
@@ -39,7 +40,6 @@ from kenning.vault.layout import (
     slug_file_name,
 )
 
-_H1 = re.compile(r"^# (.+?)\s*#*\s*$")
 _CITED_SOURCE = re.compile(r"\[\[(sources/meetings/[^\]#|]+)[#|\]]")
 _DATED = re.compile(r"^(\d{4}-\d{2}-\d{2})-(.+)$")
 
@@ -74,15 +74,9 @@ def kenning_pages(root: Path, state: BuildState, ws: Workspace) -> dict[str, str
 
 
 def title_line(text: str) -> str | None:
-    """The page's H1 (the title Kenning wrote), None without one."""
+    """The page's first-line H1 (the title Kenning wrote), None without one."""
     block = fmod.locate(text)
-    lines = text.split("\n")
-    start = block.body_start - 1 if block is not None and block.close_line else 0
-    for line in lines[start:]:
-        m = _H1.match(line.rstrip("\r"))
-        if m:
-            return m.group(1).strip()
-    return None
+    return first_h1(text, block.body_start if block is not None and block.close_line else 1)
 
 
 def title_name(path: str, text: str) -> str | None:

@@ -89,20 +89,23 @@ def _list(value: Any) -> list[str]:
     return [str(value).strip()] if str(value).strip() else []
 
 
+def first_h1(text: str, body_start: int) -> str | None:
+    """The H1 on the first non-blank line of the body (where Kenning writes a page's name), or
+    None; a later H1 is a section, never a name."""
+    for line in text.split("\n")[body_start - 1:]:
+        if line.strip():
+            m = _H1.match(line.rstrip("\r"))
+            return m.group(1).strip() if m else None
+    return None
+
+
 def title_of(text: str, body_start: int, data: dict[str, Any], path: str) -> str:
-    """The name an entity goes by: the page's first-line H1 (Kenning writes the name there; the
-    file name may carry a ` 2` suffix or a character no file system holds), else its title by
-    the one rule (``title:``, else the file name). A later H1 is a section, never a name."""
+    """The name an entity goes by: the page's first-line H1 (the file name may carry a ` 2`
+    suffix or a character no file system holds), else its title by the one rule (``title:``,
+    else the file name)."""
     from kenning.vault.page import page_title
 
-    for line in text.split("\n")[body_start - 1:]:
-        if not line.strip():
-            continue
-        m = _H1.match(line.rstrip("\r"))
-        if m:
-            return m.group(1).strip()
-        break
-    return page_title(data, path)
+    return first_h1(text, body_start) or page_title(data, path)
 
 
 # -- the compact entity index --------------------------------------------------------------
