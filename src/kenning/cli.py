@@ -119,10 +119,9 @@ class _Bars:
 
 
 @contextmanager
-def _progress(enabled: bool, label: str) -> Iterator[_Bars | None]:
-    if not enabled:
-        yield None
-        return
+def _progress(label: str) -> Iterator[_Bars]:
+    """Progress on stderr in every mode (a bar on a terminal, lines elsewhere): ``--json``
+    changes only stdout."""
     with rich_progress() as bar:
         yield _Bars(bar, label)
 
@@ -170,12 +169,9 @@ def _run_index(ctx: click.Context, wait: float, as_json: bool, embed: bool, *,
                rebuild: bool) -> None:
     vault = _open(ctx)
     label, verb = ("Rebuilding", "Rebuilt from") if rebuild else ("Indexing", "Indexed")
-    # Progress goes to stderr in every mode (a bar on a terminal, lines elsewhere): `--json`
-    # changes only stdout.
-    with _progress(True, label) as bars:
+    with _progress(label) as bars:
         run = vault.rebuild if rebuild else vault.index
-        report = run(bars.files if bars else None, wait=wait, embed=embed,
-                     embed_progress=bars.vectors if bars else None)
+        report = run(bars.files, wait=wait, embed=embed, embed_progress=bars.vectors)
     if as_json:
         _emit(_report_dict(report))
     else:
@@ -622,11 +618,11 @@ def eval_locomo(path: Path, modes: tuple[str, ...], budgets: tuple[int, ...],
         audit_path = locomo.default_audit_path(path)
         if audit_path is None:
             raise click.BadParameter(f"no audit/errors.json next to {path}", param_hint="--audit")
-    with _progress(True, "Questions") as bars:
+    with _progress("Questions") as bars:
         result = locomo.run_locomo(
             path, modes=modes or locomo.DEFAULT_MODES, budgets=budgets or locomo.DEFAULT_BUDGETS,
             conversations=list(conversations) or None, audit=audit_path, workdir=workdir,
-            limit=limit, progress=(lambda d, t, m: bars.files(d, t, m)) if bars else None)
+            limit=limit, progress=lambda d, t, m: bars.files(d, t, m))
     click.echo(locomo.to_json(result) if as_json else locomo.format_report(result))
 
 
@@ -646,10 +642,10 @@ def eval_resolution(path: Path, enron: bool, workdir: Path | None, batch_size: i
     Prints B-cubed and pairwise precision/recall and the worst merges and splits; nothing is
     written in PATH. The corpus format is documented in kenning.evaluate.resolution.
     """
-    from kenning.cli_common import LineProgress
+    from kenning.cli_common import progress_every
     from kenning.evaluate import resolution
 
-    quiet = not sys.stderr.isatty() and LineProgress().every <= 0
+    quiet = not sys.stderr.isatty() and progress_every() <= 0
 
     def say(what: str) -> None:
         if not quiet:

@@ -76,7 +76,7 @@ def register(main: click.Group) -> None:
         # With an `llm:` config the model decides each batch (validated, with the deterministic
         # resolver as its suggestion and fallback); without one nothing changes.
         resolver = make_resolver(root)
-        with progress_bar(True, "Building", "sources") as progress:
+        with progress_bar("Building", "sources") as progress:
             report = run_build(root, batch_size=batch_size, dry_run=dry_run, progress=progress,
                                resolver=resolver)
         if resolver is not None:

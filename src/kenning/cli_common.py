@@ -59,6 +59,16 @@ def rich_progress() -> Any:
                     transient=True, console=Console(stderr=True))
 
 
+def progress_every() -> float:
+    """Seconds between progress lines off a terminal: ``KENNING_PROGRESS_EVERY``, else 5."""
+    import os
+
+    try:
+        return float(os.environ.get(PROGRESS_EVERY_ENV, PROGRESS_EVERY))
+    except ValueError:
+        return PROGRESS_EVERY
+
+
 class LineProgress:
     """Progress off a terminal: a line on stderr every few seconds and one at the end, e.g.
     ``index: embedding 1,200/5,300 chunks (9.4/s, ETA 7m18s)``. The same calls as rich's
@@ -66,14 +76,7 @@ class LineProgress:
     ``--json`` output stays clean. ``KENNING_PROGRESS_EVERY`` sets the seconds (0: silent)."""
 
     def __init__(self, every: float | None = None, command: str | None = None) -> None:
-        import os
-
-        if every is None:
-            try:
-                every = float(os.environ.get(PROGRESS_EVERY_ENV, PROGRESS_EVERY))
-            except ValueError:
-                every = PROGRESS_EVERY
-        self.every = every
+        self.every = progress_every() if every is None else every
         self.command = command if command is not None else _command_name()
         self.tasks: list[dict[str, Any]] = []
 
@@ -169,12 +172,9 @@ def _command_name() -> str:
 
 
 @contextmanager
-def progress_bar(enabled: bool, label: str, unit: str = "") -> Iterator[Update | None]:
+def progress_bar(label: str, unit: str = "") -> Iterator[Update]:
     """Progress on stderr (a bar on a terminal, lines elsewhere) with count, rate and ETA and
-    the current item; None when disabled."""
-    if not enabled:
-        yield None
-        return
+    the current item. Every mode shows it: ``--json`` changes only stdout."""
     with rich_progress() as bar:
         task = bar.add_task(label, total=None, item="", unit=unit)
 

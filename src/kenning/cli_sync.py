@@ -22,8 +22,7 @@ if TYPE_CHECKING:
 def _run(ctx: click.Context, label: str, as_json: bool,
          call: Callable[[Path, Progress | None], SyncReport]) -> None:
     root = vault_root(ctx)
-    # Progress on stderr in every mode (a bar on a terminal, lines elsewhere).
-    with progress_bar(True, label, "messages" if label == "Email" else "") as progress:
+    with progress_bar(label, "messages" if label == "Email" else "") as progress:
         report = call(root, progress)
     if as_json:
         emit(report.as_dict())
