@@ -25,6 +25,7 @@ from kenning.build.mentions import ORGANIZATION, PERSON, PROJECT, TOPIC, Mention
 from kenning.build.resolve import Decision, Entity, EntityIndex, identity_keys
 from kenning.build.state import BuildState
 from kenning.build.workspace import Workspace
+from kenning.errors import VocabularyError
 from kenning.vault import frontmatter as fmod
 from kenning.vault.layout import entity_path, free_path, meeting_file_name, name_key
 from kenning.vault.page import (
@@ -538,15 +539,16 @@ class Applier:
     def _may_edit(self, path: str, text: str) -> bool:
         """A page Kenning created, or a typed entity page; a person's untyped note is only
         read (its mentions still resolve to it)."""
-        if self.owned is None or path in self.owned:
-            return True
-        from kenning.vault.created import KENNING_KINDS
+        from kenning.vault.created import may_write
 
+        if self.owned is None or path in self.owned:
+            return True  # no frontmatter to read
         raw = fmod.read(text).data.get("type")
         try:
-            return isinstance(raw, str) and vocabulary.entity_type(raw) not in KENNING_KINDS
-        except Exception:
-            return False
+            folded = vocabulary.entity_type(raw) if isinstance(raw, str) else None
+        except VocabularyError:
+            folded = None  # a type outside the vocabulary: not Kenning's format
+        return may_write(path, folded, self.owned)
 
     def _frontmatter(self, u: Update) -> dict[str, Any]:
         data: dict[str, Any] = {"type": u.type}

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from kenning import vocabulary
 from kenning.errors import KenningError, UnsafePath, VocabularyError
-from kenning.vault.created import KENNING_KINDS
+from kenning.vault.created import may_write
 from kenning.vault.fsio import atomic_write_text, decode_markdown, resolve_inside
 from kenning.vault.layout import (
     ENTITY_FOLDERS,
@@ -222,7 +222,7 @@ def not_kennings(path: str, page: Page, created: Any) -> str | None:
     and the owned sections of a typed entity page (frontmatter ``type:`` from the vocabulary,
     the format of docs/vault-format.md). Any other note is a person's: read, never written.
     """
-    if path in created or (page.type is not None and page.type not in KENNING_KINDS):
+    if may_write(path, page.type, created):
         return None
     why = "no frontmatter `type:`" if page.type is None else f"type {page.type}"
     return (f"{path} is a note of yours ({why}); Kenning reads it but never writes it")

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -28,6 +28,16 @@ VERSION = 1
 # Types of Kenning's own kinds of page (logs, sources, sessions, quick notes): a person's note
 # may carry them too (``type: note`` is common), so they do not make a page one Kenning keeps.
 KENNING_KINDS = frozenset({"daily", "source", "session", "note"})
+
+
+def may_write(path: str, entity_type: str | None, created: Container[str] | None) -> bool:
+    """Whether Kenning may write the page at ``path``: it created it (``created``, the registry;
+    None counts every page), or the page is a typed entity page in Kenning's format
+    (``entity_type``, the folded frontmatter ``type:``, not one of :data:`KENNING_KINDS`), whose
+    owned sections Kenning edits. Any other note is a person's: read, never written."""
+    if created is None or path in created:
+        return True
+    return entity_type is not None and entity_type not in KENNING_KINDS
 
 
 def read_created(root: Path) -> dict[str, dict[str, Any]]:
