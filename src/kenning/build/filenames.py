@@ -37,7 +37,7 @@ from kenning.vault.layout import (
     free_path,
     meeting_file_name,
     name_key,
-    slug_file_name,
+    slug,
 )
 
 _CITED_SOURCE = re.compile(r"\[\[(sources/meetings/[^\]#|]+)[#|\]]")
@@ -79,16 +79,22 @@ def title_line(text: str) -> str | None:
     return first_h1(text, block.body_start if block is not None and block.close_line else 1)
 
 
+def slug_named(path: str) -> bool:
+    """The file name has a slug's shape (lower case, no spaces): only such a page may still
+    carry an older Kenning's name. A name a person, or this Kenning, chose is left alone."""
+    name = path.rpartition("/")[2]
+    stem = name[:-3] if name.endswith(".md") else name
+    return stem == slug(stem)
+
+
 def title_name(path: str, text: str) -> str | None:
     """The file name the page at ``path`` gets now, when its name is the old slug form of its
     title (else None: nothing to move)."""
     title = title_line(text)
-    if not title:
+    if not title or not slug_named(path):
         return None
     folder, _, name = path.rpartition("/")
     stem = name[:-3] if name.endswith(".md") else name
-    if stem != slug_file_name(stem)[:-3]:
-        return None  # not a slug: a name a person (or this Kenning) chose
     data = fmod.read(text).data
     if folder == "meetings":
         cited = {m.group(1).rsplit("/", 1)[-1] for m in _CITED_SOURCE.finditer(text)}
@@ -109,8 +115,8 @@ def title_name(path: str, text: str) -> str | None:
 
 def _slug_of(stem: str, title: str) -> bool:
     """``stem`` is the old slug of ``title``, or it with the old ``-2`` suffix."""
-    slug = slug_file_name(title)[:-3]
-    return stem == slug or bool(re.fullmatch(re.escape(slug) + r"-\d+", stem))
+    old = slug(title)
+    return stem == old or bool(re.fullmatch(re.escape(old) + r"-\d+", stem))
 
 
 def migrate_names(ws: Workspace, state: BuildState, pages: dict[str, str]) -> \
@@ -120,6 +126,8 @@ def migrate_names(ws: Workspace, state: BuildState, pages: dict[str, str]) -> \
     moves: list[tuple[str, str]] = []
     targets: list[Target] = []
     for old in sorted(pages):
+        if not slug_named(old):
+            continue  # named by its title already: nothing to read (most pages, every build)
         text = ws.read(old)
         if text is None:
             continue

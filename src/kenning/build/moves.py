@@ -32,7 +32,7 @@ from kenning.build.mentions import PERSON, Mention
 from kenning.build.resolve import Entity, EntityIndex, _person_match, org_fits
 from kenning.build.state import BuildState
 from kenning.build.workspace import Workspace
-from kenning.vault.layout import slug_file_name
+from kenning.vault.layout import slug
 from kenning.vault.page import Fact, parse_page, replace_fact
 
 
@@ -117,7 +117,7 @@ def related(a: str, b: str) -> bool:
     unit does not end working at the company."""
     # File stems are titles ("Enron Energy Services") or an older Kenning's slugs
     # ("enron-energy-services"): compare them as slugs.
-    a, b = (slug_file_name(x.rsplit("/", 1)[-1])[:-3] for x in (a, b))
+    a, b = (slug(x.rsplit("/", 1)[-1]) for x in (a, b))
     return a == b or a.split("-", 1)[0] == b.split("-", 1)[0]
 
 
@@ -129,8 +129,8 @@ def _day_before(day: str) -> str | None:
 
 
 def _block_id(target: str) -> str:
-    slug = re.sub(r"[^A-Za-z0-9]+", "-", target.rsplit("/", 1)[-1]).strip("-").lower()
-    return f"works-{slug or 'org'}"
+    name = re.sub(r"[^A-Za-z0-9]+", "-", target.rsplit("/", 1)[-1]).strip("-").lower()
+    return f"works-{name or 'org'}"
 
 
 def supersede_works_at(text: str, path: str) -> str:

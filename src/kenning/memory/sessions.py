@@ -48,7 +48,7 @@ from kenning.memory.common import (
 )
 from kenning.vault.created import update_created
 from kenning.vault.frontmatter import read as read_frontmatter
-from kenning.vault.layout import slug_file_name
+from kenning.vault.layout import slug
 from kenning.vault.page import new_page, parse_page
 
 if TYPE_CHECKING:
@@ -74,7 +74,7 @@ def _project(p: Problems, project: str | None) -> str:
     if project is None or project == "":
         return DEFAULT_PROJECT
     name = p.name("project", project)
-    return slug_file_name(name)[:-3] if name else DEFAULT_PROJECT
+    return slug(name) if name else DEFAULT_PROJECT
 
 
 def _fit(text: str, budget: int, more: str) -> str:

@@ -29,7 +29,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import unicodedata
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -39,7 +38,7 @@ from typing import Any
 from kenning.errors import KenningError
 from kenning.vault import frontmatter
 from kenning.vault.fsio import atomic_write_text
-from kenning.vault.layout import STATE_DIR
+from kenning.vault.layout import STATE_DIR, slug
 
 SOURCES = "sources"
 SYNC_DIR = "sync"
@@ -122,15 +121,8 @@ class SyncReport:
 
 
 def slugify(text: str, limit: int = 60) -> str:
-    """A file-name-safe slug: lower case, ASCII letters kept, CJK kept, runs of others → '-'."""
-    folded = unicodedata.normalize("NFKD", text)
-    kept = []
-    for ch in folded:
-        if unicodedata.combining(ch):
-            continue
-        kept.append(ch.lower() if ch.isalnum() else "-")
-    slug = re.sub(r"-+", "-", "".join(kept)).strip("-")
-    return slug[:limit].rstrip("-") or "untitled"
+    """A file-name-safe slug of a source's title (:func:`kenning.vault.layout.slug`)."""
+    return slug(text, limit)
 
 
 def content_hash(body: str) -> str:

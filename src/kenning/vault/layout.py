@@ -338,18 +338,22 @@ def entity_file_name(title: str) -> str:
     return f"{stem}.md"
 
 
-def slug_file_name(title: str) -> str:
-    """The file name an older Kenning gave a page it created: lower case, runs of anything but
-    letters and digits become '-' (``sarah-chen.md``). Kept to find those pages and move them."""
+def slug(text: str, limit: int = 80) -> str:
+    """A lower-case slug: accents dropped, letters and digits (CJK too) kept, runs of anything
+    else one '-', at most ``limit`` characters; ``untitled`` when nothing is left."""
     import unicodedata
 
     kept = []
-    for ch in unicodedata.normalize("NFKD", title):
-        if unicodedata.combining(ch):
-            continue
-        kept.append(ch.lower() if ch.isalnum() else "-")
-    stem = "-".join(filter(None, "".join(kept).split("-")))[:80].rstrip("-")
-    return f"{stem or 'untitled'}.md"
+    for ch in unicodedata.normalize("NFKD", text):
+        if not unicodedata.combining(ch):
+            kept.append(ch.lower() if ch.isalnum() else "-")
+    return "-".join(filter(None, "".join(kept).split("-")))[:limit].rstrip("-") or "untitled"
+
+
+def slug_file_name(title: str) -> str:
+    """The file name an older Kenning gave a page it created (``sarah-chen.md``): kept to find
+    those pages and move them."""
+    return f"{slug(title)}.md"
 
 
 def entity_path(entity_type: str, title: str) -> str:

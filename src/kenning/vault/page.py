@@ -11,7 +11,6 @@ from __future__ import annotations
 import datetime as _dt
 import posixpath
 import re
-import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +19,7 @@ from kenning import vocabulary
 from kenning.errors import VocabularyError
 from kenning.vault import frontmatter as _fm
 from kenning.vault.frontmatter import FrontmatterError, set_frontmatter
+from kenning.vault.layout import slug
 from kenning.vault.markdown import (
     INLINE_TAG,
     WIKILINK,
@@ -503,19 +503,9 @@ def page_title(frontmatter: dict[str, Any], path: str, h1: str | None = None) ->
     stem = posixpath.splitext(posixpath.basename(path))[0]
     # A slug is lower case without spaces: only then is the slug worth computing.
     if h1 and h1 != stem and stem == stem.lower() and " " not in stem \
-            and _legacy_slug(h1) == stem:
+            and slug(h1) == stem:
         return h1
     return stem
-
-
-def _legacy_slug(title: str) -> str:
-    """How Kenning named entity files before it named them by title: lower case, runs of
-    anything but letters and digits as one '-', accents dropped, at most 80 characters."""
-    kept = []
-    for ch in unicodedata.normalize("NFKD", title):
-        if not unicodedata.combining(ch):
-            kept.append(ch.lower() if ch.isalnum() else "-")
-    return "-".join(filter(None, "".join(kept).split("-")))[:80].rstrip("-")
 
 
 def _same_name(a: str, b: str) -> bool:
