@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from kenning.sources.lexicon import given_names, nicknamer
+
 FREEMAIL = frozenset({
     "gmail.com", "googlemail.com", "yahoo.com", "yahoo.co.uk", "yahoo.fr", "ymail.com",
     "hotmail.com", "hotmail.co.uk", "outlook.com", "live.com", "msn.com", "aol.com", "aim.com",
@@ -397,23 +399,6 @@ def _parse_latin(text: str) -> PersonName | None:
     return PersonName(first, middle, last, title, initial, display)
 
 
-@lru_cache(maxsize=1)
-def _nicknamer() -> Any:
-    from nicknames import NickNamer
-
-    return NickNamer()
-
-
-@lru_cache(maxsize=1)
-def given_names() -> frozenset[str]:
-    """Given names known to the nicknames table (a lexicon for "First Last" in prose)."""
-    nn = _nicknamer()
-    names: set[str] = set()
-    for table in (getattr(nn, "_canonical_lookup", {}), getattr(nn, "_nickname_lookup", {})):
-        names.update(str(k) for k in table)
-    return frozenset(n for n in names if len(n) >= 3)
-
-
 @lru_cache(maxsize=65536)
 def first_names_match(a: str, b: str) -> str | None:
     """How two folded given names match: ``exact``, ``nickname``, ``initials`` or None."""
@@ -423,7 +408,7 @@ def first_names_match(a: str, b: str) -> str | None:
         return "exact"
     if len(a) == 1 or len(b) == 1:
         return "initials" if a[0] == b[0] else None
-    nn = _nicknamer()
+    nn = nicknamer()
     if b in nn.nicknames_of(a) or a in nn.nicknames_of(b):
         return "nickname"
     if b in nn.canonicals_of(a) or a in nn.canonicals_of(b):

@@ -38,7 +38,8 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
-from functools import lru_cache
+
+from kenning.sources.lexicon import given_names
 
 MAX_LABEL = 60
 NEEDED = 2  # points a label needs (see score)
@@ -173,7 +174,7 @@ def _person(name: str) -> str | None:
         return None
     first, last = _fold(re.split(r"[-_.]", words[0])[0] or words[0]), _fold(words[-1])
     if (first in _STOP or first in _MARKERS or _fold(words[0]) in _STOP) and \
-            first not in _given():
+            first not in given_names():
         return None  # "Note", "The plan", "Next steps", "So", "e.g"
     if re.fullmatch(r"(?:[^\W\d_]\.)+[^\W\d_]?\.?", name):
         return None  # "e.g.", "i.e", "a.m.": abbreviations
@@ -223,7 +224,7 @@ def _affix_kind(extra: str, *, piped: bool) -> str | None:
         return "alias"  # "(M)", "(JS)": initials
     if len(words) == 1 and extra.islower() and not piped:
         return "alias"  # "dan (danceratopz)": a handle
-    if len(words) == 1 and folded in _given():
+    if len(words) == 1 and folded in given_names():
         return "alias"  # "Robert (Bob)"
     if _fold(words[0]) in _STOP or _fold(words[-1]) in _HEAD_NOUNS:
         return None
@@ -275,13 +276,3 @@ def _fold(text: str) -> str:
     return "".join(ch for ch in text if not unicodedata.combining(ch)).lower().strip("'’\"()")
 
 
-@lru_cache(maxsize=1)
-def _given() -> frozenset[str]:
-    """Given names (the ``nicknames`` table): "Will", "May" and "Mark" are names, not words."""
-    from nicknames import NickNamer
-
-    nn = NickNamer()
-    names: set[str] = set()
-    for table in (getattr(nn, "_canonical_lookup", {}), getattr(nn, "_nickname_lookup", {})):
-        names.update(str(k) for k in table)
-    return frozenset(n for n in names if len(n) >= 3)
