@@ -263,9 +263,7 @@ def _anchors(db: Any, health: Health, headed: list[tuple[str, int, str]]) -> Non
         return
     pages = sorted({page_id for _, page_id, _ in headed})
     anchors: dict[int, set[str]] = {}
-    for start in range(0, len(pages), 900):
-        part = pages[start : start + 900]
-        marks = ",".join("?" * len(part))
+    for part, marks in dbm.in_batches(pages):
         for page_id, anchor in db.execute(
                 f"SELECT page_id, anchor FROM anchors WHERE page_id IN ({marks})", part):
             anchors.setdefault(page_id, set()).add(anchor)

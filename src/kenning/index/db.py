@@ -11,12 +11,15 @@ import contextlib
 import fcntl
 import os
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 from kenning.errors import IndexBusy
 from kenning.vault.fsio import acquire_flock
 from kenning.vault.layout import STATE_DIR
+
+T = TypeVar("T")
 
 DB_NAME = "index.db"
 LOCK_NAME = "index.lock"
@@ -408,3 +411,12 @@ def lock_held(root: Path) -> bool:
     finally:
         os.close(fd)
     return False
+
+
+def in_batches(items: Iterable[T], size: int = 900) -> Iterator[tuple[list[T], str]]:
+    """``items`` in parts small enough for one ``IN (…)`` (SQLite allows 999 parameters), each
+    with its ``?,?,…`` placeholders."""
+    items = list(items)
+    for start in range(0, len(items), size):
+        part = items[start : start + size]
+        yield part, ",".join("?" * len(part))

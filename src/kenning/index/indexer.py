@@ -456,9 +456,7 @@ class Indexer:
                        for n in row[3:5]):
                     rows[row[0]] = row
             dirty = []
-        for start in range(0, len(dirty), 200):
-            part = dirty[start : start + 200]
-            marks = ",".join("?" * len(part))
+        for part, marks in dbm.in_batches(dirty, 200):  # four IN lists per query
             for row in db.execute(
                     f"{select} WHERE l.src_norm IN ({marks}) OR l.dst_norm IN ({marks})"
                     f" OR l.src_key IN ({marks}) OR l.dst_key IN ({marks})", part * 4):
@@ -493,9 +491,7 @@ class Indexer:
         """The vault's files by lookup key: pages, attachments, Markdown that is not a page."""
         found: dict[str, list[VaultFile]] = {}
         items = sorted(keys)
-        for start in range(0, len(items), 900):
-            part = items[start : start + 900]
-            marks = ",".join("?" * len(part))
+        for part, marks in dbm.in_batches(items):
             for key, page_id, path in self.db.execute(
                     "SELECT n.norm, p.id, p.path FROM names n JOIN pages p ON p.id = n.page_id"
                     f" WHERE n.kind = 'stem' AND n.norm IN ({marks})", part):
@@ -513,10 +509,7 @@ class Indexer:
     def _titles(self, norms: Iterable[str]) -> dict[str, list[tuple[int, int]]]:
         """(priority, page id) of the pages whose title, alias or heading alias is each name."""
         found: dict[str, list[tuple[int, int]]] = {}
-        items = sorted(norms)
-        for start in range(0, len(items), 900):
-            part = items[start : start + 900]
-            marks = ",".join("?" * len(part))
+        for part, marks in dbm.in_batches(sorted(norms)):
             for norm, page_id, priority in self.db.execute(
                     "SELECT norm, page_id, priority FROM names"
                     " WHERE kind IN ('title', 'alias', 'heading')"
