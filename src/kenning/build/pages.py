@@ -685,16 +685,8 @@ class Applier:
         summary = summary_for(u.type, u.title, text, data)
         if summary is None:
             return text
-        rec = self.state.pages.get(u.path, {})
-        current = current_summary(text)
-        if current is None or current.strip() == summary.strip():
-            return text
-        if current.strip() and current.strip() != (rec.get("summary") or "").strip():
-            return text  # a person wrote this summary
-        try:
-            return set_summary(text, summary)
-        except ValueError:
-            return text
+        new = own_summary_replaced(text, summary, self.state.pages.get(u.path, {}))
+        return text if new is None else new
 
     def _meeting_text(self, u: Update) -> str | None:
         text = self.ws.read(u.path)
@@ -885,6 +877,21 @@ def summary_for(kind: str, title: str, text: str, data: dict[str, Any],
     return f"{_clean(title)} — {head}" + (f"; {tail}." if tail else ".")
 
 
+def own_summary_replaced(text: str, summary: str, rec: dict[str, Any]) -> str | None:
+    """``text`` with ``summary`` under its H1 while the summary there is empty or still the one
+    the build wrote (``rec``: the page's build state); None when a person wrote it, it already
+    says ``summary``, or the page has no H1."""
+    current = current_summary(text)
+    if current is None or current.strip() == summary.strip():
+        return None
+    if current.strip() and current.strip() != (rec.get("summary") or "").strip():
+        return None  # a person wrote this summary
+    try:
+        return set_summary(text, summary)
+    except ValueError:
+        return None
+
+
 def write_person_summaries(ws: Workspace, state: BuildState, rows: list[dict[str, Any]],
                            paths: list[str], index: EntityIndex) -> int:
     """Rewrite the build-owned summary of each person page in ``paths`` with what the whole
@@ -898,21 +905,14 @@ def write_person_summaries(ws: Workspace, state: BuildState, rows: list[dict[str
         if text is None or path not in titles:
             continue
         fm = fmod.read(text)
-        if fm.error:
-            continue
-        current = current_summary(text)
         rec = state.pages.get(path)
-        if current is None or rec is None:
+        if fm.error or rec is None:
             continue
-        if current.strip() and current.strip() != (rec.get("summary") or "").strip():
-            continue  # a person wrote this summary
         summary = summary_for(PERSON, titles[path], text, fm.data, stats.get(path))
-        if summary is None or summary.strip() == current.strip():
+        new = None if summary is None else own_summary_replaced(text, summary, rec)
+        if new is None:
             continue
-        try:
-            ws.write(path, set_summary(text, summary))
-        except ValueError:
-            continue
+        ws.write(path, new)
         rec["summary"] = summary
         changed += 1
     return changed

@@ -399,14 +399,14 @@ def _merge_works_at(text: str, path: str, fact: Any) -> str | None:
     there is no such fact (``fact`` is then appended as it is)."""
     from dataclasses import replace
 
-    from kenning.vault.layout import slug_file_name
+    from kenning.vault.layout import slug
     from kenning.vault.page import replace_fact
 
     if fact.relation != "works_at" or fact.status != "active" or not fact.target:
         return None
-    org = slug_file_name(fact.target)
+    org = slug(fact.target)
     same = [f for f in parse_page(text, path).facts if f.relation == "works_at"
-            and f.status == "active" and f.target and slug_file_name(f.target) == org]
+            and f.status == "active" and f.target and slug(f.target) == org]
     if not same:
         return None
     mine = same[0]
@@ -425,24 +425,17 @@ def _merge_works_at(text: str, path: str, fact: Any) -> str | None:
 def _resummarize(text: str, path: str, kind: str | None, title: str, state: BuildState) -> str:
     """A merged page's summary counted again from its merged timeline, while it is still the
     one the build wrote (a person's summary stays)."""
-    from kenning.build.pages import summary_for
-    from kenning.vault.page import set_summary
+    from kenning.build.pages import own_summary_replaced, summary_for
 
-    rec = state.pages.get(path, {})
-    current = current_summary(text)
-    if current is None or kind is None or (
-            current.strip() and current.strip() != (rec.get("summary") or "").strip()):
-        return text
     fm = fmod.read(text)
-    summary = summary_for(kind, title, text, fm.data) if not fm.error else None
-    if not summary or summary == current.strip():
+    if kind is None or fm.error:
         return text
-    try:
-        text = set_summary(text, summary)
-    except ValueError:
+    summary = summary_for(kind, title, text, fm.data)
+    new = own_summary_replaced(text, summary, state.pages.get(path, {})) if summary else None
+    if new is None:
         return text
     state.pages.setdefault(path, {})["summary"] = summary
-    return text
+    return new
 
 
 def add_fact_line(text: str, line: str) -> str:
