@@ -174,14 +174,19 @@ def rewrite_links(ws: Workspace, targets: list[Target], *, skip: set[str] = froz
 
 
 def _set_title(text: str, title: str) -> str:
+    """``text`` with its first-line H1 (the name Kenning wrote) set to ``title``; a later H1 is
+    a section of the page and stays."""
     lines = text.split("\n")
     fm = fmod.locate(text)
     start = fm.body_start - 1 if fm is not None and fm.close_line else 0
     for i in range(start, len(lines)):
+        if not lines[i].strip():
+            continue
         if lines[i].startswith("# "):
             cr = "\r" if lines[i].endswith("\r") else ""
             lines[i] = f"# {title}{cr}"
             return "\n".join(lines)
+        break
     return text
 
 
