@@ -163,7 +163,7 @@ class Page:
         """The first-line H1 when it is another name than the title and the aliases, and the
         note's only H1 (a note with several uses them as section labels)."""
         h1 = self.h1
-        if not h1 or _same_name(h1, self.title) or any(_same_name(h1, a) for a in self.aliases):
+        if _h1_names_page(h1, self.title, self.aliases):
             return None
         if sum(1 for h in self.headings if h.level == 1) > 1:
             return None
@@ -402,9 +402,9 @@ def _analyse(text: str, path: str) -> _Parsed:
         if span:
             summary_lines = (span[0], span[-1])
             summary = "\n".join(lines[span[0] - first : span[-1] - first + 1]).strip()
-    names_page = h1 is None or _same_name(h1, title) or any(_same_name(h1, a) for a in aliases)
     about, about_lines = _about(data, fm.block, lines, first, struct,
-                                (summary, summary_lines) if names_page else ("", None))
+                                (summary, summary_lines) if _h1_names_page(h1, title, aliases)
+                                else ("", None))
     tags = _tags(data, fm.block, lines, first, struct, key_problem,
                  INLINE_TAG.search(body) is not None)
 
@@ -506,6 +506,12 @@ def page_title(frontmatter: dict[str, Any], path: str, h1: str | None = None) ->
             and slug(h1) == stem:
         return h1
     return stem
+
+
+def _h1_names_page(h1: str | None, title: str, aliases: Iterable[str]) -> bool:
+    """No first-line H1, or one that is the page's title or an alias: it names the page (else
+    it is a heading alias, or a section label such as "# Todo")."""
+    return not h1 or _same_name(h1, title) or any(_same_name(h1, a) for a in aliases)
 
 
 def _same_name(a: str, b: str) -> bool:
