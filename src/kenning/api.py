@@ -20,15 +20,14 @@ from kenning import vocabulary
 from kenning.errors import AmbiguousPage, IndexMissing, KenningError, PageNotFound
 from kenning.index import db as dbm
 from kenning.index.indexer import (
-    MANUAL_LINKS,
     Indexer,
     IndexReport,
     Progress,
+    append_manual_links,
     manual_key,
     norm_name,
 )
 from kenning.index.vectors import EmbedProgress
-from kenning.vault.fsio import atomic_write_text
 from kenning.vault.layout import Config, find_root, init_vault, load_config
 
 
@@ -480,11 +479,7 @@ class Vault:
         if valid_to:
             entry["valid_to"] = valid_to
         with dbm.writer_lock(self.root, wait=10.0):
-            path = dbm.state_dir(self.root) / MANUAL_LINKS
-            old = path.read_text(encoding="utf-8") if path.exists() else ""
-            if old and not old.endswith("\n"):
-                old += "\n"
-            atomic_write_text(path, old + json.dumps(entry, ensure_ascii=False) + "\n")
+            append_manual_links(self.root, [entry])
             indexer = Indexer(self.root, self.db, self.config)
             with dbm.transaction(self.db):
                 indexer.sync_manual_links()

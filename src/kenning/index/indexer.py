@@ -535,6 +535,19 @@ def _edge_row(page_id: int, e: Edge) -> tuple[Any, ...]:
             e.expired)
 
 
+def append_manual_links(root: Path, entries: list[dict[str, Any]]) -> None:
+    """Append add/remove records to ``.kenning/manual-links.jsonl`` (atomically; a last line a
+    crash left without its newline is closed first). Callers hold the index writer lock."""
+    from kenning.vault.fsio import atomic_write_text
+
+    path = root / dbm.STATE_DIR / MANUAL_LINKS
+    old = path.read_text(encoding="utf-8") if path.exists() else ""
+    if old and not old.endswith("\n"):
+        old += "\n"
+    atomic_write_text(path, old + "".join(json.dumps(e, ensure_ascii=False) + "\n"
+                                          for e in entries))
+
+
 def read_manual_links(root: Path) -> dict[str, dict[str, Any]]:
     """Replay ``.kenning/manual-links.jsonl`` (add/remove records) into the current set."""
     path = root / dbm.STATE_DIR / MANUAL_LINKS

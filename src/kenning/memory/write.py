@@ -385,19 +385,11 @@ def _link_result(entry: dict[str, Any]) -> dict[str, Any]:
 def _append_manual_links(vault: Vault, entries: list[dict[str, Any]]) -> None:
     """Append to ``.kenning/manual-links.jsonl`` (the index's log of edges that are not page
     content) under the index's writer lock, as ``Vault.link`` does."""
-    import json
-
     from kenning.index import db as dbm
-    from kenning.index.indexer import MANUAL_LINKS
-    from kenning.vault.fsio import atomic_write_text
+    from kenning.index.indexer import append_manual_links
 
     with dbm.writer_lock(vault.root, wait=10.0):
-        path = dbm.state_dir(vault.root) / MANUAL_LINKS
-        old = path.read_text(encoding="utf-8") if path.exists() else ""
-        if old and not old.endswith("\n"):
-            old += "\n"
-        atomic_write_text(path, old + "".join(json.dumps(e, ensure_ascii=False) + "\n"
-                                              for e in entries))
+        append_manual_links(vault.root, entries)
 
 
 def _plan_entity(batch: _Batch, named: dict[str, _Edit], where: str, raw: Any, *,
