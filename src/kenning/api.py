@@ -179,6 +179,7 @@ class Vault:
         import re
 
         from kenning.recall.entity import entity_name
+        from kenning.recall.search import tag_sql
 
         name = entity_name(question)
         wanted = _tag_filters(tags)
@@ -188,7 +189,7 @@ class Vault:
             except PageNotFound:
                 pass
         norm = norm_name(name)
-        where, params = _tag_sql(wanted)
+        where, params = tag_sql(wanted)
         exact = self.reader.execute(
             "SELECT n.priority, p.id, p.path, p.title, p.type FROM names n"
             f" JOIN pages p ON p.id = n.page_id WHERE n.norm = ?{where}"
@@ -617,16 +618,6 @@ def _tag_filters(tags: Sequence[str] | str) -> tuple[str, ...]:
         if tag.casefold() not in out:
             out.append(tag.casefold())
     return tuple(out)
-
-
-def _tag_sql(tags: Sequence[str]) -> tuple[str, list[object]]:
-    """`` AND …`` clauses (on pages ``p``) keeping pages with every tag."""
-    from kenning.recall.search import TAG_CLAUSE, tag_params
-
-    params: list[object] = []
-    for tag in tags:
-        params += tag_params(tag)
-    return "".join(f" AND {TAG_CLAUSE}" for _ in tags), params
 
 
 def _rels(rels: Sequence[str]) -> list[str]:

@@ -814,10 +814,8 @@ def _filter_sql(filters: Filters) -> tuple[str, list[object]]:
     if filters.as_of:
         clauses.append("(COALESCE(p.created, p.date) IS NULL OR COALESCE(p.created, p.date) <= ?)")
         params.append(filters.as_of)
-    for tag in filters.tags:
-        clauses.append(TAG_CLAUSE)
-        params += tag_params(tag)
-    return "".join(f" AND {c}" for c in clauses), params
+    where, tag_args = tag_sql(filters.tags)
+    return "".join(f" AND {c}" for c in clauses) + where, params + tag_args
 
 
 # A page with the tag or a tag nested in it ("a" matches "a/b"): every string that starts with
@@ -825,10 +823,14 @@ def _filter_sql(filters: Filters) -> tuple[str, list[object]]:
 TAG_CLAUSE = ("p.id IN (SELECT page_id FROM tags WHERE norm = ? OR (norm > ? AND norm < ?))")
 
 
-def tag_params(tag: str) -> list[object]:
-    """The parameters of ``TAG_CLAUSE`` for one tag (already cleaned, any case)."""
-    norm = tag.casefold()
-    return [norm, norm + "/", norm + "0"]
+def tag_sql(tags: Sequence[str]) -> tuple[str, list[object]]:
+    """`` AND …`` clauses on pages ``p`` keeping those with every tag (already cleaned, any
+    case), and their parameters."""
+    params: list[object] = []
+    for tag in tags:
+        norm = tag.casefold()
+        params += [norm, norm + "/", norm + "0"]
+    return "".join(f" AND {TAG_CLAUSE}" for _ in tags), params
 
 
 def _wanted_terms(query: Query) -> set[str]:
