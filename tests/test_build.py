@@ -31,8 +31,8 @@ def email(root: Path, name: str, subject: str, day: str, people: list[tuple[str,
           body: str = "Hello.", *, sender: int = 0, category: str = "personal",
           signature: str | None = None, direction: str = "received") -> str:
     """Write an email source in the connector's format: people are (name, address, role)."""
-    lines = ["---", "type: source", "kind: email", f"title: {subject}", f"date: {day}",
-             f"subject: {subject}", "participants:"]
+    lines = ["---", "type: source", "kind: email", f"title: {json.dumps(subject)}",
+             f"date: {day}", f"subject: {json.dumps(subject)}", "participants:"]
     for n, a, role in people:
         if n:
             lines.append(f"  - name: {json.dumps(n)}")

@@ -356,3 +356,53 @@ def test_a_page_the_owner_keeps_under_another_address_stays_theirs(tmp_path: Pat
     assert (root / "people" / "me.md").read_text(encoding="utf-8") == mine
     # Titled "me" by its file name (its H1 "Ken" is a heading alias); no page for the owner.
     assert sorted(people(root)) == ["Jeff Skilling", "Mark Lay", "me"]
+
+
+def test_a_mailing_list_address_makes_no_person_page(tmp_path: Path) -> None:
+    # A discussion list is a conversation (not bulk mail), but its own address (List-Post),
+    # even with a display name, and its owner address are nobody.
+    import mailbox
+
+    from click.testing import CliRunner
+
+    from kenning.cli import main
+
+    root = vault(tmp_path)
+    box = mailbox.mbox(str(tmp_path / "list.mbox"))
+    for i, (sender, to) in enumerate([
+            ("Carl Worth <cworth@cworth.org>",
+             '"Discussion about notmuch" <notmuch@notmuchmail.org>'),
+            ("Keith Packard <keithp@keithp.com>", "notmuch@notmuchmail.org"),
+            ("Keith Packard <keithp@keithp.com>", "hackers+owner@freebsd.org")]):
+        box.add((f"From: {sender}\nTo: {to}\nSubject: Tags {i}\nMessage-ID: <m{i}@x>\n"
+                 "Date: Mon, 02 Mar 2026 10:00:00 +0100\n"
+                 "List-Post: <mailto:notmuch@notmuchmail.org>\n\nHello.\n").encode())
+    box.flush()
+    box.close()
+    result = CliRunner().invoke(main, ["-C", str(root), "sync", "email",
+                                       str(tmp_path / "list.mbox")])
+    assert result.exit_code == 0, result.output
+    threads = [p.read_text(encoding="utf-8") for p in (root / "sources/email").glob("*.md")]
+    assert all("lists:\n  - notmuch@notmuchmail.org" in t for t in threads)
+    build(root)
+    addresses = {a for p in people(root).values() for a in p.frontmatter.get("emails") or []}
+    assert addresses == {"cworth@cworth.org", "keithp@keithp.com"}
+    assert {r["rule"] for r in log(root) if r["email"] == "notmuch@notmuchmail.org"} == \
+        {"not-a-person:list"}
+
+
+def test_a_list_tag_in_the_subject_and_a_spelled_out_address_name_nobody(tmp_path: Path) -> None:
+    # No List-Post header, but "[aur-general]" in the subject is the list aur-general@ is; and
+    # a signature "keith.packard at intel.com" is an address, not an organization.
+    root = vault(tmp_path)
+    email(root, "a", "Re: [aur-general] Guidelines", "2010-12-29",
+          [("Francois Boulogne", "boulogne.f@gmail.com", "from"),
+           ("Discussion about the Arch User Repository (AUR)", "aur-general@archlinux.org", "to"),
+           ALEX])
+    email(root, "b", "[notmuch] archive", "2009-11-17",
+          [("Keith Packard", "keithp@keithp.com", "from"), ("", "notmuch@notmuchmail.org", "to"),
+           ALEX], signature="keith.packard at intel.com")
+    build(root)
+    addresses = {a for p in people(root).values() for a in p.frontmatter.get("emails") or []}
+    assert addresses == {"boulogne.f@gmail.com", "keithp@keithp.com"}
+    assert not any("at intel" in t for t in people(root, "organizations"))

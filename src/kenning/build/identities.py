@@ -52,7 +52,7 @@ class Card:
     address: str
     name: str | None = None        # the person's best name (None: no name was ever seen)
     same: tuple[str, ...] = ()     # the person's other addresses
-    problem: str | None = None     # malformed | role: no person page
+    problem: str | None = None     # malformed | role | list: no person page
     owner: bool = False
     anonymous: bool = False        # never named, never a sender: creates no page
 
@@ -164,7 +164,7 @@ class AddressBook:
                 continue
             if m.via == "owner":
                 continue
-            m.junk = card.problem
+            m.junk = m.junk or card.problem
             m.best = card.name
             m.same = card.same
             m.anonymous = card.anonymous
@@ -179,12 +179,15 @@ def build_address_book(infos: Iterable[SourceInfo], people: Iterable[tuple[str, 
     seen: set[str] = set()
     owner_seen: set[str] = set()
     senders: set[str] = set()
+    listed: set[str] = set()  # mailing-list addresses (the sources say so)
     sources: dict[str, set[str]] = defaultdict(set)
     for info in infos:
         for m in info.mentions:
             if m.kind != PERSON or not m.email or m.via not in _ADDRESS_VIAS:
                 continue
             seen.add(m.email)
+            if m.junk == "list":
+                listed.add(m.email)
             sources[m.email].add(info.path)
             if {"from", "organizer"} & set(m.roles) or m.via in ("attendee", "speaker"):
                 senders.add(m.email)
@@ -222,7 +225,8 @@ def build_address_book(infos: Iterable[SourceInfo], people: Iterable[tuple[str, 
     for a in seen:
         q, n, total = _best(names.get(a, Counter()))
         top = names[a].most_common(1)[0][0] if names.get(a) else None
-        problem[a] = nm.address_problem(a, top if q is None else q.display)
+        problem[a] = "list" if a in listed else nm.address_problem(
+            a, top if q is None else q.display)
         # An address shown with two different people's names (a shared mailbox, an assistant)
         # names no one in particular: it keeps its best name but joins no one.
         consistent = q is not None and n * 3 >= total * 2

@@ -67,7 +67,7 @@ class Mention:
     # From the address book (:mod:`kenning.build.identities`), for mentions with an address:
     best: str | None = None   # the person's best name across every source (the page title)
     same: tuple[str, ...] = ()  # the person's other addresses
-    junk: str | None = None   # malformed | role: the address names no person
+    junk: str | None = None   # malformed | role | list: the address names no person
     signed: tuple[str, ...] = ()  # person names in the sender's signature ("Mike Hicks")
     unit: bool = False        # an organization named after its domain's organization, one of
                               # several ("Enron Americas" at enron.com): a unit, never that page
@@ -257,6 +257,10 @@ def _email(info: SourceInfo, data: dict[str, Any], lines: list[str], fm_lines: l
            body_start: int, owner: Owner) -> None:
     participants = [p for p in data.get("participants") or [] if isinstance(p, dict)]
     info.participants = len(participants)
+    # Mailing lists the thread came through: written to, never a person — by List-Post, or an
+    # address whose local part is the subject's list tag ("[aur-general] …" to aur-general@).
+    lists = {nm.clean_address(str(a)) for a in data.get("lists") or [] if a}
+    list_tags = {t.lower() for t in _LIST_TAG.findall(str(data.get("subject") or info.title))}
     # Message headers: where each address first/last appears, and each sender's signature.
     first: dict[str, tuple[int, str | None]] = {}
     last: dict[str, str | None] = {}
@@ -310,6 +314,8 @@ def _email(info: SourceInfo, data: dict[str, Any], lines: list[str], fm_lines: l
         mention = Mention(info.path, line, str(raw_name or address or ""), PERSON,
                           "participant", email=address, name=name, roles=roles, date=day,
                           last_date=last.get(address or "", day))
+        if address and (address in lists or address.split("@", 1)[0] in list_tags):
+            mention.junk = "list"
         sig = signatures.get(address or "")
         if sig:
             _signature(mention, sig[1], info)
@@ -322,6 +328,10 @@ def _email(info: SourceInfo, data: dict[str, Any], lines: list[str], fm_lines: l
         if m.title == "__owner__":
             m.title = None
             m.via = "owner"
+
+
+# A mailing list's tag in a subject line: "Re: [aur-general] Guidelines".
+_LIST_TAG = re.compile(r"\[([\w.+-]+)\]")
 
 
 def fold_key(value: Any) -> str | None:
@@ -338,8 +348,8 @@ def _signature(mention: Mention, raw: str, info: SourceInfo) -> None:
             parts.append(p)
     domain = mention.email.rsplit("@", 1)[1] if mention.email and "@" in mention.email else ""
     for part in parts[:6]:
-        if len(part) > 80:
-            continue
+        if len(part) > 80 or nm.looks_like_address(part):
+            continue  # "keith.packard at intel.com" is how to write to them, not where they work
         if mention.phone is None and _PHONE.fullmatch(part.split("(")[0].strip()):
             mention.phone = part
             continue

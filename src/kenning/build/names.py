@@ -48,6 +48,20 @@ _EMAIL_NOTE = re.compile(r"\((?:e-?mail|email|e-mail address)\)", re.IGNORECASE)
 _NOTES_PATH = re.compile(r"^([^/@<>]+?)/[A-Z0-9]{2,}(?:/[A-Z0-9]+)*(?:@[\w.-]+)?$")
 _ADDRESS = re.compile(r"[\w.+'-]+@[\w-]+(?:\.[\w-]+)+")
 _SPACES = re.compile(r"\s+")
+# An address as people write it to dodge harvesters: "keith.packard at intel.com",
+# "jane [at] acme [dot] org" — lower case, as addresses are written ("Engineer at Booking.com"
+# is a role at an organization).
+_SPELLED_ADDRESS = re.compile(
+    r"[a-z0-9._%+-]+\s*(?:\bat\b|\[at\]|\(at\))\s*[a-z0-9-]+"
+    r"(?:\s*(?:\.|\bdot\b|\[dot\]|\(dot\))\s*[a-z0-9-]+)*\s*(?:\.|\bdot\b|\[dot\]|\(dot\))\s*"
+    r"[a-z]{2,}")
+
+
+def looks_like_address(text: str) -> bool:
+    """An address, plain or spelled out ("x at y.com"): never a name, never an organization."""
+    return bool(_ADDRESS.search(text) or _SPELLED_ADDRESS.fullmatch(text.strip()))
+
+
 _DOTTED_NAME = re.compile(r"[A-Z][a-z]+(?:[._][A-Z][a-z]+)+")
 GENERIC_NAMES = frozenset({
     "user", "assistant", "system", "tool", "human", "ai", "bot", "me", "you", "unknown",
@@ -106,7 +120,7 @@ def clean_display_name(name: str | None, address: str | None = None) -> str | No
     text = re.sub(r"\s*@\s*(?:ENRON|SMTP|ECT|EES|enronXgate)(?:@\S+)?\s*$", "", text,
                   flags=re.IGNORECASE)
     text = text.strip().strip("'\"` ,;").strip()
-    if not text or "@" in text or _ADDRESS.search(text):
+    if not text or "@" in text or looks_like_address(text):
         return None
     if _DOTTED_NAME.fullmatch(text):
         text = re.sub(r"[._]", " ", text)  # "Ann.Cohn", "Jane_Doe": a name written as a handle
@@ -165,6 +179,10 @@ GROUP_WORDS = frozenset({
     "marketing", "sales", "communications", "system", "systems", "everyone", "employees",
     "inc", "llc", "corp", "corporation", "ltd", "gmbh", "company",
 })
+
+
+# How a list's own addresses end: "energy-l@", "notmuch-request@", "hackers+owner@".
+_LIST_TAILS = ("-l", "-request", "-owner", "+owner", "+request", "-bounces")
 
 
 def decode_imcea(address: str) -> str | None:
@@ -233,7 +251,7 @@ def address_problem(address: str | None, name: str | None = None) -> str | None:
     tokens = [t for t in re.split(r"[^a-z]+", local) if t]
     if not tokens:
         return "malformed"
-    if set(tokens) & ROLE_WORDS or local.endswith(("-l", "-request", "-owner")) \
+    if set(tokens) & ROLE_WORDS or local.endswith(_LIST_TAILS) \
             or local.startswith(("owner-", "bounce")) or "no-reply" in local \
             or "do-not-reply" in local:
         return "role"

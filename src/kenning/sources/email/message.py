@@ -87,6 +87,7 @@ class Parsed:
     truncated: bool = False
     alt_key: str | None = None  # set when another message already uses this Message-ID
     copy_of: str | None = None  # the key of the message this one is a copy of (other id)
+    lists: tuple[str, ...] = ()  # the mailing lists it came through (List-Post addresses)
 
     @property
     def key(self) -> str:
@@ -194,7 +195,8 @@ def _extract(msg: Message, where: str, internal_date: datetime | None) -> Parsed
     labels = tuple(x.strip() for x in gmail.split(",") if x.strip())
     return Parsed(where, message_id, refs, subject, date, sender, to, cc, bcc, reply_to,
                   text, split.signature, split.quoted, attachments,
-                  _is_bulk(raw, sender), labels=labels, warnings=warnings, truncated=truncated)
+                  _is_bulk(raw, sender), labels=labels, warnings=warnings, truncated=truncated,
+                  lists=_list_addresses(raw))
 
 
 # -- headers --------------------------------------------------------------------------------
@@ -297,6 +299,17 @@ def _names_from(people: list[Person], x_header: str) -> None:
     for person, name in zip(people, names, strict=True):
         if not person.name:
             person.name = name
+
+
+_MAILTO = re.compile(r"<mailto:([^>?\s]+)", re.IGNORECASE)
+
+
+def _list_addresses(raw: dict[str, list[str]]) -> tuple[str, ...]:
+    """The addresses of the mailing lists a message came through (``List-Post: <mailto:…>``,
+    RFC 2369): a list is a place people write to, not a person."""
+    found = [m.group(1).strip().lower() for v in raw.get("list-post", [])
+             for m in _MAILTO.finditer(v)]
+    return tuple(dict.fromkeys(a for a in found if "@" in a))
 
 
 def _ids(values: list[str]) -> list[str]:

@@ -142,6 +142,9 @@ def merge_fields(old: dict[str, Any], messages: list[Parsed], keys: list[str], s
         "attachments": int(old.get("attachments") or 0)
         + sum(len(m.attachments) for m in messages),
     }
+    lists = sorted({*(old.get("lists") or []), *(a for m in messages for a in m.lists)})
+    if lists:
+        fields["lists"] = lists  # mailing-list addresses among the participants: no people
     for key in ("merged_threads", "continued_in"):
         if old.get(key):
             fields[key] = old[key]
