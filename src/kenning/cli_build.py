@@ -56,6 +56,11 @@ def find_page(root: Path, ref: str) -> str:
     raise BuildCommandError(f"no page {ref!r} (give a path, file name, title or alias)")
 
 
+def _warn(notes: list[str]) -> None:
+    for note in notes:
+        click.secho(f"warning: {note}", fg="yellow", err=True)
+
+
 def register(main: click.Group) -> None:
     """Add this stage's commands to the `kenning` group."""
 
@@ -111,6 +116,7 @@ def register(main: click.Group) -> None:
         """Merge page OTHER into page KEEP (aliases, emails, facts, timeline, notes; links to
         OTHER are rewritten; OTHER is removed)."""
         from kenning.build.filenames import follow_manual_links
+        from kenning.build.journal import build_lock
         from kenning.build.rename import merge_pages
         from kenning.build.state import BuildState
         from kenning.build.workspace import Workspace
@@ -119,7 +125,9 @@ def register(main: click.Group) -> None:
 
         root = vault_root(ctx)
         a, b = find_page(root, keep), find_page(root, other)
-        with write_lock(root):
+        # Never beside a running build; an interrupted one is rolled back first.
+        with build_lock(root) as notes, write_lock(root):
+            _warn(notes)
             state = BuildState.load(root)
             ws = Workspace(root)
             result = merge_pages(ws, state, a, b)
@@ -150,6 +158,7 @@ def register(main: click.Group) -> None:
               emails: tuple[str, ...], lines: tuple[int, ...], matches: tuple[str, ...],
               as_json: bool) -> None:
         """Move chosen aliases, emails and fact/timeline lines of PAGE to a new page."""
+        from kenning.build.journal import build_lock
         from kenning.build.rename import split_page
         from kenning.build.state import BuildState
         from kenning.build.workspace import Workspace
@@ -158,7 +167,8 @@ def register(main: click.Group) -> None:
 
         root = vault_root(ctx)
         path = find_page(root, page)
-        with write_lock(root):
+        with build_lock(root) as notes, write_lock(root):
+            _warn(notes)
             state = BuildState.load(root)
             ws = Workspace(root)
             result = split_page(ws, state, path, name, aliases=aliases, emails=emails,

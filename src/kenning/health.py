@@ -59,6 +59,7 @@ def check(vault: Vault) -> Health:
     """Run every check on ``vault``."""
     health = Health()
     add = health.findings.append
+    _build_run(vault.root, health)
     path = dbm.db_path(vault.root)
     if not path.exists():
         add(Finding("error", "index", "the vault has no index yet", "kenning index"))
@@ -91,6 +92,26 @@ def check(vault: Vault) -> Health:
         " UNION ALL SELECT 'links', count(*) FROM links UNION ALL"
         " SELECT 'facts', count(*) FROM facts").fetchall()))
     return health
+
+
+def _build_run(root: Any, health: Health) -> None:
+    """A build killed before it finished (its journal is left), and temp files of writes a
+    crash cut short: neither is visible in the pages, both are fixed by the next build."""
+    from kenning.build import journal
+    from kenning.vault.fsio import leftover_temp_files
+
+    add = health.findings.append
+    if journal.interrupted(root):
+        add(Finding("error", "build-run", "the last kenning build was interrupted before it "
+                    "finished: its pages and build state are half-written",
+                    "kenning build (rolls the interrupted build back, then builds again)"))
+    elif journal.journal_path(root).exists():
+        add(Finding("warn", "build-run", "a kenning build is running right now"))
+    temps = leftover_temp_files(root)
+    if temps:
+        add(Finding("warn", "temp-files", f"{len(temps)} temp file(s) left by writes a crash "
+                    "cut short (the files they were replacing are intact)",
+                    "kenning build (removes them)", tuple(temps)))
 
 
 def _coverage(vault: Vault, health: Health) -> None:

@@ -38,7 +38,6 @@ from kenning.vault.writes import write_lock
 __all__ = ["DEFAULT_BATCH", "BuildReport", "Resolver", "may_create", "run_build"]
 
 DEFAULT_BATCH = 50
-SAVE_EVERY = 10  # batches between saves of the state and the mention log
 
 Resolver = Callable[[list[Mention], EntityIndex, ResolveContext], list[Decision]]
 Progress = Callable[[int, int | None, str], None]
@@ -187,7 +186,41 @@ def _contacts(infos: dict[str, SourceInfo]) -> set[str]:
 
 def run_build(root: Path | str, *, batch_size: int = DEFAULT_BATCH, dry_run: bool = False,
               progress: Progress | None = None, resolver: Resolver | None = None) -> BuildReport:
-    """Build entity pages from new or changed sources (see the module docstring)."""
+    """Build entity pages from new or changed sources (see the module docstring).
+
+    A build is one unit (:mod:`.journal`): every file it changes is journaled first, and a
+    build that did not finish is rolled back by the next, which then builds from where the
+    killed one started. Temp files of writes a kill cut short are removed first."""
+    from kenning.build.journal import begin, build_lock, interrupted, rollback
+    from kenning.vault.fsio import sweep_temp_files
+
+    root = Path(root).expanduser().resolve()
+    if batch_size < 1:
+        raise ValueError("--batch-size must be at least 1")
+    if dry_run:
+        notes = ["the last build was interrupted: `kenning build` rolls its changes back first; "
+                 "this dry run shows the changes against its half-written pages"] \
+            if interrupted(root) else []
+        return _build(root, batch_size, True, progress, resolver, None, notes)
+    with build_lock(root) as notes:
+        swept = sweep_temp_files(root)
+        if swept:
+            notes.append(f"removed {len(swept)} temp file(s) that killed writes left: "
+                         + ", ".join(swept[:5]) + (" …" if len(swept) > 5 else ""))
+        journal = begin(root)
+        try:
+            report = _build(root, batch_size, False, progress, resolver, journal, notes)
+        except BaseException:
+            # A build that failed undoes itself now (a kill is undone by the next run).
+            with contextlib.suppress(Exception):
+                rollback(root)
+            raise
+        journal.finish()
+    return report
+
+
+def _build(root: Path, batch_size: int, dry_run: bool, progress: Progress | None,
+           resolver: Resolver | None, journal: Any, notes: list[str]) -> BuildReport:
     from kenning.build import names as nm
     from kenning.build import state as st
     from kenning.build.identities import build_address_book
@@ -207,17 +240,15 @@ def run_build(root: Path | str, *, batch_size: int = DEFAULT_BATCH, dry_run: boo
     from kenning.vault.layout import load_config
 
     started = time.perf_counter()
-    root = Path(root).expanduser().resolve()
-    if batch_size < 1:
-        raise ValueError("--batch-size must be at least 1")
     resolver = resolver or resolve_batch
-    report = BuildReport(dry_run=dry_run)
+    report = BuildReport(dry_run=dry_run, warnings=list(notes))
+    intend = journal.record if journal is not None else None
     config = load_config(root)
     owner = Owner.from_config(config.raw, where=str(root / ".kenning" / "config.yaml"))
     state = BuildState.load(root)
     if state.warning:
         report.warnings.append(state.warning)
-    ws = Workspace(root, dry_run=dry_run)
+    ws = Workspace(root, dry_run=dry_run, intend=intend)
 
     # Pages deleted by hand since the last build: remember who they were.
     for path, rec in sorted(state.pages.items()):
@@ -374,7 +405,7 @@ def run_build(root: Path | str, *, batch_size: int = DEFAULT_BATCH, dry_run: boo
         report.batches += 1
         return new_rows
 
-    for b, start in enumerate(range(0, len(order), batch_size)):
+    for start in range(0, len(order), batch_size):
         batch = order[start:start + batch_size]
         new_rows = run_batch(batch, infos)
         assert rows is not None
@@ -385,8 +416,6 @@ def run_build(root: Path | str, *, batch_size: int = DEFAULT_BATCH, dry_run: boo
         report.sources_built += len(batch)
         if progress is not None:
             progress(report.sources_built, len(order), batch[-1])
-        if not dry_run and (b + 1) % SAVE_EVERY == 0:
-            _save(root, state, rows, contacts)
 
     # Second pass: the graph converges. Sources holding a mention left unresolved that an
     # entity created or renamed (or given a new alias) by this build may now name are resolved
@@ -446,14 +475,14 @@ def run_build(root: Path | str, *, batch_size: int = DEFAULT_BATCH, dry_run: boo
     if rows is None and migrated:
         rows = st.read_log(root)  # the log follows pages that moved to their titles
     if not dry_run and (rows is not None or removed):
-        _save(root, state, rows, contacts)
+        _save(root, state, rows, intend)
     elif not dry_run and not paths and not state.pages:
         pass
     # A page created and renamed in the same run is a create under its final name; a page
     # that existed is reported once, from where it was to where it is.
     report.renamed += _renames(moves, ws)
     if not dry_run:
-        _follow_manual_links(root, state, report)
+        _follow_manual_links(root, state, report, intend)
     report.pages_created = sorted(p for p in created if ws.exists(p))
     report.pages_updated = sorted(p for p in ws.written if p not in created and ws.exists(p)
                                   and ws.original.get(p) is not None)
@@ -477,7 +506,7 @@ def _migrate_names(root: Path, ws: Any, state: BuildState) -> \
         to = dict(moved)
         pages = {to.get(p, p): by for p, by in pages.items()}
         if not ws.dry_run and (moved or pages):
-            update_created(root, add=pages, moved=moved)
+            update_created(root, add=pages, moved=moved, intend=ws.intend)
     return set(pages), moved
 
 
@@ -522,7 +551,7 @@ def _register(root: Path, ws: Any, applier: Any, done: list[tuple[str, str]]) ->
             add.pop(a, None)
     add = {p: by for p, by in add.items() if ws.exists(p)}
     if add or done:
-        update_created(root, add=add, moved=renamed, removed=merged)
+        update_created(root, add=add, moved=renamed, removed=merged, intend=ws.intend)
 
 
 def _renames(moves: list[tuple[str, str]], ws: Any) -> list[tuple[str, str]]:
@@ -537,13 +566,14 @@ def _renames(moves: list[tuple[str, str]], ws: Any) -> list[tuple[str, str]]:
             if old != new and ws.original.get(old) is not None]
 
 
-def _follow_manual_links(root: Path, state: BuildState, report: BuildReport) -> None:
+def _follow_manual_links(root: Path, state: BuildState, report: BuildReport,
+                         intend: Any = None) -> None:
     from kenning.build.filenames import follow_manual_links
     from kenning.errors import KenningError
 
     moves = {old: state.follow(old) or old for old, _ in report.renamed}
     try:
-        follow_manual_links(root, {k: v for k, v in moves.items() if k != v})
+        follow_manual_links(root, {k: v for k, v in moves.items() if k != v}, intend=intend)
     except KenningError as exc:
         report.warnings.append(f".kenning/manual-links.jsonl: not updated for the moved pages "
                                f"({exc.message}); run `kenning build` again")
@@ -645,12 +675,12 @@ def _retry_sources(rows: list[dict[str, Any]], before: EntityIndex,
 
 
 def _save(root: Path, state: BuildState, rows: list[dict[str, Any]] | None,
-          contacts: set[str]) -> None:
+          intend: Any = None) -> None:
     from kenning.build import state as st
 
     if rows is not None:
         for r in rows:
             if r.get("page"):
                 r["page"] = state.follow(r["page"])
-        st.write_log(root, rows)
-    state.save(root)
+        st.write_log(root, rows, intend=intend)
+    state.save(root, intend=intend)

@@ -162,7 +162,7 @@ def migrate_names(ws: Workspace, state: BuildState, pages: dict[str, str]) -> \
     return moves
 
 
-def follow_manual_links(root: Path, moves: dict[str, str]) -> None:
+def follow_manual_links(root: Path, moves: dict[str, str], *, intend: Any = None) -> None:
     """Point the manual-link log's ends at the pages' new paths (it is the person's data: every
     line is kept, only moved paths change)."""
     from kenning.index import db as dbm
@@ -189,4 +189,6 @@ def follow_manual_links(root: Path, moves: dict[str, str]) -> None:
                 changed = True
             out.append(line)
         if changed:
+            if intend is not None:  # the build's journal (kenning.build.journal)
+                intend({path.relative_to(root).as_posix(): "\n".join(out)})
             atomic_write_text(path, "\n".join(out))

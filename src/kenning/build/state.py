@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,7 @@ STATE_NAME = "state.json"
 LOG_NAME = "mentions.jsonl"
 STATE_VERSION = 1
 STRICTNESS = ("low", "medium", "high")
+Intend = Callable[[Mapping[str, "str | None"]], None]
 
 
 def build_dir(root: Path) -> Path:
@@ -72,11 +74,14 @@ class BuildState:
                 "contacts": sorted(set(self.contacts))}
         return json.dumps(data, ensure_ascii=False, indent=1, sort_keys=False) + "\n"
 
-    def save(self, root: Path) -> None:
+    def save(self, root: Path, *, intend: Intend | None = None) -> None:
+        """Write the state (``intend``, the build's journal, is told first)."""
         path = build_dir(root) / STATE_NAME
         text = self.to_json()
         if path.exists() and path.read_text(encoding="utf-8") == text:
             return
+        if intend is not None:
+            intend({path.relative_to(root).as_posix(): text})
         atomic_write_text(path, text)
 
     def follow(self, page: str | None) -> str | None:
@@ -134,11 +139,14 @@ def log_text(rows: list[dict[str, Any]]) -> str:
     return "".join(json.dumps(r, ensure_ascii=False, sort_keys=False) + "\n" for r in rows)
 
 
-def write_log(root: Path, rows: list[dict[str, Any]]) -> None:
+def write_log(root: Path, rows: list[dict[str, Any]], *, intend: Intend | None = None) -> None:
+    """Write the mention log (``intend``, the build's journal, is told first)."""
     path = build_dir(root) / LOG_NAME
     text = log_text(rows)
     if path.exists() and path.read_text(encoding="utf-8") == text:
         return
+    if intend is not None:
+        intend({path.relative_to(root).as_posix(): text})
     atomic_write_text(path, text)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import difflib
 import os
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from kenning.vault.fsio import resolve_inside
@@ -19,9 +20,12 @@ from kenning.vault.writes import write_files
 
 
 class Workspace:
-    def __init__(self, root: Path, *, dry_run: bool = False) -> None:
+    def __init__(self, root: Path, *, dry_run: bool = False,
+                 intend: Callable[[Mapping[str, str | None]], None] | None = None) -> None:
         self.root = root
         self.dry_run = dry_run
+        # Told every change before it is written (the build's journal, .journal).
+        self.intend = intend
         self.overlay: dict[str, str | None] = {}   # staged: path → text (None = deleted)
         self.original: dict[str, str | None] = {}  # text before the first change
         self.written: list[str] = []                # paths changed, in order
@@ -83,6 +87,8 @@ class Workspace:
             return []
         writes = {rel: text for rel, text in self.overlay.items() if text is not None}
         removals = [rel for rel, text in self.overlay.items() if text is None]
+        if self.intend is not None:
+            self.intend(self.overlay)
         # One journaled batch: a crash part-way is finished by the next holder of the lock.
         write_files(self.root, writes, removals)
         self.overlay.clear()

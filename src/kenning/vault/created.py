@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Container, Iterable
+from collections.abc import Callable, Container, Iterable, Mapping
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -55,7 +55,9 @@ def read_created(root: Path) -> dict[str, dict[str, Any]]:
 
 def update_created(root: Path, *, add: dict[str, str] | None = None,
                    moved: Iterable[tuple[str, str]] = (), removed: Iterable[str] = (),
-                   day: str = "") -> dict[str, dict[str, Any]]:
+                   day: str = "",
+                   intend: Callable[[Mapping[str, str | None]], None] | None = None
+                   ) -> dict[str, dict[str, Any]]:
     """Record pages created (``add``: path → what created it), moved (old → new; a page that
     was Kenning's stays Kenning's) and removed; returns the new registry. Writes only on a
     change. ``day`` (default today) is when a page was created."""
@@ -75,5 +77,7 @@ def update_created(root: Path, *, add: dict[str, str] | None = None,
     if pages != before:
         text = json.dumps({"version": VERSION, "pages": dict(sorted(pages.items()))},
                           ensure_ascii=False, indent=1) + "\n"
+        if intend is not None:  # the build's journal (kenning.build.journal)
+            intend({f"{STATE_DIR}/{CREATED}": text})
         atomic_write_text(root / STATE_DIR / CREATED, text)
     return pages

@@ -10,7 +10,11 @@ import contextlib
 import errno
 import fcntl
 import os
+import re
+import signal
+import socket
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -18,12 +22,22 @@ from pathlib import Path
 from kenning.errors import UnsafePath
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
+TEMP_SUFFIX = ".tmp"
+_HOST = re.sub(r"[^A-Za-z0-9_]", "_", socket.gethostname())[:40] or "host"
+_TAG = f"{_HOST}_{os.getpid()}"
+# ``.<name>.<host>_<pid>-<random>.tmp`` (this writer), ``.<name>.<random>.tmp`` (older Kenning).
+_TEMP = re.compile(r"^\.(?P<name>.+)\.(?:(?P<host>[A-Za-z0-9_]*)_(?P<pid>\d+)-)?"
+                   r"[a-z0-9_]{8}\.tmp$")
+OLD_TEMP_AGE_S = 600.0  # an unnamed writer's temp file this old is no longer being written
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` atomically (temp file, fsync, rename, fsync the folder)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    # The writer's host and pid in the name let a later run tell a temp file a killed writer
+    # left (removed by :func:`sweep_temp_files`) from one being written right now.
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{_TAG}-", suffix=TEMP_SUFFIX,
+                               dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -32,12 +46,36 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         if path.exists():
             with contextlib.suppress(OSError):
                 os.chmod(tmp, path.stat().st_mode & 0o777)
+        fault_point()
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
-    _fsync_dir(path.parent)
+    fsync_dir(path.parent)
+    fault_point()
+
+
+_faults = [0]
+_faults_lock = threading.Lock()
+
+
+def fault_point() -> None:
+    """The fault suite's kill switch: with ``KENNING_FAULT_KILL_AT=N`` the process SIGKILLs
+    itself at its N-th write step (before and after each atomic rename, after each build
+    journal entry); ``0`` only counts them. Unset, it does nothing."""
+    at = os.environ.get("KENNING_FAULT_KILL_AT")
+    if not at:
+        return
+    with _faults_lock:
+        _faults[0] += 1
+        if _faults[0] == int(at):
+            os.kill(os.getpid(), signal.SIGKILL)
+
+
+def fault_steps() -> int:
+    """Write steps counted so far in this process (see :func:`fault_point`)."""
+    return _faults[0]
 
 
 def atomic_write_text(path: Path, text: str) -> None:
@@ -45,7 +83,8 @@ def atomic_write_text(path: Path, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
 
 
-def _fsync_dir(folder: Path) -> None:
+def fsync_dir(folder: Path) -> None:
+    """Make a rename or removal in ``folder`` durable (best effort)."""
     try:
         fd = os.open(folder, os.O_RDONLY)
     except OSError:
@@ -56,6 +95,56 @@ def _fsync_dir(folder: Path) -> None:
         pass
     finally:
         os.close(fd)
+
+
+def _writer_alive(host: str | None, pid: str | None) -> bool | None:
+    """Whether the writer named in a temp file's name still runs (None: cannot tell)."""
+    if pid is None or host != _HOST:
+        return None
+    if int(pid) == os.getpid():
+        return True
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # another user's process: alive
+    return True
+
+
+def leftover_temp_files(root: Path) -> list[str]:
+    """Temp files of atomic writes whose writer died (vault-relative), anywhere in the vault."""
+    out = []
+    now = time.time()
+    for dirpath, dirs, names in os.walk(root):
+        dirs[:] = [d for d in dirs if d != ".git"]
+        for name in names:
+            found = _TEMP.match(name) if name.endswith(TEMP_SUFFIX) else None
+            if found is None:
+                continue
+            full = os.path.join(dirpath, name)
+            alive = _writer_alive(found["host"], found["pid"])
+            if alive is None:
+                if found["pid"] is not None:
+                    continue  # another machine's writer: its own runs clean up after it
+                try:
+                    alive = now - os.stat(full).st_mtime < OLD_TEMP_AGE_S
+                except OSError:
+                    continue
+            if not alive:
+                out.append(os.path.relpath(full, root).replace(os.sep, "/"))
+    return sorted(out)
+
+
+def sweep_temp_files(root: Path) -> list[str]:
+    """Remove the temp files killed writers left (the file they were replacing is intact:
+    the rename never happened); returns what was removed."""
+    removed = []
+    for rel in leftover_temp_files(root):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(root / rel)
+            removed.append(rel)
+    return removed
 
 
 class UnreadableFile(Exception):
