@@ -338,11 +338,15 @@ def _vectors(vault: Vault, health: Health) -> None:
 
 
 def _aliases(db: Any, health: Health) -> None:
-    """Names several pages claim as title or alias: normal in Obsidian, so at most a note."""
+    """Names several pages claim as title or alias: normal in Obsidian, so at most a note.
+
+    A source's title is its subject line ("Enron Corporation"), not a name it claims: sources
+    are raw data (a link by that name reaches the page that holds it as alias), so they never
+    count here."""
     rows = db.execute(
         """SELECT n.name, group_concat(DISTINCT p.path) FROM names n
            JOIN pages p ON p.id = n.page_id
-           WHERE n.kind IN ('title', 'alias')
+           WHERE n.kind IN ('title', 'alias') AND p.path NOT LIKE 'sources/%'
            GROUP BY n.norm HAVING count(DISTINCT n.page_id) > 1
               AND sum(n.kind = 'alias') > 0
            ORDER BY n.norm""").fetchall()

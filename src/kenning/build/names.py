@@ -181,6 +181,27 @@ GROUP_WORDS = frozenset({
 })
 
 
+# Departments and functions: a display name made of these ("Legal", "Human Resources") is a
+# desk, never a person's name or alias.
+DEPARTMENT_WORDS = frozenset({
+    "legal", "finance", "financial", "accounting", "hr", "human", "resources", "personnel",
+    "it", "tax", "treasury", "compliance", "research", "risk", "audit", "procurement",
+    "purchasing", "engineering", "administration", "facilities", "logistics", "trading",
+    "credit", "regulatory", "government", "affairs", "public", "relations", "investor",
+    "corporate", "communications", "executive", "management", "technology", "development",
+    "business", "contracts", "settlements", "scheduling", "origination", "analytics",
+})
+_FILLER = frozenset({"and", "&", "of", "the", "dept", "department", "-", "/"})
+
+
+def role_name(text: str) -> bool:
+    """True when ``text`` names a desk, not a person: every word a role, group or department
+    word ("Legal", "Sales Team", "Human Resources")."""
+    words = [w for w in fold(text).replace(".", " ").split() if w not in _FILLER]
+    return bool(words) and all(w in ROLE_WORDS or w in GROUP_WORDS or w in DEPARTMENT_WORDS
+                               for w in words)
+
+
 # How a list's own addresses end: "energy-l@", "notmuch-request@", "hackers+owner@".
 _LIST_TAILS = ("-l", "-request", "-owner", "+owner", "+request", "-bounces")
 

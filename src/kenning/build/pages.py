@@ -268,6 +268,7 @@ class Applier:
         self.meeting_paths: dict[str, str] = {}  # meeting source → its page
         self.owned: set[str] | None = None  # pages Kenning created (None: every page)
         self.final: dict[str, tuple[str, dict[str, Any]]] = {}  # path → (text, frontmatter)
+        self.claimed: dict[str, set[str]] | None = None  # folded name → pages holding it
 
     # -- targets ---------------------------------------------------------------------------
 
@@ -550,10 +551,32 @@ class Applier:
             folded = None  # a type outside the vocabulary: not Kenning's format
         return may_write(path, folded, self.owned)
 
+    def _free_aliases(self, u: Update, items: list[str]) -> list[str]:
+        """The aliases the build may write on ``u``'s page: none another page already holds as
+        title or alias (the first page to hold a name keeps it, so a link or recall by that
+        name stays one page's), and on a person none that names a desk ("Legal")."""
+        if self.claimed is None:
+            self.claimed = {}
+            for key, entities in self.index.by_name.items():
+                self.claimed.setdefault(key, set()).update(e.page for e in entities)
+            for other in self.updates.values():
+                self.claimed.setdefault(nm.fold(other.title), set()).add(other.path)
+        out = []
+        for alias in items:
+            key = nm.fold(alias)
+            if self.claimed.get(key, set()) - {u.path}:
+                continue
+            if u.type == PERSON and nm.role_name(alias):
+                continue
+            self.claimed.setdefault(key, set()).add(u.path)
+            out.append(alias)
+        return out
+
     def _frontmatter(self, u: Update) -> dict[str, Any]:
         data: dict[str, Any] = {"type": u.type}
-        if u.aliases:
-            data["aliases"] = list(u.aliases)
+        aliases = self._free_aliases(u, u.aliases)
+        if aliases:
+            data["aliases"] = aliases
         if u.type == PERSON:
             if u.emails:
                 data["emails"] = list(u.emails)
@@ -658,6 +681,8 @@ class Applier:
                 folded |= {nm.fold(c) for c in current}
             added = [i for i in items if i.casefold() not in folded
                      and nm.fold(i) not in folded]
+            if key == "aliases":
+                added = self._free_aliases(u, added)
             if added:
                 updates[key] = current + added
         if u.type == PERSON and u.organization and u.organization[0] >= since:
