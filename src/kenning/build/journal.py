@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kenning.errors import KenningError
+from kenning.errors import KenningError, UnsafePath
 from kenning.vault.fsio import (
     acquire_flock,
     atomic_write_bytes,
@@ -149,7 +149,7 @@ def begin(root: Path) -> Journal:
 
 def _entries(root: Path) -> list[dict[str, Any]] | None:
     try:
-        text = journal_path(root).read_text(encoding="utf-8")
+        text = journal_path(root).read_bytes().decode("utf-8", "replace")
     except FileNotFoundError:
         return None
     out = []
@@ -158,8 +158,16 @@ def _entries(root: Path) -> list[dict[str, Any]] | None:
             entry = json.loads(line)
         except ValueError:
             continue  # a line cut by the kill: its write never started (fsync came first)
-        if isinstance(entry, dict) and isinstance(entry.get("path"), str):
-            out.append(entry)
+        if not isinstance(entry, dict) or not isinstance(entry.get("path"), str):
+            continue
+        before = entry.get("before")
+        if before is not None and not isinstance(before, str):
+            continue
+        try:
+            resolve_inside(root, entry["path"])
+        except UnsafePath:
+            continue  # not a journal Kenning wrote: never a path outside the vault
+        out.append(entry)
     return out
 
 

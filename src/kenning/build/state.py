@@ -78,7 +78,7 @@ class BuildState:
         """Write the state (``intend``, the build's journal, is told first)."""
         path = build_dir(root) / STATE_NAME
         text = self.to_json()
-        if path.exists() and path.read_text(encoding="utf-8") == text:
+        if _holds(path, text):
             return
         if intend is not None:
             intend({path.relative_to(root).as_posix(): text})
@@ -91,6 +91,14 @@ class BuildState:
             seen.add(page)
             page = self.renamed[page]
         return page
+
+
+def _holds(path: Path, text: str) -> bool:
+    """The file at ``path`` already holds ``text`` (a damaged or missing one does not)."""
+    try:
+        return path.read_bytes() == text.encode("utf-8")
+    except OSError:
+        return False
 
 
 def file_hash(data: bytes) -> str:
@@ -120,7 +128,7 @@ def read_log(root: Path) -> list[dict[str, Any]]:
     if not path.exists():
         return []
     out = []
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in path.read_bytes().decode("utf-8", "replace").splitlines():
         line = line.strip()
         if not line:
             continue
@@ -143,7 +151,7 @@ def write_log(root: Path, rows: list[dict[str, Any]], *, intend: Intend | None =
     """Write the mention log (``intend``, the build's journal, is told first)."""
     path = build_dir(root) / LOG_NAME
     text = log_text(rows)
-    if path.exists() and path.read_text(encoding="utf-8") == text:
+    if _holds(path, text):
         return
     if intend is not None:
         intend({path.relative_to(root).as_posix(): text})
