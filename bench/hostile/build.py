@@ -47,9 +47,12 @@ def _temp_files(root: Path) -> list[str]:
 
 
 def _left_temp(root: Path) -> None:
-    from kenning.vault.fsio import _TAG
+    import re
+    import socket
 
     _emails(root, 4)
+    # How kenning.vault.fsio names a temp file: .<name>.<host>_<pid>-<random>.tmp
+    _TAG = re.sub(r"[^A-Za-z0-9_]", "_", socket.gethostname())[:40] + "_0"
     (root / "people").mkdir(exist_ok=True)
     host = _TAG.rsplit("_", 1)[0]
     (root / "people" / f".Sarah Chen.md.{host}_{_dead_pid()}-abcd1234.tmp").write_text(
