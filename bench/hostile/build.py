@@ -156,6 +156,32 @@ def _killed_build_check(root: Path, runs: list[Run]) -> list[str]:
     return problems
 
 
+# -- a state that lists a page under a name it no longer has ------------------------------------
+
+
+def _renamed_after_save(root: Path) -> None:
+    _emails(root, 8)
+    env = {**base_env(), **TODAY}
+    subprocess.run([*kenning_cmd(), "-C", str(root), "build"], capture_output=True, env=env,
+                   check=True)
+    # The person renames a page in Obsidian: the state still lists the old path.
+    page = next(p for p in (root / "people").glob("*.md") if "Sarah" in p.name)
+    page.rename(page.with_name("Sarah C (Horizon).md"))
+    _emails(root, 12)  # new mail from the same people
+
+
+def _renamed_after_save_check(root: Path, runs: list[Run]) -> list[str]:
+    (build,) = runs
+    problems = []
+    state = json.loads((root / ".kenning" / "build" / "state.json").read_text())
+    if state.get("deleted"):
+        problems.append(f"a renamed page is listed as deleted by hand: {state['deleted']}")
+    sarah = sorted(p.name for p in (root / "people").glob("*.md") if "Sarah" in p.name)
+    if sarah != ["Sarah C (Horizon).md"]:
+        problems.append(f"Sarah's pages: {sarah} (build said {build.stdout[-300:]!r})")
+    return problems
+
+
 CASES = [
     Case("build", "temp-files-left-by-a-killed-writer", _left_temp,
          (("doctor",), ("build",), ("index",), ("search", "kraken")), _left_temp_check, TODAY),
@@ -165,4 +191,6 @@ CASES = [
          _garbage_journal_check, TODAY),
     Case("build", "build-killed-mid-way", _killed_build,
          (("doctor",), ("build", "--batch-size", "2")), _killed_build_check, TODAY),
+    Case("build", "state-lists-a-page-renamed-after-the-save", _renamed_after_save,
+         (("build",),), _renamed_after_save_check, TODAY),
 ]

@@ -250,11 +250,17 @@ def _build(root: Path, batch_size: int, dry_run: bool, progress: Progress | None
         report.warnings.append(state.warning)
     ws = Workspace(root, dry_run=dry_run, intend=intend)
 
-    # Pages deleted by hand since the last build: remember who they were.
+    # Pages deleted by hand since the last build: remember who they were. A page whose
+    # identity another page on disk carries was moved (renamed in Obsidian), not deleted.
+    carried: set[str] | None = None
     for path, rec in sorted(state.pages.items()):
         if not ws.exists(path):
-            for key in rec.get("keys", []):
-                state.deleted[key] = max(state.deleted.get(key, ""), rec.get("last_seen") or "")
+            if carried is None:
+                carried = _carried_keys(ws)
+            if not set(rec.get("keys", [])) & carried:
+                for key in rec.get("keys", []):
+                    state.deleted[key] = max(state.deleted.get(key, ""),
+                                             rec.get("last_seen") or "")
             del state.pages[path]
 
     # Pages Kenning created, and those an older Kenning named by a slug moved to their titles.
@@ -490,6 +496,22 @@ def _build(root: Path, batch_size: int, dry_run: bool, progress: Progress | None
         report.diff = ws.diff()
     report.seconds = round(time.perf_counter() - started, 3)
     return report
+
+
+def _carried_keys(ws: Any) -> set[str]:
+    """Identity keys (emails, domains, full names) of the entity pages on disk."""
+    from kenning.build.pages import IndexLoader
+    from kenning.build.resolve import identity_keys
+
+    out: set[str] = set()
+    for e in IndexLoader(ws).load().entities:
+        for email in e.emails:
+            out.update(identity_keys(e.type, None, email=email))
+        for domain in e.domains:
+            out.update(identity_keys(e.type, None, domain=domain))
+        for name in (e.name, *e.aliases):
+            out.update(identity_keys(e.type, name))
+    return out
 
 
 def _migrate_names(root: Path, ws: Any, state: BuildState) -> \
