@@ -107,6 +107,8 @@ def _build_run(root: Any, health: Health) -> None:
                     "kenning build (rolls the interrupted build back, then builds again)"))
     elif journal.journal_path(root).exists():
         add(Finding("warn", "build-run", "a kenning build is running right now"))
+    elif (journal.journal_path(root).parent / "state.json").exists():
+        add(Finding("ok", "build-run", "the last kenning build finished"))
     temps = leftover_temp_files(root)
     if temps:
         add(Finding("warn", "temp-files", f"{len(temps)} temp file(s) left by writes a crash "
