@@ -174,19 +174,19 @@ def test_left_temp_files_are_reported_and_removed(tmp_path: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """A temp file a killed writer left (in people/, in the state folder) is named by doctor,
     removed by the next build and never indexed; one a live writer is writing is left alone."""
-    from kenning.vault.fsio import _TAG
+    from kenning.vault.fsio import temp_tag
 
     root = _corpus(tmp_path)
     _build_in_process(root, monkeypatch)
     proc = subprocess.Popen(["true"])  # a pid that has exited
     proc.wait()
     dead = proc.pid
-    host = _TAG.rsplit("_", 1)[0]
+    host = temp_tag().rsplit("_", 1)[0]
     left = root / "people" / f".Sarah Chen.md.{host}_{dead}-abcd1234.tmp"
     left.write_text("---\ntitle: half\n", encoding="utf-8")
     state_tmp = root / ".kenning" / "build" / f".state.json.{host}_{dead}-zz11yy22.tmp"
     state_tmp.write_text("{", encoding="utf-8")
-    live = root / "people" / f".Tom Okafor.md.{_TAG}-live0000.tmp"
+    live = root / "people" / f".Tom Okafor.md.{temp_tag()}-live0000.tmp"
     live.write_text("being written", encoding="utf-8")
 
     CliRunner().invoke(main, ["-C", str(root), "index"])

@@ -52,9 +52,8 @@ def _left_temp(root: Path) -> None:
 
     _emails(root, 4)
     # How kenning.vault.fsio names a temp file: .<name>.<host>_<pid>-<random>.tmp
-    _TAG = re.sub(r"[^A-Za-z0-9_]", "_", socket.gethostname())[:40] + "_0"
+    host = re.sub(r"[^A-Za-z0-9_]", "_", socket.gethostname())[:40]
     (root / "people").mkdir(exist_ok=True)
-    host = _TAG.rsplit("_", 1)[0]
     (root / "people" / f".Sarah Chen.md.{host}_{_dead_pid()}-abcd1234.tmp").write_text(
         "---\ntitle: Sarah Chen\n---\nkraken half-written\n", encoding="utf-8")
     old = root / "people" / ".Tom Okafor.md.zz9yy8xx.tmp"  # an older Kenning's, an hour old

@@ -24,7 +24,6 @@ from kenning.errors import UnsafePath
 MAX_FILE_BYTES = 10 * 1024 * 1024
 TEMP_SUFFIX = ".tmp"
 _HOST = re.sub(r"[^A-Za-z0-9_]", "_", socket.gethostname())[:40] or "host"
-_TAG = f"{_HOST}_{os.getpid()}"
 # ``.<name>.<host>_<pid>-<random>.tmp`` (this writer), ``.<name>.<random>.tmp`` (older Kenning).
 _TEMP = re.compile(r"^\.(?P<name>.+)\.(?:(?P<host>[A-Za-z0-9_]*)_(?P<pid>\d+)-)?"
                    r"[a-z0-9_]{8}\.tmp$")
@@ -36,7 +35,7 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     # The writer's host and pid in the name let a later run tell a temp file a killed writer
     # left (removed by :func:`sweep_temp_files`) from one being written right now.
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{_TAG}-", suffix=TEMP_SUFFIX,
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{temp_tag()}-", suffix=TEMP_SUFFIX,
                                dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -95,6 +94,11 @@ def fsync_dir(folder: Path) -> None:
         pass
     finally:
         os.close(fd)
+
+
+def temp_tag() -> str:
+    """``<host>_<pid>``: who writes a temp file (the pid now, so a forked child is itself)."""
+    return f"{_HOST}_{os.getpid()}"
 
 
 def _writer_alive(host: str | None, pid: str | None) -> bool | None:
