@@ -1,14 +1,14 @@
 """Does a killed `kenning build` converge? SIGKILL builds of Enron at random points, build again.
 
-    .venv/bin/python bench/kill_build.py [--runs 10] [--max-seconds 75] [--seed 12]
-                                         [--mbox PATH] [--work DIR]
+    .venv/bin/python bench/kill_build.py [--runs 10] [--max-seconds S] [--seed 12]
+                                         [--mbox PATH] [--work DIR] [--doctor]
 
 1. Syncs the Enron mbox into a vault once (``kenning sync email``) and builds one copy cleanly
    (``kenning build`` in a subprocess): the reference.
 2. ``--runs`` times: a fresh copy of the synced vault, ``kenning build`` started and SIGKILLed
-   after a random delay between 1 s and ``--max-seconds`` (fixed ``--seed``); the interrupted
-   build is reported by ``kenning doctor --json``'s ``build-run`` check when it sees one; then
-   ``kenning build`` again to the end.
+   after a random delay between 1 s and ``--max-seconds`` (default: as long as the clean build
+   took, so every kill lands inside a build; fixed ``--seed``); with ``--doctor``, what
+   ``kenning doctor --json``'s ``build-run`` check says then; then ``kenning build`` again.
 3. Each run is compared with the reference: every file outside ``sources/`` and the index
    (pages, ``.kenning/build/state.json``, ``mentions.jsonl``, ``created.json``) byte for byte,
    and temp files (``*.tmp``) left anywhere in the vault are counted.
@@ -91,7 +91,8 @@ def doctor_build_finding(root: Path) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=10)
-    parser.add_argument("--max-seconds", type=float, default=75.0)
+    parser.add_argument("--max-seconds", type=float, default=None,
+                        help="latest kill (default: the clean build's duration)")
     parser.add_argument("--seed", type=int, default=12)
     parser.add_argument("--mbox", type=Path, default=EVAL / "enron_with_categories.mbox")
     parser.add_argument("--work", type=Path, default=None, help="scratch folder (default: tmp)")
@@ -120,10 +121,11 @@ def main() -> int:
         print(f"clean build: {seconds:.1f} s, {sum(1 for p in clean if p.endswith('.md'))} "
               f"pages; {done.stdout.strip().splitlines()[0] if done.stdout.strip() else ''}")
         shutil.rmtree(clean_root)
+        latest = args.max_seconds or seconds
         converged = 0
         temps_total = 0
         for i in range(args.runs):
-            delay = rng.uniform(1.0, args.max_seconds)
+            delay = rng.uniform(1.0, latest)
             root = work / f"run{i}"
             shutil.copytree(base, root)
             proc = subprocess.Popen([*_kenning(), "-C", str(root), "build"],
