@@ -42,15 +42,36 @@ class KenningGroup(click.Group):
     """Turns Kenning errors into one clear line and a non-zero exit."""
 
     def invoke(self, ctx: click.Context) -> Any:
-        try:
-            return super().invoke(ctx)
-        except KenningError as exc:
-            click.secho(f"error: {exc}", fg="red", err=True)
-            # A value outside the vocabulary is a usage error, like a bad option.
-            sys.exit(2 if isinstance(exc, ValueError) else 1)
-        except ValueError as exc:
-            click.secho(f"error: {exc}", fg="red", err=True)
-            sys.exit(2)
+        from kenning.vault.writes import track_landed
+
+        for stream in (sys.stdout, sys.stderr):
+            # A file name that is not UTF-8 (or a lone surrogate in a source) is printed
+            # escaped, never an encoding error after the work was done.
+            if hasattr(stream, "reconfigure"):
+                stream.reconfigure(errors="backslashreplace")
+        as_json = "--json" in (*ctx.protected_args, *ctx.args)
+        with track_landed() as landed:
+            try:
+                return super().invoke(ctx)
+            except Exception as exc:
+                if landed and not isinstance(exc, click.exceptions.Exit | click.ClickException):
+                    # The write landed: a later step's failure is a warning, never a failure
+                    # that makes a retrying agent write it twice.
+                    from kenning.api import written_with_warning
+
+                    result = landed.result or written_with_warning(landed.paths, exc)
+                    if as_json:
+                        _emit(result)
+                    click.secho(f"warning: {result['note']}", fg="yellow", err=True)
+                    sys.exit(0)
+                if isinstance(exc, KenningError):
+                    click.secho(f"error: {exc}", fg="red", err=True)
+                    # A value outside the vocabulary is a usage error, like a bad option.
+                    sys.exit(2 if isinstance(exc, ValueError) else 1)
+                if isinstance(exc, ValueError):
+                    click.secho(f"error: {exc}", fg="red", err=True)
+                    sys.exit(2)
+                raise
 
 
 @click.group(cls=KenningGroup, context_settings={"help_option_names": ["-h", "--help"]})

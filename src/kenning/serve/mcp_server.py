@@ -92,6 +92,11 @@ class KenningMCP:
             data = {**data, "notes": [*data.get("notes", []), *rt.notes]} if isinstance(
                 data, dict) else {"result": data, "notes": rt.notes}
         text = json.dumps(data, ensure_ascii=False, default=str)
+        if not _utf8(text):
+            # A lone surrogate (a file name that is not UTF-8, a "\ud800" in a source) cannot
+            # be sent: escape it rather than fail the call after its work was done.
+            text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+            data = json.loads(text)
         return types.CallToolResult(
             content=[types.TextContent(text=text)],
             structured_content=data if isinstance(data, dict) else {"result": data})
@@ -259,8 +264,18 @@ def _read_page(path: Path) -> str:
 
 
 def _error(message: str) -> types.CallToolResult:
+    if not _utf8(message):
+        message = message.encode("utf-8", "backslashreplace").decode("utf-8")
     return types.CallToolResult(content=[types.TextContent(text=f"error: {message}")],
                                 is_error=True)
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _where(path: Any) -> str:

@@ -88,6 +88,59 @@ def decode_markdown(data: bytes) -> str:
     return text.removeprefix("\ufeff")
 
 
+def readable_name(text: str) -> str:
+    """``text`` safe to print, store or send as UTF-8: the bytes of a file name that is not UTF-8
+    (which Python carries as surrogate escapes) shown as ``\\xe9``, any other lone surrogate as
+    ``\\udc80``, control characters (a newline in a name) as ``\\n`` / ``\\x07``.
+
+    The identity for ordinary text, so it can wrap every path that reaches output.
+    """
+    if text.isprintable():
+        try:
+            text.encode("utf-8")
+            return text
+        except UnicodeEncodeError:
+            pass
+    out = []
+    for ch in text:
+        code = ord(ch)
+        if 0xDC80 <= code <= 0xDCFF:
+            out.append(f"\\x{code - 0xDC00:02x}")  # a byte surrogateescape could not decode
+        elif 0xD800 <= code <= 0xDFFF:
+            out.append(f"\\u{code:04x}")
+        elif ch in "\n\r\t":
+            out.append(repr(ch)[1:-1])
+        elif not ch.isprintable() and ch != " " and (code < 0x20 or 0x7F <= code < 0xA0):
+            out.append(f"\\x{code:02x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def is_utf8_name(name: str) -> bool:
+    """False for a file name whose bytes are not UTF-8 (an old archive, an SMB mount): Python
+    surfaces those bytes as surrogate escapes, which no UTF-8 text (a page, the index, JSON) holds.
+    """
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def not_utf8_reason(name: str, *, folder: bool = False) -> str:
+    """Why a file (or folder) with a non-UTF-8 name is skipped, with a guess at its intended
+    name to rename it to (most such names are Latin-1 / Windows-1252)."""
+    try:
+        guess = os.fsencode(name).decode("cp1252", errors="replace")
+    except UnicodeError:
+        guess = readable_name(name)
+    what = "folder" if folder else "file"
+    tail = "; nothing in it is indexed" if folder else ""
+    return (f"the {what} name is not valid UTF-8{tail}; rename it"
+            f" (read as Windows-1252 it is {guess!r})")
+
+
 def resolve_inside(root: Path, relative: str) -> Path:
     """Resolve a vault-relative path; refuse absolute paths, ``..`` and symlinks out of ``root``."""
     if not relative or os.path.isabs(relative) or relative.startswith(("~", "\\")):
