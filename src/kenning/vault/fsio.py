@@ -14,6 +14,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from kenning.errors import UnsafePath
 
@@ -88,29 +89,50 @@ def decode_markdown(data: bytes) -> str:
     return text.removeprefix("\ufeff")
 
 
-def readable_name(text: str) -> str:
-    """``text`` safe to print, store or send as UTF-8: the bytes of a file name that is not UTF-8
-    (which Python carries as surrogate escapes) shown as ``\\xe9``, any other lone surrogate as
-    ``\\udc80``, control characters (a newline in a name) as ``\\n`` / ``\\x07``.
-
-    The identity for ordinary text, so it can wrap every path that reaches output.
-    """
-    if text.isprintable():
-        try:
-            text.encode("utf-8")
-            return text
-        except UnicodeEncodeError:
-            pass
+def utf8_text(text: str) -> str:
+    """``text`` that UTF-8 can hold: a lone surrogate is written out, ``\\xe9`` for a byte
+    of a file name that is not UTF-8 (Python's surrogate escape), ``\\ud800`` for any other
+    (a JSON ``"\\ud800"`` escape). The identity, and cheap, for ordinary text."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        pass
     out = []
     for ch in text:
         code = ord(ch)
         if 0xDC80 <= code <= 0xDCFF:
-            out.append(f"\\x{code - 0xDC00:02x}")  # a byte surrogateescape could not decode
+            out.append(f"\\x{code - 0xDC00:02x}")
         elif 0xD800 <= code <= 0xDFFF:
             out.append(f"\\u{code:04x}")
-        elif ch in "\n\r\t":
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def utf8_data(value: Any) -> Any:
+    """``value`` (str, list, tuple, dict, nested) with every string made :func:`utf8_text`."""
+    if isinstance(value, str):
+        return utf8_text(value)
+    if isinstance(value, dict):
+        return {utf8_data(k): utf8_data(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(utf8_data(v) for v in value)
+    return value
+
+
+def readable_name(text: str) -> str:
+    """A file name or path safe to print, store or send: :func:`utf8_text`, and control
+    characters (a newline in a name) as ``\\n`` / ``\\x07``. The identity for ordinary names."""
+    text = utf8_text(text)
+    if text.isprintable():
+        return text
+    out = []
+    for ch in text:
+        code = ord(ch)
+        if ch in "\n\r\t":
             out.append(repr(ch)[1:-1])
-        elif not ch.isprintable() and ch != " " and (code < 0x20 or 0x7F <= code < 0xA0):
+        elif code < 0x20 or 0x7F <= code < 0xA0:
             out.append(f"\\x{code:02x}")
         else:
             out.append(ch)
