@@ -30,6 +30,7 @@ from kenning.errors import KenningError
 from kenning.serve import trust
 from kenning.serve.tools import Runtime, ToolSpec, fold_vocabulary, offered
 from kenning.serve.trust import Caller
+from kenning.vault.fsio import utf8_data, utf8_text
 
 log = logging.getLogger("kenning.serve")
 
@@ -95,8 +96,8 @@ class KenningMCP:
         if not _utf8(text):
             # A lone surrogate (a file name that is not UTF-8, a "\ud800" in a source) cannot
             # be sent: escape it rather than fail the call after its work was done.
-            text = text.encode("utf-8", "backslashreplace").decode("utf-8")
-            data = json.loads(text)
+            data = utf8_data(json.loads(text))
+            text = json.dumps(data, ensure_ascii=False)
         return types.CallToolResult(
             content=[types.TextContent(text=text)],
             structured_content=data if isinstance(data, dict) else {"result": data})
@@ -264,8 +265,7 @@ def _read_page(path: Path) -> str:
 
 
 def _error(message: str) -> types.CallToolResult:
-    if not _utf8(message):
-        message = message.encode("utf-8", "backslashreplace").decode("utf-8")
+    message = utf8_text(message)
     return types.CallToolResult(content=[types.TextContent(text=f"error: {message}")],
                                 is_error=True)
 
