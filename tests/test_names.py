@@ -19,7 +19,6 @@ import pytest
 
 from kenning.api import Vault
 from kenning.vault import frontmatter
-from kenning.vault.fsio import readable_name, utf8_text
 
 KENNING = str(Path(sys.executable).parent / "kenning")
 LATIN1_NOTE = b"notes/caf\xe9.md"  # "café.md" written by a Latin-1 system
@@ -68,6 +67,8 @@ def hostile(vault: Vault) -> Path:
 
 
 def test_readable_name_escapes_bad_bytes_and_control_characters_only() -> None:
+    from kenning.vault.fsio import readable_name, utf8_text
+
     assert readable_name(os.fsdecode(b"caf\xe9.md")) == "caf\\xe9.md"
     assert readable_name("line\nbreak\x07.md") == "line\\nbreak\\x07.md"
     assert readable_name("Café 東京.md") == "Café 東京.md"
