@@ -111,6 +111,23 @@ def _rebuild_blocked(root: Path) -> None:
     (root / ".kenning" / "index.db.rebuild-wal").mkdir()
 
 
+def _rebuild_over_latin1(root: Path) -> None:
+    _put(root, b"notes/Good.md", GOOD)
+    subprocess.run([*kenning_cmd(), "-C", str(root), "index"], capture_output=True,
+                   env=base_env(), check=True)
+    _put(root, b"notes/caf\xe9.md", b"# Cafe\n\nThe espresso machine hums.\n")
+
+
+def _rebuild_over_check(root: Path, runs: list[Run]) -> list[str]:
+    rebuild, search = runs
+    problems = one_line_naming(rebuild, "notes/caf\\xe9.md", "not valid UTF-8")
+    if rebuild.returncode != 0:
+        problems.append(f"the rebuild failed: {rebuild.output[-300:]!r}")
+    if "notes/Good.md" not in search.stdout:
+        problems.append(f"nothing is searchable after the rebuild: {search.output[-300:]!r}")
+    return problems
+
+
 def _rebuild_check(root: Path, runs: list[Run]) -> list[str]:
     rebuild, search = runs
     problems = one_line_naming(rebuild, "rebuild failed", "old index is unchanged")
@@ -172,6 +189,8 @@ CASES += [
          (("sync", "meetings", os.fsdecode(b"{root}/../r\xe9unions")),
           ("sync", "meetings", os.fsdecode(b"{root}/../r\xe9unions")), ("index",),
           ("search", "harbour budget")), _sync_check),
+    Case("files", "rebuild-with-a-name-not-utf8", _rebuild_over_latin1,
+         (("rebuild",), SEARCH), _rebuild_over_check),
     Case("files", "rebuild-fails-keeps-old-index", _rebuild_blocked,
          (("rebuild",), SEARCH), _rebuild_check),
     Case("files", "newline-long-lookalike-names", _odd_names,
