@@ -275,6 +275,20 @@ def test_a_write_whose_follow_up_fails_reports_success_with_a_warning(vault: Vau
     assert _facts(root, "Walks to work") == 1
 
 
+def test_a_write_whose_reindex_fails_keeps_its_whole_answer(vault: Vault) -> None:
+    root = vault.root
+    vault.index(embed=False)
+    vault.db.execute("PRAGMA user_version = 99")  # an index from a newer Kenning
+    vault.close()
+    result = run(root, "record", "--entity", "Sarah Chen", "--type", "person",
+                 "--obs", "Prefers tea", "--json")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["indexed"] is False and "rebuild" in data["note"]
+    assert data["facts"][0]["text"] == "Prefers tea", "the answer says what was written"
+    assert _facts(root, "Prefers tea") == 1
+
+
 def test_mcp_serves_a_vault_with_such_names(hostile: Path) -> None:
     async def calls() -> list[Any]:
         from mcp import Client, StdioServerParameters

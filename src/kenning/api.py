@@ -144,6 +144,9 @@ class Vault:
               embed_progress: EmbedProgress | None = None) -> IndexReport:
         """Bring the index up to date with the files, then fill missing vectors (incremental)."""
         with dbm.writer_lock(self.root, wait=wait):
+            path = dbm.db_path(self.root)
+            with contextlib.suppress(OSError):
+                _remove_db_files(path.with_name(path.name + ".rebuild"))  # a killed rebuild's
             report = Indexer(self.root, self.db, self.config).run(progress)
             if embed:
                 self._embed(report, embed_progress)
