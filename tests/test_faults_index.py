@@ -165,8 +165,8 @@ def vault_files(root: Path) -> dict[str, bytes]:
     for path in sorted(root.rglob("*")):
         rel = path.relative_to(root).as_posix()
         assert not path.name.endswith(".tmp"), f"a temp file was left: {rel}"
-        if not path.is_file() or rel.startswith(".kenning/") and not rel.startswith(
-                ".kenning/sync/"):
+        if not path.is_file() or (rel.startswith(".kenning/") and not rel.startswith(
+                ".kenning/sync/")):
             continue
         data = path.read_bytes()
         if rel.startswith(".kenning/sync/"):
@@ -181,7 +181,7 @@ def vault_files(root: Path) -> dict[str, bytes]:
     return out
 
 
-# -- the runs ---------------------------------------------------------------------------------------
+# -- the runs --------------------------------------------------------------------------------
 
 
 def kill_at(root: Path, args: tuple[str, ...], delay: float) -> int:

@@ -43,6 +43,7 @@ def _after_write(method: W) -> W:
         from kenning.vault.writes import track_landed
 
         with track_landed() as landed:
+            landed.memory_write = True
             try:
                 return method(self, *args, **kwargs)
             except Exception as exc:

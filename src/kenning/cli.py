@@ -54,7 +54,8 @@ class KenningGroup(click.Group):
             try:
                 return super().invoke(ctx)
             except Exception as exc:
-                if landed and not isinstance(exc, click.exceptions.Exit | click.ClickException):
+                if landed and landed.memory_write \
+                        and not isinstance(exc, click.exceptions.Exit | click.ClickException):
                     # The write landed: a later step's failure is a warning, never a failure
                     # that makes a retrying agent write it twice.
                     from kenning.api import written_with_warning

@@ -42,6 +42,9 @@ class Landed:
     paths: list[str] = field(default_factory=list)
     warning: str | None = None
     result: dict[str, Any] | None = None
+    # Set by a memory write (record, retain …): only those report a late failure as a warning.
+    # A build or sync that fails part-way stays a failure: running it again is the fix.
+    memory_write: bool = False
 
     def __bool__(self) -> bool:
         return bool(self.paths)
@@ -67,6 +70,7 @@ def track_landed() -> Iterator[Landed]:
             outer.paths.extend(p for p in landed.paths if p not in outer.paths)
             outer.warning = landed.warning or outer.warning
             outer.result = landed.result or outer.result
+            outer.memory_write = outer.memory_write or landed.memory_write
 
 
 def note_landed(*paths: str) -> None:
