@@ -26,6 +26,7 @@ that make syncing safe to repeat:
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import re
@@ -187,7 +188,21 @@ class SourceStore:
         self._dirty = False
 
     def __enter__(self) -> SourceStore:
+        self.remove_stale_temps()
         return self
+
+    def remove_stale_temps(self) -> None:
+        """Remove the temporary files a sync of this connector left when it was killed
+        mid-write (its source files, its state): hidden, but never cleaned up otherwise."""
+        folder = {"imap": "email"}.get(self.connector, self.connector)
+        places = [(self.state_path.parent, f".{self.state_path.name}.*.tmp")]
+        if folder in FOLDERS.values():
+            places.append((self.root / SOURCES / folder, ".*.md.*.tmp"))
+        for base, pattern in places:
+            if base.is_dir():
+                for tmp in base.glob(pattern):
+                    with contextlib.suppress(OSError):
+                        tmp.unlink()
 
     def __exit__(self, *exc: object) -> None:
         self.save(finished=exc[0] is None)
