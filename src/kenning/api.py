@@ -6,15 +6,16 @@ The CLI, and later the MCP server and the web view, are thin layers over this cl
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import sqlite3
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from kenning import vocabulary
 from kenning.errors import AmbiguousPage, IndexMissing, KenningError, PageNotFound
@@ -29,6 +30,40 @@ from kenning.index.indexer import (
 )
 from kenning.index.vectors import EmbedProgress
 from kenning.vault.layout import Config, find_root, init_vault, load_config
+
+W = TypeVar("W", bound=Callable[..., Any])
+
+
+def _after_write(method: W) -> W:
+    """A write whose files landed never reports failure: when a follow-up (re-indexing, the
+    journal, a registry) fails afterwards, the caller gets what was written and a warning, so a
+    retrying agent does not write it twice."""
+    @functools.wraps(method)
+    def wrapper(self: Vault, *args: Any, **kwargs: Any) -> Any:
+        from kenning.vault.writes import track_landed
+
+        with track_landed() as landed:
+            landed.memory_write = True
+            try:
+                return method(self, *args, **kwargs)
+            except Exception as exc:
+                if not landed:
+                    raise
+                result = written_with_warning(landed.paths, exc)
+                landed.warning, landed.result = result["note"], result
+                return result
+    return wrapper  # type: ignore[return-value]
+
+
+def written_with_warning(landed: Sequence[str], exc: BaseException) -> dict[str, Any]:
+    """The result of a write that landed and then failed in a follow-up step."""
+    from kenning.vault.fsio import readable_name
+
+    why = exc.message if isinstance(exc, KenningError) else f"{type(exc).__name__}: {exc}"
+    shown = ", ".join(readable_name(p) for p in landed)
+    return {"written": [readable_name(p) for p in landed], "indexed": False,
+            "note": f"written ({shown}), but a step after the write failed: "
+                    f"{readable_name(why)}; run `kenning index` (do not repeat the write)"}
 
 
 @dataclass(frozen=True)
@@ -110,6 +145,9 @@ class Vault:
               embed_progress: EmbedProgress | None = None) -> IndexReport:
         """Bring the index up to date with the files, then fill missing vectors (incremental)."""
         with dbm.writer_lock(self.root, wait=wait):
+            path = dbm.db_path(self.root)
+            with contextlib.suppress(OSError):
+                _remove_db_files(path.with_name(path.name + ".rebuild"))  # a killed rebuild's
             report = Indexer(self.root, self.db, self.config).run(progress)
             if embed:
                 self._embed(report, embed_progress)
@@ -117,32 +155,48 @@ class Vault:
 
     def rebuild(self, progress: Progress | None = None, *, wait: float = 0.0, embed: bool = True,
                 embed_progress: EmbedProgress | None = None) -> IndexReport:
-        """Drop the index and build it again from the vault (vectors of unchanged text are kept)."""
+        """Build the index again from the vault (vectors of unchanged text are kept).
+
+        The new index is built beside the old one (``.kenning/index.db.rebuild``) and copied
+        over it in one SQLite transaction only when complete, so a rebuild that fails (or is
+        killed) leaves the old index searchable, and open readers never see half of either.
+        """
         with dbm.writer_lock(self.root, wait=wait):
-            self.close()
             path = dbm.db_path(self.root)
-            old = path.with_name(path.name + ".old")
-            for suffix in ("", "-wal", "-shm"):
-                with contextlib.suppress(FileNotFoundError):
-                    Path(str(path) + suffix).replace(Path(str(old) + suffix))
-            db = self.db
-            _salvage_vectors(db, old)
-            for suffix in ("", "-wal", "-shm"):
-                with contextlib.suppress(FileNotFoundError):
-                    Path(str(old) + suffix).unlink()
-            report = Indexer(self.root, db, self.config).run(progress)
-            if embed:
-                self._embed(report, embed_progress)
+            fresh = path.with_name(path.name + ".rebuild")
+            db: sqlite3.Connection | None = None
+            try:
+                _remove_db_files(fresh)  # what a killed rebuild left
+                db = dbm.connect(fresh)
+                _salvage_vectors(db, path)
+                report = Indexer(self.root, db, self.config).run(progress)
+                if embed:
+                    self._embed(report, embed_progress, db)
+                self.close()
+                _replace_index(db, fresh, path)
+            except BaseException as exc:
+                if db is not None:
+                    db.close()
+                with contextlib.suppress(OSError):
+                    _remove_db_files(fresh)
+                if isinstance(exc, Exception) and not isinstance(exc, KenningError):
+                    raise KenningError(f"rebuild failed, the old index is unchanged and still "
+                                       f"searchable: {type(exc).__name__}: {exc}") from exc
+                raise
+            assert db is not None
+            db.close()
+            _remove_db_files(fresh)
             return report
 
-    def _embed(self, report: IndexReport, progress: EmbedProgress | None) -> None:
+    def _embed(self, report: IndexReport, progress: EmbedProgress | None,
+               db: sqlite3.Connection | None = None) -> None:
         from kenning.index.embedders import EmbedderUnavailable
         from kenning.index.vectors import embed_pending
 
         try:
             embedder = self.embedder()
             if embedder is not None:
-                report.embedding = embed_pending(self.db, embedder, progress=progress,
+                report.embedding = embed_pending(db or self.db, embedder, progress=progress,
                                                  batch_size=self.embedding_config.batch_size,
                                                  storage=self.embedding_config.storage)
         except EmbedderUnavailable as exc:
@@ -465,6 +519,7 @@ class Vault:
 
         return queries.orphans(self.reader, types=[vocabulary.entity_type(t) for t in types])
 
+    @_after_write
     def link(self, src: str, rel: str, dst: str, *, remove: bool = False,
              valid_from: str | None = None, valid_to: str | None = None) -> dict[str, Any]:
         """Add (or remove) a manual edge; kept in ``.kenning/manual-links.jsonl``.
@@ -489,6 +544,7 @@ class Vault:
 
     # -- memory writes (kenning.memory; signatures in its docstring) -------------------------
 
+    @_after_write
     def record(self, entities: list[dict[str, Any]] | None = None,
                relations: list[dict[str, Any]] | None = None,
                observations: list[dict[str, Any]] | None = None, *,
@@ -498,6 +554,7 @@ class Vault:
 
         return write.record(self, entities, relations, observations, trusted=trusted)
 
+    @_after_write
     def record_decision(self, name: str, domain: str, decided: str, because: str,
                         rejected: list[dict[str, str]] | None = None, *,
                         date: str | None = None, source: str | None = None,
@@ -508,6 +565,7 @@ class Vault:
         return write.record_decision(self, name, domain, decided, because, rejected, date=date,
                                      source=source, trusted=trusted)
 
+    @_after_write
     def revise(self, entity: str, observation: str, new_text: str | None = None, *,
                superseded_by: str | None = None, superseding_entity: str | None = None,
                valid_from: str | None = None, source: str | None = None,
@@ -521,6 +579,7 @@ class Vault:
                             source=source, epistemic_status=epistemic, confidence=confidence,
                             trusted=trusted)
 
+    @_after_write
     def invalidate(self, entity: str, observation: str, *, reason: str,
                    source: str | None = None, trusted: bool = True) -> dict[str, Any]:
         """Mark a fact invalidated (kept, dated; the reason goes on the timeline)."""
@@ -529,6 +588,7 @@ class Vault:
         return write.invalidate(self, entity, observation, reason=reason, source=source,
                                 trusted=trusted)
 
+    @_after_write
     def retain(self, kind: str, text: str, entities: list[str] | None = None,
                confidence: float | None = None, *, trusted: bool = True) -> dict[str, Any]:
         """Append a typed bullet (W, B, O, S) to today's daily log."""
@@ -536,6 +596,7 @@ class Vault:
 
         return write.retain(self, kind, text, entities, confidence, trusted=trusted)
 
+    @_after_write
     def note(self, text: str, *, title: str | None = None, trusted: bool = True
              ) -> dict[str, Any]:
         """A quick free note under ``notes/``."""
@@ -543,6 +604,7 @@ class Vault:
 
         return write.note(self, text, title=title, trusted=trusted)
 
+    @_after_write
     def delete(self, ref: str, *, trusted: bool = True) -> dict[str, Any]:
         """Move a page Kenning created to ``.trash/`` (never a person's note); refused for
         untrusted (remote) callers."""
@@ -564,6 +626,7 @@ class Vault:
 
         return sessions.session_start(self, project, budget=budget)
 
+    @_after_write
     def session_close(self, transcript: str | list[dict[str, Any]], *,
                       project: str | None = None, summary: str | None = None,
                       trusted: bool = True) -> dict[str, Any]:
@@ -573,6 +636,7 @@ class Vault:
         return sessions.session_close(self, transcript, project=project, summary=summary,
                                       trusted=trusted)
 
+    @_after_write
     def reflect(self, since: str = "7d", *, apply: bool = True) -> dict[str, Any]:
         """Fold retained bullets into entity pages; propose edits to memory.md."""
         from kenning.memory import reflect
@@ -586,6 +650,36 @@ class Vault:
         from kenning.health import check
 
         return check(self)
+
+
+def _remove_db_files(path: Path) -> None:
+    """Delete a database file with its WAL and shared-memory files."""
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        with contextlib.suppress(FileNotFoundError):
+            Path(str(path) + suffix).unlink()
+
+
+def _replace_index(db: sqlite3.Connection, fresh: Path, path: Path) -> None:
+    """Make the index at ``path`` a copy of ``db`` (the database at ``fresh``), atomically for
+    every reader.
+
+    SQLite's backup API writes the copy in one transaction on the live database, through its
+    own WAL and lock: other processes holding it open (a ``kenning serve``) see the old index
+    or the new one. Renaming the file instead would leave the old database's ``-wal`` beside
+    the new one, to be replayed into it. An old file that is not a database at all (the reason
+    to rebuild) is simply replaced.
+    """
+    try:
+        live = sqlite3.connect(path, timeout=30.0, isolation_level=None)
+        try:
+            live.execute("PRAGMA busy_timeout = 30000")
+            db.backup(live)
+        finally:
+            live.close()
+    except sqlite3.DatabaseError:
+        db.close()  # the last connection: its WAL is checkpointed into the file and removed
+        _remove_db_files(path)
+        os.replace(fresh, path)
 
 
 def _salvage_vectors(db: sqlite3.Connection, old: Path) -> None:

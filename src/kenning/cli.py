@@ -42,15 +42,37 @@ class KenningGroup(click.Group):
     """Turns Kenning errors into one clear line and a non-zero exit."""
 
     def invoke(self, ctx: click.Context) -> Any:
-        try:
-            return super().invoke(ctx)
-        except KenningError as exc:
-            click.secho(f"error: {exc}", fg="red", err=True)
-            # A value outside the vocabulary is a usage error, like a bad option.
-            sys.exit(2 if isinstance(exc, ValueError) else 1)
-        except ValueError as exc:
-            click.secho(f"error: {exc}", fg="red", err=True)
-            sys.exit(2)
+        from kenning.vault.writes import track_landed
+
+        for stream in (sys.stdout, sys.stderr):
+            # A file name that is not UTF-8 (or a lone surrogate in a source) is printed
+            # escaped, never an encoding error after the work was done.
+            if hasattr(stream, "reconfigure"):
+                stream.reconfigure(errors="backslashreplace")
+        as_json = "--json" in sys.argv[1:]
+        with track_landed() as landed:
+            try:
+                return super().invoke(ctx)
+            except Exception as exc:
+                if landed and landed.memory_write \
+                        and not isinstance(exc, click.exceptions.Exit | click.ClickException):
+                    # The write landed: a later step's failure is a warning, never a failure
+                    # that makes a retrying agent write it twice.
+                    from kenning.api import written_with_warning
+
+                    result = landed.result or written_with_warning(landed.paths, exc)
+                    if as_json:
+                        _emit(result)
+                    click.secho(f"warning: {result['note']}", fg="yellow", err=True)
+                    sys.exit(0)
+                if isinstance(exc, KenningError):
+                    click.secho(f"error: {exc}", fg="red", err=True)
+                    # A value outside the vocabulary is a usage error, like a bad option.
+                    sys.exit(2 if isinstance(exc, ValueError) else 1)
+                if isinstance(exc, ValueError):
+                    click.secho(f"error: {exc}", fg="red", err=True)
+                    sys.exit(2)
+                raise
 
 
 @click.group(cls=KenningGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -127,6 +149,8 @@ def _progress(label: str) -> Iterator[_Bars]:
 
 
 def _print_report(report: IndexReport, verb: str) -> None:
+    from kenning.vault.fsio import readable_name
+
     links = report.links
     click.echo(
         f"{verb} {report.scanned} Markdown files in {report.seconds:.2f} s: "
@@ -141,7 +165,7 @@ def _print_report(report: IndexReport, verb: str) -> None:
     if report.skipped:
         click.echo(f"Skipped {len(report.skipped)} file(s):")
         for path, reason in report.skipped[:20]:
-            click.echo(f"  {path}: {reason}")
+            click.echo(f"  {readable_name(path)}: {reason}")
     if report.embedding is not None:
         e = report.embedding
         if e.embedded:
@@ -253,6 +277,8 @@ def search(ctx: click.Context, query: tuple[str, ...], mode: str, types: tuple[s
         return
     from rich.markup import escape
 
+    from kenning.vault.fsio import readable_name
+
     console = _console()
     for note in results.notes:
         console.print(f"[yellow]note:[/yellow] {escape(note)}")
@@ -262,10 +288,11 @@ def search(ctx: click.Context, query: tuple[str, ...], mode: str, types: tuple[s
     for rank, result in enumerate(results, 1):
         kind = f" [dim]({result.type})[/dim]" if result.type else ""
         mark = " [green]exact[/green]" if result.exact else ""
-        console.print(f"[bold]{rank}. {escape(result.title)}[/bold]{kind}{mark}  "
+        console.print(f"[bold]{rank}. {escape(readable_name(result.title))}[/bold]{kind}{mark}  "
                       f"[dim]score {result.score:.3g}[/dim]")
         for hit in result.hits:
-            console.print(f"   [cyan]{escape(result.path)}#L{hit.start_line}-L{hit.end_line}"
+            console.print(f"   [cyan]{escape(readable_name(result.path))}"
+                          f"#L{hit.start_line}-L{hit.end_line}"
                           f"[/cyan]  {escape(hit.snippet)}")
         if result.explain:
             parts = ", ".join(f"{k}={v}" for k, v in result.explain.items())
@@ -683,6 +710,7 @@ def doctor(ctx: click.Context, strict: bool, as_json: bool) -> None:
         from rich.markup import escape
 
         from kenning.health import SHOW_AT_MOST
+        from kenning.vault.fsio import readable_name
 
         console = _console()
         marks = {"ok": "[green]✓[/green]", "note": "[blue]·[/blue]", "warn": "[yellow]![/yellow]",
@@ -690,7 +718,8 @@ def doctor(ctx: click.Context, strict: bool, as_json: bool) -> None:
         for f in health.findings:
             console.print(f"{marks[f.level]} {escape(f.check)}: {escape(f.message)}")
             for item in f.items[:SHOW_AT_MOST]:
-                console.print(f"    [dim]{escape(item)}[/dim]")
+                # An item names a file: one line each, whatever its name holds.
+                console.print(f"    [dim]{escape(readable_name(item))}[/dim]")
             if len(f.items) > SHOW_AT_MOST:
                 console.print(f"    [dim]… and {len(f.items) - SHOW_AT_MOST} more "
                               "(`kenning doctor --json` lists them all)[/dim]")

@@ -19,7 +19,16 @@ Update = Callable[[int, int | None, str], None]
 
 def emit(data: Any) -> None:
     """Print ``data`` as indented JSON (non-ASCII kept, anything else as ``str``)."""
-    click.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+    text = json.dumps(data, ensure_ascii=False, indent=2, default=str)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        # A file name that is not UTF-8 (or a lone surrogate from a source): JSON that strict
+        # parsers read, with the bad bytes spelled ``\xe9``.
+        from kenning.vault.fsio import utf8_data
+
+        text = json.dumps(utf8_data(json.loads(text)), ensure_ascii=False, indent=2)
+    click.echo(text)
 
 
 def vault_root(ctx: click.Context) -> Path:

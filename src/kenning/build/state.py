@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kenning.vault.fsio import atomic_write_text
+from kenning.vault.fsio import atomic_write_text, is_utf8_name
 from kenning.vault.layout import STATE_DIR
 
 BUILD_DIR = "build"
@@ -113,8 +113,8 @@ def list_sources(root: Path) -> list[str]:
     out = []
     for p in base.rglob("*.md"):
         rel = p.relative_to(root).as_posix()
-        if any(part.startswith(".") for part in rel.split("/")):
-            continue
+        if any(part.startswith(".") for part in rel.split("/")) or not is_utf8_name(rel):
+            continue  # a name that is not UTF-8: `kenning index` names it, skipped
         if p.is_file():
             out.append(rel)
     return sorted(out)

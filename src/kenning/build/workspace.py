@@ -15,7 +15,7 @@ import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from kenning.vault.fsio import resolve_inside
+from kenning.vault.fsio import is_utf8_name, resolve_inside
 from kenning.vault.writes import write_files
 
 
@@ -101,7 +101,7 @@ class Workspace:
         if base.is_dir():
             for entry in os.scandir(base):
                 if entry.name.endswith(".md") and not entry.name.startswith(".") \
-                        and entry.is_file():
+                        and is_utf8_name(entry.name) and entry.is_file():
                     out.add(f"{folder}/{entry.name}")
         for rel, text in self.overlay.items():
             if rel.rsplit("/", 1)[0] == folder:

@@ -355,9 +355,17 @@ def transaction(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     try:
         yield db
     except BaseException:
-        db.execute("ROLLBACK")
+        rollback(db)
         raise
     db.execute("COMMIT")
+
+
+def rollback(db: sqlite3.Connection) -> None:
+    """Roll back the open transaction, if any: SQLite has already rolled back after some errors
+    (a full disk), and a failing ROLLBACK must not hide the error that caused it."""
+    if db.in_transaction:
+        with contextlib.suppress(sqlite3.Error):
+            db.execute("ROLLBACK")
 
 
 def get_meta(db: sqlite3.Connection, key: str) -> str | None:

@@ -218,7 +218,7 @@ class Indexer:
                     in_batch, batch_started = 0, time.monotonic()
             db.execute("COMMIT")
         except BaseException:
-            db.execute("ROLLBACK")
+            dbm.rollback(db)
             raise
         with dbm.transaction(db):
             self.sync_attachments(attachments)
@@ -539,6 +539,7 @@ def append_manual_links(root: Path, entries: list[dict[str, Any]]) -> None:
     """Append add/remove records to ``.kenning/manual-links.jsonl`` (atomically; a last line a
     crash left without its newline is closed first). Callers hold the index writer lock."""
     from kenning.vault.fsio import atomic_write_text
+    from kenning.vault.writes import note_landed
 
     path = root / dbm.STATE_DIR / MANUAL_LINKS
     old = path.read_text(encoding="utf-8") if path.exists() else ""
@@ -546,6 +547,7 @@ def append_manual_links(root: Path, entries: list[dict[str, Any]]) -> None:
         old += "\n"
     atomic_write_text(path, old + "".join(json.dumps(e, ensure_ascii=False) + "\n"
                                           for e in entries))
+    note_landed(f"{dbm.STATE_DIR}/{MANUAL_LINKS}")
 
 
 def read_manual_links(root: Path) -> dict[str, dict[str, Any]]:

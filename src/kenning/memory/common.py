@@ -30,6 +30,7 @@ from kenning.vault.page import Page, parse_page
 # The vault's write lock, shared with the build; re-exported for the memory modules.
 from kenning.vault.writes import LOCK_WAIT as LOCK_WAIT
 from kenning.vault.writes import WriteBusy as WriteBusy
+from kenning.vault.writes import note_landed
 from kenning.vault.writes import write_files as write_files
 from kenning.vault.writes import write_lock as write_lock
 
@@ -199,6 +200,7 @@ def read_page(root: Path, rel: str) -> tuple[str, Page]:
 
 def write_page(root: Path, rel: str, text: str) -> None:
     atomic_write_text(resolve_inside(root, rel), text)
+    note_landed(rel)
 
 
 def link_to(path: str, title: str, anchor: str = "") -> str:
@@ -333,8 +335,10 @@ def reindex(vault: Vault) -> dict[str, Any]:
     next ``kenning index`` adds vectors; lexical recall finds the new text immediately)."""
     try:
         report = vault.index(embed=False, wait=LOCK_WAIT)
-    except KenningError as exc:
-        return {"indexed": False, "note": f"written, not yet indexed: {exc.message}"}
+    except Exception as exc:  # the write landed: whatever the index says, it is not a failure
+        why = exc.message if isinstance(exc, KenningError) else f"{type(exc).__name__}: {exc}"
+        return {"indexed": False, "note": f"written, not yet indexed: {why}; "
+                "`kenning index` catches up"}
     return {"indexed": True, "index_seconds": round(report.seconds, 3)}
 
 

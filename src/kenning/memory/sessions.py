@@ -48,6 +48,7 @@ from kenning.memory.common import (
 )
 from kenning.vault.created import update_created
 from kenning.vault.frontmatter import read as read_frontmatter
+from kenning.vault.fsio import is_utf8_name
 from kenning.vault.layout import slug
 from kenning.vault.page import new_page, parse_page
 
@@ -99,7 +100,7 @@ def _handoffs(vault: Vault, project: str) -> list[str]:
     if not folder.is_dir():
         return []
     return sorted(f"sessions/{project}/{f.name}" for f in folder.iterdir()
-                  if f.name.endswith("-handoff.md") and f.is_file())
+                  if f.name.endswith("-handoff.md") and is_utf8_name(f.name) and f.is_file())
 
 
 def session_start(vault: Vault, project: str | None = None, *, budget: int = 2000

@@ -55,6 +55,7 @@ from kenning.vault.page import (
     replace_fact,
     set_frontmatter,
 )
+from kenning.vault.writes import note_landed
 
 if TYPE_CHECKING:
     from kenning.api import Vault
@@ -854,6 +855,7 @@ def delete(vault: Vault, ref: str, *, trusted: bool = True) -> dict[str, Any]:
         trash = new_page_path(vault.root, f".trash/{path}")
         (vault.root / trash).parent.mkdir(parents=True, exist_ok=True)
         (vault.root / path).replace(vault.root / trash)
+        note_landed(path, trash)
         update_created(vault.root, removed=[path])
         journal(vault.root, [{"op": "delete", "path": path, "trash": trash}])
     return {"deleted": path, "trash": trash, **reindex(vault)}

@@ -26,18 +26,19 @@ that make syncing safe to repeat:
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from kenning.errors import KenningError
 from kenning.vault import frontmatter
-from kenning.vault.fsio import atomic_write_text
+from kenning.vault.fsio import atomic_write_text, utf8_data, utf8_text
 from kenning.vault.layout import STATE_DIR, slug
 
 SOURCES = "sources"
@@ -109,7 +110,7 @@ class SyncReport:
     repairs: list[str] = field(default_factory=list)  # one line per re-rendered or kept file
 
     def warn(self, where: str, message: str) -> None:
-        self.warnings.append(f"{where}: {message}")
+        self.warnings.append(utf8_text(f"{where}: {message}"))
 
     def as_dict(self) -> dict[str, Any]:
         return {"connector": self.connector, "created": self.created, "appended": self.appended,
@@ -182,11 +183,26 @@ class SourceStore:
         if not self._dirty:
             return
         atomic_write_text(self.state_path,
-                          json.dumps(self.state, ensure_ascii=False, indent=1, sort_keys=True))
+                          json.dumps(utf8_data(self.state), ensure_ascii=False, indent=1,
+                                     sort_keys=True))
         self._dirty = False
 
     def __enter__(self) -> SourceStore:
+        self.remove_stale_temps()
         return self
+
+    def remove_stale_temps(self) -> None:
+        """Remove the temporary files a sync of this connector left when it was killed
+        mid-write (its source files, its state): hidden, but never cleaned up otherwise."""
+        folder = {"imap": "email"}.get(self.connector, self.connector)
+        places = [(self.state_path.parent, f".{self.state_path.name}.*.tmp")]
+        if folder in FOLDERS.values():
+            places.append((self.root / SOURCES / folder, ".*.md.*.tmp"))
+        for base, pattern in places:
+            if base.is_dir():
+                for tmp in base.glob(pattern):
+                    with contextlib.suppress(OSError):
+                        tmp.unlink()
 
     def __exit__(self, *exc: object) -> None:
         self.save(finished=exc[0] is None)
@@ -224,6 +240,11 @@ class SourceStore:
     def put(self, doc: SourceDoc, report: SyncReport) -> str | None:
         """Write ``doc``: create its file, append its new entries, or — when the file was written
         by an older renderer and ``doc`` is complete — re-render it. Returns the vault path."""
+        # An input whose name is not UTF-8 (its path is provenance) or a source holding a lone
+        # surrogate: written escaped, so the file is UTF-8 and its YAML reads back.
+        doc = replace(doc, **utf8_data({k: getattr(doc, k) for k in (
+            "source_id", "title", "date", "fields", "header", "name")}),
+            entries=[Entry(utf8_text(e.key), utf8_text(e.text)) for e in doc.entries])
         record = self.known(doc.source_id)
         if record and not (self.root / record["path"]).exists():
             record = None  # the person deleted the file: write it again
@@ -409,7 +430,7 @@ class SourceStore:
         ``stamp`` is whatever proves the input unchanged (a content hash, size + mtime, plus any
         option that changes the output, such as a calendar window).
         """
-        seen = self.state["cursors"].get("files", {}).get(key)
+        seen = self.state["cursors"].get("files", {}).get(utf8_text(key))
         if not isinstance(seen, dict) or seen.get("stamp") != stamp:
             return None
         sources = seen.get("sources", [])
@@ -425,7 +446,7 @@ class SourceStore:
     def remember_input(self, key: str, stamp: str, sources: list[str], *, read: int,
                        warnings: list[str], **extra: Any) -> None:
         """Record what input ``key`` gave, for :meth:`input_unchanged` on the next sync."""
-        self.cursors.setdefault("files", {})[key] = {
+        self.cursors.setdefault("files", {})[utf8_text(key)] = {
             "stamp": stamp, "sources": sources, "read": read, "warnings": warnings[:50], **extra}
 
     def paths(self) -> Iterator[str]:

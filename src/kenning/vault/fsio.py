@@ -18,6 +18,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from kenning.errors import UnsafePath
 
@@ -179,6 +180,80 @@ def decode_markdown(data: bytes) -> str:
         line = data[: exc.start].count(b"\n") + 1
         raise UnreadableFile(f"invalid UTF-8 at line {line} (byte {exc.start})") from None
     return text.removeprefix("\ufeff")
+
+
+def utf8_text(text: str) -> str:
+    """``text`` that UTF-8 can hold: a lone surrogate is written out, ``\\xe9`` for a byte
+    of a file name that is not UTF-8 (Python's surrogate escape), ``\\ud800`` for any other
+    (a JSON ``"\\ud800"`` escape). The identity, and cheap, for ordinary text."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        pass
+    out = []
+    for ch in text:
+        code = ord(ch)
+        if 0xDC80 <= code <= 0xDCFF:
+            out.append(f"\\x{code - 0xDC00:02x}")
+        elif 0xD800 <= code <= 0xDFFF:
+            out.append(f"\\u{code:04x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def utf8_data(value: Any) -> Any:
+    """``value`` (str, list, tuple, dict, nested) with every string made :func:`utf8_text`."""
+    if isinstance(value, str):
+        return utf8_text(value)
+    if isinstance(value, dict):
+        return {utf8_data(k): utf8_data(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(utf8_data(v) for v in value)
+    return value
+
+
+def readable_name(text: str) -> str:
+    """A file name or path safe to print, store or send: :func:`utf8_text`, and control
+    characters (a newline in a name) as ``\\n`` / ``\\x07``. The identity for ordinary names."""
+    text = utf8_text(text)
+    if text.isprintable():
+        return text
+    out = []
+    for ch in text:
+        code = ord(ch)
+        if ch in "\n\r\t":
+            out.append(repr(ch)[1:-1])
+        elif code < 0x20 or 0x7F <= code < 0xA0:
+            out.append(f"\\x{code:02x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def is_utf8_name(name: str) -> bool:
+    """False for a file name whose bytes are not UTF-8 (an old archive, an SMB mount): Python
+    surfaces those bytes as surrogate escapes, which no UTF-8 text (a page, the index, JSON) holds.
+    """
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def not_utf8_reason(name: str, *, folder: bool = False) -> str:
+    """Why a file (or folder) with a non-UTF-8 name is skipped, with a guess at its intended
+    name to rename it to (most such names are Latin-1 / Windows-1252)."""
+    try:
+        guess = os.fsencode(name).decode("cp1252", errors="replace")
+    except UnicodeError:
+        guess = readable_name(name)
+    what = "folder" if folder else "file"
+    tail = "; nothing in it is indexed" if folder else ""
+    return (f"the {what} name is not valid UTF-8{tail}; rename it"
+            f" (read as Windows-1252 it is {guess!r})")
 
 
 def resolve_inside(root: Path, relative: str) -> Path:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from kenning.errors import NotAVault
-from kenning.vault.fsio import atomic_write_text
+from kenning.vault.fsio import atomic_write_text, is_utf8_name, not_utf8_reason, readable_name
 
 STATE_DIR = ".kenning"
 CONFIG_NAME = "config.yaml"
@@ -174,7 +174,9 @@ def vault_files(root: Path, exclude: tuple[str, ...] = ()) -> tuple[dict[str, Fo
     for found in iter_vault_files(root, exclude):
         if found.attachment:
             attachments.add(found.path)
-        else:
+        elif found.path not in pages or pages[found.path].skip:
+            # A real file wins over a skipped name shown the same way (``caf\xe9.md`` spelled
+            # with a backslash beside one whose name is not UTF-8).
             pages[found.path] = found
     return pages, attachments
 
@@ -210,6 +212,13 @@ def _walk(root: Path, exclude: tuple[str, ...], limit: int | None,
                 is_link = entry.is_symlink()
                 is_dir = entry.is_dir(follow_symlinks=True)
             except OSError:
+                continue
+            if not is_utf8_name(name):
+                # No page, link or index row can hold the name: skipped, and shown by a
+                # readable form (bad bytes as \xe9) so it can be renamed. Not descended into.
+                if is_dir or attachments or name.lower().endswith(MARKDOWN_SUFFIXES):
+                    shown = readable_name(rel) + ("/" if is_dir else "")
+                    yield FoundFile(shown, 0, 0, skip=not_utf8_reason(name, folder=is_dir))
                 continue
             if is_dir:
                 if is_link:

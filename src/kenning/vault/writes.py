@@ -12,11 +12,14 @@ all or nothing across files, not only within one.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import json
 import os
 from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from kenning.errors import KenningError
 from kenning.vault.fsio import acquire_flock, atomic_write_text, resolve_inside
@@ -29,6 +32,52 @@ LOCK_WAIT = 60.0  # seconds a writer waits for another writer
 
 class WriteBusy(KenningError):
     """Another process held the vault write lock for too long."""
+
+
+@dataclass
+class Landed:
+    """What the operation running in a context wrote so far (``paths``, vault-relative) and
+    the warning it gave when a step after those writes failed."""
+
+    paths: list[str] = field(default_factory=list)
+    warning: str | None = None
+    result: dict[str, Any] | None = None
+    # Set by a memory write (record, retain …): only those report a late failure as a warning.
+    # A build or sync that fails part-way stays a failure: running it again is the fix.
+    memory_write: bool = False
+
+    def __bool__(self) -> bool:
+        return bool(self.paths)
+
+
+# An operation that fails after one of its writes landed must report success with a warning,
+# never failure: a retrying agent would write the same thing twice. None: nobody asked.
+_LANDED: contextvars.ContextVar[Landed | None] = contextvars.ContextVar(
+    "kenning_landed", default=None)
+
+
+@contextlib.contextmanager
+def track_landed() -> Iterator[Landed]:
+    """Collect the vault paths written (landed on disk) inside the block; nests."""
+    outer = _LANDED.get()
+    landed = Landed()
+    token = _LANDED.set(landed)
+    try:
+        yield landed
+    finally:
+        _LANDED.reset(token)
+        if outer is not None:
+            outer.paths.extend(p for p in landed.paths if p not in outer.paths)
+            outer.warning = landed.warning or outer.warning
+            outer.result = landed.result or outer.result
+            outer.memory_write = outer.memory_write or landed.memory_write
+
+
+def note_landed(*paths: str) -> None:
+    """Record that ``paths`` were written (see :func:`track_landed`)."""
+    landed = _LANDED.get()
+    if landed is not None:
+        landed.paths.extend(p for p in paths if p not in landed.paths)
 
 
 @contextlib.contextmanager
@@ -65,7 +114,13 @@ def write_files(root: Path, writes: Mapping[str, str], removals: tuple[str, ...]
     if many:
         atomic_write_text(journal, json.dumps({"writes": dict(writes),
                                                "removals": list(removals)}, ensure_ascii=False))
-    _apply(root, dict(writes), list(removals), threads)
+    done: list[str] = []
+    try:
+        _apply(root, dict(writes), list(removals), threads, done)
+    finally:
+        # A batch that failed part-way may still have landed some files (the journal
+        # finishes it on the next write).
+        note_landed(*done)
     if many:
         journal.unlink(missing_ok=True)
 
@@ -90,9 +145,13 @@ def recover(root: Path) -> bool:
     return True
 
 
-def _apply(root: Path, writes: dict[str, str], removals: list[str], threads: int) -> None:
+def _apply(root: Path, writes: dict[str, str], removals: list[str], threads: int,
+           done: list[str] | None = None) -> None:
+    done = [] if done is None else done
+
     def one(item: tuple[str, str]) -> None:
         atomic_write_text(resolve_inside(root, item[0]), item[1])
+        done.append(item[0])  # list.append is atomic under the GIL
 
     if len(writes) > 1 and threads > 1:
         with ThreadPoolExecutor(max_workers=threads) as pool:
@@ -103,3 +162,4 @@ def _apply(root: Path, writes: dict[str, str], removals: list[str], threads: int
     for rel in removals:
         with contextlib.suppress(FileNotFoundError):
             resolve_inside(root, rel).unlink()
+        done.append(rel)
