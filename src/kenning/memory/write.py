@@ -51,6 +51,7 @@ from kenning.vault.page import (
     append_timeline,
     new_page,
     parse_page,
+    render_fact,
     render_retain,
     replace_fact,
     set_frontmatter,
@@ -84,6 +85,12 @@ class _Edit:
     taken: set[str] = field(default_factory=set)
     original: str = ""
     foreign: str | None = None   # why Kenning may not write this page (a person's note)
+    # Facts queued by add_fact and appended in one splice by _Batch.flush: parsing the page
+    # once per observation made a call of n observations cost O(n²).
+    pending: list[Fact] = field(default_factory=list)
+    top: int | None = None                 # the highest fN id on the page or queued
+    seen: dict[str, str] | None = None     # today's active facts (rendered, no id) → id
+    existing: set[str] = field(default_factory=set)  # ids of facts that were already there
 
     @property
     def changed(self) -> bool:
@@ -120,17 +127,48 @@ class _Batch:
         """A free path for a new page (case-insensitively, and not taken in this batch)."""
         return new_page_path(self.root, base, {name_key(p) for p in self.edits})
 
-    def add_fact(self, edit: _Edit, fact: Fact) -> str:
-        page = parse_page(edit.text, edit.path)
-        block = next_fact_id(page, edit.taken)
+    def add_fact(self, edit: _Edit, fact: Fact, *, defer: bool = False) -> str:
+        """Give ``fact`` the next free id and append it to the page; return the id.
+
+        A fact identical to an active one recorded on the page today (same text, relation and
+        fields) is that fact: its id is returned and nothing is added, so a retried call adds
+        no second bullet. With ``defer``, the line is queued and written by :meth:`flush`.
+        """
+        if edit.seen is None or edit.top is None:
+            page = parse_page(_with_pending(edit), edit.path)
+            edit.seen = {_fact_key(f): f.block_id for f in page.facts
+                         if f.block_id and f.status == "active" and f.recorded == today()}
+            edit.top = _fact_number(next_fact_id(page, edit.taken)) - 1
+        key = _fact_key(fact)
+        known = edit.seen.get(key)
+        if known is not None:
+            if known not in edit.existing:
+                edit.existing.add(known)
+                edit.facts.append((known, fact.text))
+            return known
+        edit.top += 1
+        while f"f{edit.top}" in edit.taken:
+            edit.top += 1
+        block = f"f{edit.top}"
         edit.taken.add(block)
-        edit.text = add_fact(edit.text, replace(fact, block_id=block))
+        edit.seen[key] = block
+        edit.pending.append(replace(fact, block_id=block))
         edit.facts.append((block, fact.text))
+        if not defer:
+            self.flush(edit)
         return block
+
+    def flush(self, edit: _Edit | None = None) -> None:
+        """Write the queued facts of ``edit`` (of every page without it) into its text."""
+        for e in [edit] if edit is not None else list(self.edits.values()):
+            if e.pending:
+                e.text = _with_pending(e)
+                e.pending = []
 
     def touch(self, edit: _Edit, updates: dict[str, Any] | None = None) -> None:
         """Set ``updated`` (and other owned keys) on a page this call changed, unless the
         frontmatter is malformed. A page only read (a relation's target) is left as it is."""
+        self.flush(edit)
         if edit.created or not (updates or edit.changed) or edit.foreign:
             return
         try:
@@ -141,6 +179,7 @@ class _Batch:
 
     def write(self) -> list[dict[str, Any]]:
         """Write every edited page (atomically, one by one); return the facts written."""
+        self.flush()
         out = []
         foreign = [f"{e.foreign}; nothing written" for e in self.edits.values()
                    if e.foreign and e.changed]
@@ -159,8 +198,37 @@ class _Batch:
                 fact = by_id.get(block)
                 if fact is not None:
                     out.append({"entity": edit.title, "path": edit.path, "id": block,
-                                "citation": cite(edit.path, fact.line), "text": text})
+                                "citation": cite(edit.path, fact.line), "text": text,
+                                **({"existing": True} if block in edit.existing else {})})
         return out
+
+
+def _fact_key(fact: Fact) -> str:
+    """What makes two facts the same observation: the rendered line without its id."""
+    return render_fact(replace(fact, line=0, block_id=None))
+
+
+def _fact_number(block: str) -> int:
+    return int(block[1:])
+
+
+def _with_pending(edit: _Edit) -> str:
+    """The page text with the queued facts appended under ``## Facts``, in order: the first
+    through the page editor (which finds or creates the section), the rest on the lines right
+    after it, so the page is parsed twice however many facts there are."""
+    if not edit.pending:
+        return edit.text
+    first, *rest = edit.pending
+    text = add_fact(edit.text, first)
+    if not rest:
+        return text
+    line = next(f.line for f in parse_page(text, edit.path).facts
+                if f.block_id == first.block_id)
+    lines = text.split("\n")
+    nl = "\r\n" if lines[line - 1].endswith("\r") else "\n"
+    end = nl[:-1]  # the "\r" of a CRLF line: split on "\n" leaves it on the line
+    lines[line:line] = [render_fact(f) + end for f in rest]
+    return "\n".join(lines)
 
 
 # -- checks shared by the operations -------------------------------------------------------------
@@ -279,6 +347,7 @@ def record(vault: Vault, entities: list[dict[str, Any]] | None = None,
         batch = _Batch(vault, p)
         named: dict[str, _Edit] = {}   # normalised name or alias → page, for this call
         links: list[dict[str, Any]] = []  # relations from a person's note: manual links
+        found: dict[str, _Edit | None] = {}   # name → page it resolved to, for this call
 
         def find(where: str, ref: Any) -> _Edit | None:
             from kenning.index.indexer import norm_name
@@ -288,13 +357,16 @@ def record(vault: Vault, entities: list[dict[str, Any]] | None = None,
                 return None
             if norm_name(name) in named:
                 return named[norm_name(name)]
+            if name in found:  # a call naming one page a thousand times looks it up once
+                return found[name]
             path, candidates = batch.resolver.find(name)
             if path is None:
                 p.add(where, f"{name!r} names several pages: {', '.join(candidates)}; give the "
                       "path" if candidates else f"no entity named {name!r}: record it in "
                       "'entities' of the same call or first")
                 return None
-            return batch.open(path, where)
+            found[name] = batch.open(path, where)
+            return found[name]
 
         for i, raw in enumerate(ents):
             _plan_entity(batch, named, f"entities[{i}]", raw, trusted=trusted)
@@ -328,7 +400,7 @@ def record(vault: Vault, entities: list[dict[str, Any]] | None = None,
             link = link_to(dst.path, dst.title)
             fact = replace(fact, relation=rel, target=link[2:-2].split("|")[0],
                            text=f"{link} {text.strip() if text else ''}".strip())
-            batch.add_fact(src, fact)
+            batch.add_fact(src, fact, defer=True)
         for i, raw in enumerate(obs):
             where = f"observations[{i}]"
             if not isinstance(raw, dict):
@@ -342,7 +414,7 @@ def record(vault: Vault, entities: list[dict[str, Any]] | None = None,
                       "page Kenning keeps, or give the note a `type:` in its frontmatter")
                 continue
             if fact is not None and target is not None:
-                batch.add_fact(target, fact)
+                batch.add_fact(target, fact, defer=True)
         for edit in batch.edits.values():
             batch.touch(edit)
         p.raise_if_any()
@@ -354,7 +426,7 @@ def record(vault: Vault, entities: list[dict[str, Any]] | None = None,
         facts = batch.write()
         if links:
             _append_manual_links(vault, links)
-        journal(vault.root, [{"op": "record", **f} for f in facts]
+        journal(vault.root, [{"op": "record", **f} for f in facts if not f.get("existing")]
                 + [{"op": "record", "link": _link_result(e)} for e in links])
     out: dict[str, Any] = {"created": created, "updated": updated, "facts": facts}
     if links:
@@ -478,7 +550,7 @@ def _plan_entity(batch: _Batch, named: dict[str, _Edit], where: str, raw: Any, *
     for alias in aliases:
         named.setdefault(norm_name(alias), edit)
     for fact in facts:
-        batch.add_fact(edit, fact)
+        batch.add_fact(edit, fact, defer=True)
 
 
 # -- decisions -----------------------------------------------------------------------------------
