@@ -36,8 +36,8 @@ from kenning.memory.common import (
     wiki_target,
     write_files,
     write_lock,
-    write_page,
 )
+from kenning.memory.idempotency import check_key, digest, entry, prune, replay
 from kenning.vault.created import read_created, update_created
 from kenning.vault.frontmatter import FrontmatterError
 from kenning.vault.layout import entity_file_name, entity_path, name_key
@@ -177,20 +177,10 @@ class _Batch:
             if updates:
                 self.p.add(edit.path, f"cannot change its frontmatter ({exc}); fix the YAML")
 
-    def write(self) -> list[dict[str, Any]]:
-        """Write every edited page (atomically, one by one); return the facts written."""
+    def facts(self) -> list[dict[str, Any]]:
+        """The facts this call names, with their ids and citations in the new page texts."""
         self.flush()
         out = []
-        foreign = [f"{e.foreign}; nothing written" for e in self.edits.values()
-                   if e.foreign and e.changed]
-        if foreign:  # every operation refuses earlier with its own words; this is the guard
-            raise MemoryInputError(foreign)
-        changed = {edit.path: edit.text for edit in self.edits.values() if edit.changed}
-        # One batch: a crash part-way leaves a journal the next writer finishes.
-        write_files(self.root, changed)
-        made = {e.path: "record" for e in self.edits.values() if e.created}
-        if made:
-            update_created(self.root, add=made, day=today())
         for edit in self.edits.values():
             page = parse_page(edit.text, edit.path)
             by_id = {f.block_id: f for f in page.facts if f.block_id}
@@ -200,6 +190,22 @@ class _Batch:
                     out.append({"entity": edit.title, "path": edit.path, "id": block,
                                 "citation": cite(edit.path, fact.line), "text": text,
                                 **({"existing": True} if block in edit.existing else {})})
+        return out
+
+    def write(self, extra: dict[str, str] | None = None) -> list[dict[str, Any]]:
+        """Write every edited page, and ``extra`` files (an idempotency entry), as one
+        journaled batch; return the facts written."""
+        out = self.facts()
+        foreign = [f"{e.foreign}; nothing written" for e in self.edits.values()
+                   if e.foreign and e.changed]
+        if foreign:  # every operation refuses earlier with its own words; this is the guard
+            raise MemoryInputError(foreign)
+        changed = {edit.path: edit.text for edit in self.edits.values() if edit.changed}
+        # One batch: a crash part-way leaves a journal the next writer finishes.
+        write_files(self.root, {**changed, **(extra or {})})
+        made = {e.path: "record" for e in self.edits.values() if e.created}
+        if made:
+            update_created(self.root, add=made, day=today())
         return out
 
 
@@ -229,6 +235,23 @@ def _with_pending(edit: _Edit) -> str:
     end = nl[:-1]  # the "\r" of a CRLF line: split on "\n" leaves it on the line
     lines[line:line] = [render_fact(f) + end for f in rest]
     return "\n".join(lines)
+
+
+def _text_of(root: Any, path: str) -> str | None:
+    """The text of the page at ``path``, or None when it cannot be read."""
+    try:
+        return read_page(root, path)[0]
+    except (OSError, KenningError):
+        return None
+
+
+def _write_keyed(root: Any, files: dict[str, str], key: str | None, op: str,
+                 fingerprint: str, result: dict[str, Any]) -> None:
+    """Write ``files`` and, with an idempotency key, its entry, as one journaled batch."""
+    extra = dict([entry(key, op, fingerprint, result)]) if key is not None else {}
+    write_files(root, {**files, **extra})
+    if key is not None:
+        prune(root)
 
 
 # -- checks shared by the operations -------------------------------------------------------------
@@ -326,24 +349,39 @@ def _items(p: Problems, where: str, value: Any) -> list[Any]:
 # -- record --------------------------------------------------------------------------------------
 
 
+def _count(ents: list[Any]) -> int:
+    """Entities plus the observations and aliases nested in them: the work of a call."""
+    return sum(1 + sum(len(e[k]) for k in ("observations", "aliases")
+                       if isinstance(e.get(k), list | tuple))
+               if isinstance(e, dict) else 1 for e in ents)
+
+
 def record(vault: Vault, entities: list[dict[str, Any]] | None = None,
            relations: list[dict[str, Any]] | None = None,
            observations: list[dict[str, Any]] | None = None, *,
-           trusted: bool = True, dry_run: bool = False) -> dict[str, Any]:
+           trusted: bool = True, dry_run: bool = False, key: str | None = None
+           ) -> dict[str, Any]:
     """Create or update entities, relations and observations in one all-or-nothing call.
 
-    ``dry_run`` validates the whole call exactly as a write would and writes nothing."""
+    ``dry_run`` validates the whole call exactly as a write would and writes nothing. ``key``
+    (an idempotency key): a repeated call with it returns the first result, writing nothing."""
     p = Problems()
     ents = _items(p, "entities", entities)
     rels = _items(p, "relations", relations)
     obs = _items(p, "observations", observations)
-    if len(ents) + len(rels) + len(obs) > MAX_ITEMS:
-        p.add("", f"{len(ents) + len(rels) + len(obs)} items in one call (at most {MAX_ITEMS})")
+    given = check_key(p, key)
+    total = _count(ents) + len(rels) + len(obs)
+    if total > MAX_ITEMS:
+        p.add("", f"{total} items in one call, counting the observations and aliases inside "
+              f"entities (at most {MAX_ITEMS}); split it into several calls")
         p.raise_if_any()
     if not (ents or rels or obs):
         p.add("", "nothing to record: give entities, relations or observations")
     p.raise_if_any()
+    fingerprint = digest("record", [ents, rels, obs, trusted])
     with write_lock(vault.root):
+        if not dry_run and (done := replay(vault.root, given, "record", fingerprint)):
+            return {**done, **reindex(vault)}
         batch = _Batch(vault, p)
         named: dict[str, _Edit] = {}   # normalised name or alias → page, for this call
         links: list[dict[str, Any]] = []  # relations from a person's note: manual links
@@ -423,7 +461,13 @@ def record(vault: Vault, entities: list[dict[str, Any]] | None = None,
         if dry_run:
             return {"dry_run": True, "created": created, "updated": updated,
                     "links": [_link_result(e) for e in links]}
-        facts = batch.write()
+        extra = {}
+        if given is not None:
+            stored = {"created": created, "updated": updated, "facts": batch.facts()}
+            if links:
+                stored["links"] = [_link_result(e) for e in links]
+            extra = dict([entry(given, "record", fingerprint, stored)])
+        facts = batch.write(extra)
         if links:
             _append_manual_links(vault, links)
         journal(vault.root, [{"op": "record", **f} for f in facts if not f.get("existing")]
@@ -559,10 +603,16 @@ def _plan_entity(batch: _Batch, named: dict[str, _Edit], where: str, raw: Any, *
 def record_decision(vault: Vault, name: str, domain: str, decided: str, because: str,
                     rejected: list[dict[str, str]] | None = None, *, date: str | None = None,
                     source: str | None = None, trusted: bool = True,
-                    dry_run: bool = False) -> dict[str, Any]:
+                    dry_run: bool = False, key: str | None = None) -> dict[str, Any]:
     """A ``decisions/`` page whose decision, reason and each rejected option (with its why) are
-    separate lines, so each can be found and cited on its own."""
+    separate lines, so each can be found and cited on its own.
+
+    The same decision recorded again on the same day (a retry) is the page already there: its
+    result comes back and nothing is written. ``key``: see :mod:`kenning.memory.idempotency`."""
     p = Problems()
+    given = check_key(p, key)
+    fingerprint = digest("decide", [name, domain, decided, because, rejected, date, source,
+                                    trusted])
     title = p.name("name", name)
     dom = p.vocab("domain", vocabulary.domain, domain)
     what = p.text("decided", decided, one_line=True)
@@ -589,18 +639,18 @@ def record_decision(vault: Vault, name: str, domain: str, decided: str, because:
         if value and not trusted and _LINK.search(value):
             p.add(where, "remote callers cannot write links in text")
     with write_lock(vault.root):
+        if not dry_run and (done := replay(vault.root, given, "decide", fingerprint)):
+            return {**done, **reindex(vault)}
         resolver = Resolver(vault)
         cited = _source(p, "source", source, resolver, trusted=trusted)
         path = entity_path("decision", title) if title else None
+        taken = None
         if title and path:
             existing, candidates = resolver.find(title)
             if existing or candidates or new_page_path(vault.root, path) != path:
-                p.add("name", f"a page named {title!r} exists ({existing or path}); revise it "
-                      "or choose another name")
+                taken = existing or path
         p.raise_if_any()
         assert title and path and what and why and dom
-        if dry_run:  # validated as a write would be; nothing written
-            return {"dry_run": True, "path": path, "title": title}
         front: dict[str, Any] = {
             "type": "decision", "domain": dom, "status": "active", "decided": day,
             "because": " ".join(why.split()),
@@ -616,8 +666,13 @@ def record_decision(vault: Vault, name: str, domain: str, decided: str, because:
         text = new_page(title=title, frontmatter=front, summary=f"Decided on {day}: {what}",
                         body=body)
         text = append_timeline(text, TimelineEntry(0, day, f"Decided: {what[:200]}", cited))
-        write_page(vault.root, path, text)
-        update_created(vault.root, add={path: "decide"}, day=today())
+        same = taken == path and _text_of(vault.root, path) == text
+        if taken and not same:
+            p.add("name", f"a page named {title!r} exists ({taken}); revise it or choose "
+                  "another name")
+            p.raise_if_any()
+        if dry_run:  # validated as a write would be; nothing written
+            return {"dry_run": True, "path": path, "title": title}
         lines = text.split("\n")
         summary_line = next(n for n, line in enumerate(lines, 1)
                             if line.startswith(f"Decided on {day}:"))
@@ -634,6 +689,10 @@ def record_decision(vault: Vault, name: str, domain: str, decided: str, because:
                           "because": cite(path, because_line, because_end),
                           "rejected": rejected_out},
         }
+        if same:  # the decision is already there, exactly: a retry
+            return {**result, "existing": True, **reindex(vault)}
+        _write_keyed(vault.root, {path: text}, given, "decide", fingerprint, result)
+        update_created(vault.root, add={path: "decide"}, day=today())
         journal(vault.root, [{"op": "decide", "path": path, "citation": cite(path, summary_line),
                               "text": what}])
     return {**result, **reindex(vault)}
@@ -708,15 +767,22 @@ def revise(vault: Vault, entity: str, observation: str, new_text: str | None = N
            superseded_by: str | None = None, superseding_entity: str | None = None,
            valid_from: str | None = None, source: str | None = None,
            epistemic_status: str | None = None, confidence: float | None = None,
-           trusted: bool = True) -> dict[str, Any]:
+           trusted: bool = True, key: str | None = None) -> dict[str, Any]:
     """Supersede a fact: it stays, marked ``superseded`` with the day and a link to its successor
-    (a new fact with ``new_text``, or an existing one named by ``superseded_by``)."""
+    (a new fact with ``new_text``, or an existing one named by ``superseded_by``). ``key``: an
+    idempotency key (a retry returns the first result)."""
     p = Problems()
+    given = check_key(p, key)
+    fingerprint = digest("revise", [entity, observation, new_text, superseded_by,
+                                    superseding_entity, valid_from, source, epistemic_status,
+                                    confidence, trusted])
     if (new_text is None) == (superseded_by is None):
         p.add("new_text", "give either the new text or superseded_by (an existing fact), "
               "not both or neither")
     start = p.date("valid_from", valid_from)
     with write_lock(vault.root):
+        if (done := replay(vault.root, given, "revise", fingerprint)):
+            return {**done, **reindex(vault)}
         batch = _Batch(vault, p)
         edit = _entity(p, batch, "entity", entity, writing=True)
         old = _match_fact(p, "observation", parse_page(edit.text, edit.path), observation) \
@@ -775,7 +841,7 @@ def revise(vault: Vault, entity: str, observation: str, new_text: str | None = N
         for e in batch.edits.values():
             batch.touch(e)
         p.raise_if_any()
-        batch.write()
+        batch.flush()
         old_page = parse_page(edit.text, edit.path)
         new_page_ = parse_page(new_holder.text, new_holder.path)
         old_line = next(f.line for f in old_page.facts if f.block_id == old_id)
@@ -786,6 +852,9 @@ def revise(vault: Vault, entity: str, observation: str, new_text: str | None = N
             "new": {"id": new_id, "path": new_holder.path, "text": new_line_text,
                     "citation": cite(new_holder.path, new_line)},
         }
+        batch.write(dict([entry(given, "revise", fingerprint, result)]) if given else None)
+        if given:
+            prune(vault.root)
         journal(vault.root, [{"op": "revise", "path": edit.path, "id": old_id,
                               "citation": result["new"]["citation"], "old": old.text,
                               "text": new_line_text}])
@@ -793,14 +862,19 @@ def revise(vault: Vault, entity: str, observation: str, new_text: str | None = N
 
 
 def invalidate(vault: Vault, entity: str, observation: str, *, reason: str,
-               source: str | None = None, trusted: bool = True) -> dict[str, Any]:
+               source: str | None = None, trusted: bool = True, key: str | None = None
+               ) -> dict[str, Any]:
     """Mark a fact ``invalidated`` (it was never true), with the day; the reason goes on the
-    page's timeline. Nothing is deleted."""
+    page's timeline. Nothing is deleted. ``key``: an idempotency key."""
     p = Problems()
+    given = check_key(p, key)
+    fingerprint = digest("invalidate", [entity, observation, reason, source, trusted])
     why = p.text("reason", reason, one_line=True)
     if why and not trusted and _LINK.search(why):
         p.add("reason", "remote callers cannot write links in text")
     with write_lock(vault.root):
+        if (done := replay(vault.root, given, "invalidate", fingerprint)):
+            return {**done, **reindex(vault)}
         batch = _Batch(vault, p)
         cited = _source(p, "source", source, batch.resolver, trusted=trusted)
         edit = _entity(p, batch, "entity", entity, writing=True)
@@ -815,9 +889,11 @@ def invalidate(vault: Vault, entity: str, observation: str, *, reason: str,
             0, today(), f"Invalidated {_q(old.text)}: {why}", cited))
         batch.touch(edit)
         p.raise_if_any()
-        batch.write()
         result = {"path": edit.path, "id": block, "text": old.text,
                   "citation": cite(edit.path, old.line)}
+        batch.write(dict([entry(given, "invalidate", fingerprint, result)]) if given else None)
+        if given:
+            prune(vault.root)
         journal(vault.root, [{"op": "invalidate", "path": edit.path, "id": block,
                               "citation": result["citation"], "text": old.text,
                               "reason": why}])
@@ -833,9 +909,14 @@ def daily_log_path(day: str | None = None) -> str:
 
 def retain(vault: Vault, kind: str, text: str, entities: list[str] | None = None,
            confidence: float | None = None, *, trusted: bool = True,
-           dry_run: bool = False) -> dict[str, Any]:
-    """Append ``- K(c=…) @Name: text`` to the ``## Retain`` section of today's daily log."""
+           dry_run: bool = False, key: str | None = None) -> dict[str, Any]:
+    """Append ``- K(c=…) @Name: text`` to the ``## Retain`` section of today's daily log.
+
+    A bullet already in today's log, exactly, is not added again (a retry): its line is
+    returned. ``key``: an idempotency key."""
     p = Problems()
+    given = check_key(p, key)
+    fingerprint = digest("retain", [kind, text, entities, confidence, trusted])
     letter = kind.strip().upper() if isinstance(kind, str) else ""
     if letter not in vocabulary.RETAIN_KINDS:
         p.add("kind", f"unknown retain kind {kind!r}; allowed: "
@@ -858,24 +939,39 @@ def retain(vault: Vault, kind: str, text: str, entities: list[str] | None = None
     if dry_run:  # validated as a write would be; nothing written
         return {"dry_run": True, "path": path, "kind": letter}
     with write_lock(vault.root):
+        if (done := replay(vault.root, given, "retain", fingerprint)):
+            return {**done, **reindex(vault)}
         target = vault.root / path
+        page = None
         if target.exists():
-            old, _ = read_page(vault.root, path)
+            old, page = read_page(vault.root, path)
         else:
             old = new_page(title=today(), frontmatter={"type": "daily", "date": today()})
+        bullet = render_retain(item)
+        there = [r.line for r in (page.retain if page else ()) if render_retain(r) == bullet]
+        if there:  # already retained today, exactly: a retry
+            line = there[0]
+            return {"path": path, "line": line, "citation": cite(path, line), "kind": letter,
+                    "entities": list(item.entities), "existing": True, **reindex(vault)}
         new = append_retain(old, item)
-        write_page(vault.root, path, new)
         line = parse_page(new, path).retain[-1].line
+        result = {"path": path, "line": line, "citation": cite(path, line), "kind": letter,
+                  "entities": list(item.entities)}
+        _write_keyed(vault.root, {path: new}, given, "retain", fingerprint, result)
         journal(vault.root, [{"op": "retain", "path": path, "citation": cite(path, line),
-                              "text": render_retain(item)[2:]}])
-    return {"path": path, "line": line, "citation": cite(path, line), "kind": letter,
-            "entities": list(item.entities), **reindex(vault)}
+                              "text": bullet[2:]}])
+    return {**result, **reindex(vault)}
 
 
-def note(vault: Vault, text: str, *, title: str | None = None, trusted: bool = True
-         ) -> dict[str, Any]:
-    """A quick free note: ``notes/YYYY-MM-DD <title>.md`` with the text as written."""
+def note(vault: Vault, text: str, *, title: str | None = None, trusted: bool = True,
+         key: str | None = None) -> dict[str, Any]:
+    """A quick free note: ``notes/YYYY-MM-DD <title>.md`` with the text as written.
+
+    The same note written again on the same day (a retry) is the note already there: nothing
+    is written. ``key``: an idempotency key."""
     p = Problems()
+    given = check_key(p, key)
+    fingerprint = digest("note", [text, title, trusted])
     body = p.text("text", text, limit=MAX_TEXT * 5)
     name = p.text("title", title, required=False, one_line=True, limit=200)
     if body and not trusted and _LINK.search(body):
@@ -886,20 +982,37 @@ def note(vault: Vault, text: str, *, title: str | None = None, trusted: bool = T
         first = next(line for line in body.splitlines() if line.strip())
         name = " ".join(first.lstrip("#").split())[:60] or "note"
     with write_lock(vault.root):
-        path = new_page_path(vault.root, f"notes/{entity_file_name(f'{today()} {name}')}")
+        if (done := replay(vault.root, given, "note", fingerprint)):
+            return {**done, **reindex(vault)}
+        base = f"notes/{entity_file_name(f'{today()} {name}')}"
         try:
             content = new_page(title=name, frontmatter={"type": "note", "created": today()},
                                body=body.replace("\r\n", "\n").rstrip("\n") + "\n")
         except ValueError as exc:
             raise MemoryInputError([f"title: {exc}"]) from None
-        write_page(vault.root, path, content)
-        update_created(vault.root, add={path: "note"}, day=today())
+        path = _same_note(vault.root, base, content) or new_page_path(vault.root, base)
         start = content[: content.rindex(body.replace("\r\n", "\n"))].count("\n") + 1
+        result = {"path": path, "title": name,
+                  "citation": cite(path, start, len(content.rstrip("\n").split("\n")))}
+        if (vault.root / path).exists():  # the same note, already written today: a retry
+            return {**result, "existing": True, **reindex(vault)}
+        _write_keyed(vault.root, {path: content}, given, "note", fingerprint, result)
+        update_created(vault.root, add={path: "note"}, day=today())
         journal(vault.root, [{"op": "note", "path": path, "citation": cite(path, start),
                               "text": name}])
-    return {"path": path, "title": name, "citation": cite(path, start,
-                                                          len(content.rstrip("\n").split("\n"))),
-            **reindex(vault)}
+    return {**result, **reindex(vault)}
+
+
+def _same_note(root: Any, base: str, content: str) -> str | None:
+    """The note at ``base`` or one of its `` 2``, `` 3`` … siblings whose text is ``content``."""
+    stem = base[:-3]
+    for n in range(1, 100):
+        path = base if n == 1 else f"{stem} {n}.md"
+        if not (root / path).exists():
+            return None
+        if _text_of(root, path) == content:
+            return path
+    return None
 
 
 def delete(vault: Vault, ref: str, *, trusted: bool = True) -> dict[str, Any]:
