@@ -106,7 +106,7 @@ def concurrent(n: int, work: Path) -> dict[str, float]:
 
             async with anyio.create_task_group() as tg:
                 tg.start_soon(writer)
-                await anyio.sleep(0.5)  # the write has started
+                await anyio.sleep(0.05)  # the write is under way
                 reads = []
                 while not done.is_set() and len(reads) < 20:
                     seconds, _ = await one("search", {"query": "lighthouse keeper"})

@@ -56,8 +56,13 @@ class Vault:
 
     @classmethod
     def open(cls, path: str | Path | None = None) -> Vault:
-        """Open the vault containing ``path`` (default: the current folder)."""
-        return cls(find_root(Path(path or ".")))
+        """Open the vault containing ``path`` (default: the current folder); a batch of page
+        writes a killed writer left half-done is finished first (see ``vault/writes.py``)."""
+        vault = cls(find_root(Path(path or ".")))
+        from kenning.vault.writes import finish_interrupted
+
+        finish_interrupted(vault.root)
+        return vault
 
     @classmethod
     def init(cls, path: str | Path) -> tuple[Vault, bool]:

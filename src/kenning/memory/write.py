@@ -38,7 +38,7 @@ from kenning.memory.common import (
     write_lock,
 )
 from kenning.memory.idempotency import check_key, digest, entry, prune, replay
-from kenning.vault.created import read_created, update_created
+from kenning.vault.created import created_change, read_created, update_created
 from kenning.vault.frontmatter import FrontmatterError
 from kenning.vault.layout import entity_file_name, entity_path, name_key
 from kenning.vault.page import (
@@ -201,11 +201,12 @@ class _Batch:
         if foreign:  # every operation refuses earlier with its own words; this is the guard
             raise MemoryInputError(foreign)
         changed = {edit.path: edit.text for edit in self.edits.values() if edit.changed}
-        # One batch: a crash part-way leaves a journal the next writer finishes.
-        write_files(self.root, {**changed, **(extra or {})})
         made = {e.path: "record" for e in self.edits.values() if e.created}
-        if made:
-            update_created(self.root, add=made, day=today())
+        registry = created_change(self.root, add=made, day=today()) if made else None
+        # One batch, the registry of created pages and an idempotency entry with the pages: a
+        # crash part-way leaves a journal the next writer (or `Vault.open`) finishes.
+        write_files(self.root, {**changed, **dict([registry] if registry else []),
+                                **(extra or {})})
         return out
 
 
@@ -246,10 +247,12 @@ def _text_of(root: Any, path: str) -> str | None:
 
 
 def _write_keyed(root: Any, files: dict[str, str], key: str | None, op: str,
-                 fingerprint: str, result: dict[str, Any]) -> None:
-    """Write ``files`` and, with an idempotency key, its entry, as one journaled batch."""
+                 fingerprint: str, result: dict[str, Any], *, made: str | None = None) -> None:
+    """Write ``files`` and, with an idempotency key, its entry, as one journaled batch; with
+    ``made`` (what created them), the registry of created pages in the same batch."""
     extra = dict([entry(key, op, fingerprint, result)]) if key is not None else {}
-    write_files(root, {**files, **extra})
+    change = created_change(root, add={p: made for p in files}, day=today()) if made else None
+    write_files(root, {**files, **extra, **dict([change] if change else [])})
     if key is not None:
         prune(root)
 
@@ -691,8 +694,8 @@ def record_decision(vault: Vault, name: str, domain: str, decided: str, because:
         }
         if same:  # the decision is already there, exactly: a retry
             return {**result, "existing": True, **reindex(vault)}
-        _write_keyed(vault.root, {path: text}, given, "decide", fingerprint, result)
-        update_created(vault.root, add={path: "decide"}, day=today())
+        _write_keyed(vault.root, {path: text}, given, "decide", fingerprint, result,
+                     made="decide")
         journal(vault.root, [{"op": "decide", "path": path, "citation": cite(path, summary_line),
                               "text": what}])
     return {**result, **reindex(vault)}
@@ -996,8 +999,8 @@ def note(vault: Vault, text: str, *, title: str | None = None, trusted: bool = T
                   "citation": cite(path, start, len(content.rstrip("\n").split("\n")))}
         if (vault.root / path).exists():  # the same note, already written today: a retry
             return {**result, "existing": True, **reindex(vault)}
-        _write_keyed(vault.root, {path: content}, given, "note", fingerprint, result)
-        update_created(vault.root, add={path: "note"}, day=today())
+        _write_keyed(vault.root, {path: content}, given, "note", fingerprint, result,
+                     made="note")
         journal(vault.root, [{"op": "note", "path": path, "citation": cite(path, start),
                               "text": name}])
     return {**result, **reindex(vault)}
