@@ -8,6 +8,7 @@ naming the field and writes nothing, and names differing only in case make one p
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 from hostile import Case, Run, one_line_naming
@@ -96,6 +97,7 @@ def _key_setup(root: Path) -> None:
 
 def _remote_setup(root: Path) -> None:
     _person(root)
+    _batch(root, "remote-999.json", {"observations": _obs(999)})
 
 
 def _remote_check(root: Path, runs: list[Run]) -> list[str]:
@@ -110,7 +112,8 @@ def _remote_check(root: Path, runs: list[Run]) -> list[str]:
 
 
 def _refused(field: str, *needles: str, title: str | None = "Ada Park",
-             facts: int = 0):  # noqa: ANN202 - a check factory
+             facts: int = 0) -> Callable[[Path, list[Run]], list[str]]:
+    """A check: the first command refused in one line naming ``field``; nothing written."""
     def check(root: Path, runs: list[Run]) -> list[str]:
         run = runs[0]
         problems = [] if run.returncode != 0 else ["the call was accepted"]
@@ -146,6 +149,24 @@ def _nested_setup(root: Path) -> None:
     _batch(root, "nested.json", {"entities": [{"name": "Ada Park", "type": "person",
                                                "observations": [f"n{i}" for i in
                                                                 range(50_000)]}]})
+
+
+def _limit_pages_setup(root: Path) -> None:
+    _person(root)
+    _batch(root, "pages.json", {"entities": [{"name": f"Keeper {i:04d}", "type": "person"}
+                                             for i in range(999)],
+                                "observations": [{"entity": "Keeper 0500",
+                                                  "text": "Tends the northern lamp"}]})
+
+
+def _limit_pages_check(root: Path, runs: list[Run]) -> list[str]:
+    problems = [p for r in runs for p in _ok(r)]
+    count = len(list(root.glob("people/*.md")))
+    if count != 1000:
+        problems.append(f"{count} person pages after creating 999 (want 1000)")
+    if "Keeper 0500" not in runs[-1].stdout:
+        problems.append(f"the new page is not found: {runs[-1].stdout[-200:]!r}")
+    return problems
 
 
 # -- names that differ only in case ------------------------------------------------------------
@@ -185,7 +206,7 @@ CASES = [
          ((*RETRY, "--key", "k-1"), (*RETRY, "--key", "k-1", "--json"),
           ("record", "--batch", "{root}/../other.json", "--key", "k-1")), _key_check, env=DAY),
     Case("record", "remote-record-999-observations", _remote_setup,
-         (("@mcp-remote", "record", json.dumps({"observations": _obs(999)})),), _remote_check,
+         (("@mcp-remote", "record", "@{root}/../remote-999.json"),), _remote_check,
          env=DAY),
     Case("record", "observation-of-1mb", _huge_obs_setup,
          (("record", "--batch", "{root}/../huge.json"), ("index",)),
@@ -201,6 +222,9 @@ CASES = [
     Case("record", "50000-observations-inside-one-entity", _nested_setup,
          (("record", "--batch", "{root}/../nested.json"), ("index",)),
          _refused("50001 items in one call", "at most 1000")),
+    Case("record", "1000-new-pages-in-one-call", _limit_pages_setup,
+         (("record", "--batch", "{root}/../pages.json"), ("search", "northern lamp")),
+         _limit_pages_check, env=DAY),
     Case("record", "names-differing-only-in-case", _case_setup,
          (("record", "--batch", "{root}/../case.json"),), _case_check, env=DAY),
     Case("record", "one-name-twice-in-one-call", _dup_in_call_setup,
