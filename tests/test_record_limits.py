@@ -75,7 +75,8 @@ def test_an_idempotency_key_replays_the_first_result(ada: Vault,
 
 
 def test_every_write_tool_is_safe_to_retry(ada: Vault) -> None:
-    ada.record(None, None, [{"entity": "Ada Park", "text": "Likes tea"}])
+    ada.record(None, None, [{"entity": "Ada Park", "text": "Likes tea"},
+                            {"entity": "Ada Park", "text": "Runs the board"}])
     for _ in range(2):
         ada.retain("W", "The harbour opens at six", ["Ada Park"])
         note = ada.note("Call the harbour master about the lease", title="Harbour lease")
@@ -84,6 +85,7 @@ def test_every_write_tool_is_safe_to_retry(ada: Vault) -> None:
         closed = ada.session_close("user: hello\nREMEMBER: the lease ends in May\n",
                                    project="harbour")
         revised = ada.revise("Ada Park", "Likes tea", "Likes green tea", key="rev-1")
+        plain = ada.revise("Ada Park", "Runs the board", "Chairs the board")
     log = next(ada.root.glob("memory/*.md")).read_text(encoding="utf-8")
     assert log.count("The harbour opens at six") == 1
     assert log.count("the lease ends in May") == 1
@@ -93,7 +95,8 @@ def test_every_write_tool_is_safe_to_retry(ada: Vault) -> None:
     assert closed.get("replayed") is True
     assert len(list(ada.root.glob("sessions/harbour/*-transcript.md"))) == 1
     assert revised.get("replayed") is True
-    assert _facts(ada) == ["Likes tea", "Likes green tea"]
+    assert plain.get("existing") is True and plain["new"]["text"] == "Chairs the board"
+    assert _facts(ada) == ["Likes tea", "Runs the board", "Likes green tea", "Chairs the board"]
 
 
 def test_cli_record_takes_a_key(ada: Vault) -> None:

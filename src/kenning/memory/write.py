@@ -788,6 +788,10 @@ def revise(vault: Vault, entity: str, observation: str, new_text: str | None = N
             return {**done, **reindex(vault)}
         batch = _Batch(vault, p)
         edit = _entity(p, batch, "entity", entity, writing=True)
+        if edit is not None and new_text is not None and not superseding_entity:
+            done = _revised_today(edit, observation, new_text)
+            if done is not None:  # this very revision was made today: a retry
+                return {**done, "existing": True, **reindex(vault)}
         old = _match_fact(p, "observation", parse_page(edit.text, edit.path), observation) \
             if edit else None
         target = _entity(p, batch, "superseding_entity", superseding_entity, writing=True) \
@@ -862,6 +866,37 @@ def revise(vault: Vault, entity: str, observation: str, new_text: str | None = N
                               "citation": result["new"]["citation"], "old": old.text,
                               "text": new_line_text}])
     return {**result, **reindex(vault)}
+
+
+def _revised_today(edit: _Edit, ref: Any, new_text: Any) -> dict[str, Any] | None:
+    """The result of revising ``ref`` to ``new_text`` on this page when that was done today and
+    no active fact still matches ``ref`` (a retried revise), else None."""
+    if not isinstance(ref, str) or not isinstance(new_text, str):
+        return None
+    page = parse_page(edit.text, edit.path)
+    key = ref.strip()
+    block, fold = key.removeprefix("^"), " ".join(key.casefold().split())
+
+    def named(f: Fact) -> bool:
+        return f.block_id == block or " ".join(f.text.casefold().split()) == fold
+
+    if any(named(f) for f in page.facts if f.status == "active"):
+        return None
+    want = " ".join(new_text.split())
+    here = wiki_target(edit.path, "#^")
+    for old in page.facts:
+        if not (old.status == "superseded" and old.expired == today() and named(old)
+                and old.successor and old.successor.startswith(here[:-2])):
+            continue
+        new = next((f for f in page.facts if f.status == "active" and f.text == want
+                    and old.successor == wiki_target(edit.path, f"#^{f.block_id}")), None)
+        if new is not None:
+            return {"path": edit.path,
+                    "old": {"id": old.block_id, "text": old.text,
+                            "citation": cite(edit.path, old.line)},
+                    "new": {"id": new.block_id, "path": edit.path, "text": new.text,
+                            "citation": cite(edit.path, new.line)}}
+    return None
 
 
 def invalidate(vault: Vault, entity: str, observation: str, *, reason: str,
