@@ -416,6 +416,7 @@ def test_the_cli_prints_what_the_model_added_and_why_it_was_skipped(
         port = s.getsockname()[1]
     config = vault.root / ".kenning" / "config.yaml"
     config.write_text(config.read_text().replace(server.url, f"http://127.0.0.1:{port}/v1"))
-    out = runner.invoke(main, ["-C", str(vault.root), "session", "close"],
+    # Another close (the same transcript and summary again the same day is a retry, replayed).
+    out = runner.invoke(main, ["-C", str(vault.root), "session", "close", "--summary", "again"],
                         input=json.dumps(TRANSCRIPT))
     assert out.exit_code == 0 and "note: LLM extraction skipped: cannot reach" in out.output

@@ -2,6 +2,9 @@
 
     python mcp_call.py @mcp ROOT TOOL JSON_ARGS          # stdio, a local caller
     python mcp_call.py @mcp-remote ROOT TOOL JSON_ARGS   # HTTP on loopback with a token: remote
+
+JSON_ARGS may be ``@FILE`` (the arguments read from a file) when they are too long for a
+command line (over 128 KB).
 """
 
 from __future__ import annotations
@@ -30,6 +33,8 @@ async def call(client: Any, tool: str, args: dict[str, Any]) -> dict[str, Any]:
 
 def main() -> None:
     mode, root, tool, raw = sys.argv[1:5]
+    if raw.startswith("@"):  # arguments too long for a command line: read from a file
+        raw = Path(raw[1:].replace("{root}", root)).read_text(encoding="utf-8")
     args = json.loads(raw)
     env = {**os.environ}
     if mode == "@mcp":

@@ -91,8 +91,13 @@ class Vault:
 
     @classmethod
     def open(cls, path: str | Path | None = None) -> Vault:
-        """Open the vault containing ``path`` (default: the current folder)."""
-        return cls(find_root(Path(path or ".")))
+        """Open the vault containing ``path`` (default: the current folder); a batch of page
+        writes a killed writer left half-done is finished first (see ``vault/writes.py``)."""
+        vault = cls(find_root(Path(path or ".")))
+        from kenning.vault.writes import finish_interrupted
+
+        finish_interrupted(vault.root)
+        return vault
 
     @classmethod
     def init(cls, path: str | Path) -> tuple[Vault, bool]:
@@ -548,61 +553,64 @@ class Vault:
     def record(self, entities: list[dict[str, Any]] | None = None,
                relations: list[dict[str, Any]] | None = None,
                observations: list[dict[str, Any]] | None = None, *,
-               trusted: bool = True) -> dict[str, Any]:
-        """Entities, relations and observations in one all-or-nothing call (validated first)."""
+               trusted: bool = True, key: str | None = None) -> dict[str, Any]:
+        """Entities, relations and observations in one all-or-nothing call (validated first);
+        ``key``, an idempotency key: a repeated call with it returns the first result."""
         from kenning.memory import write
 
-        return write.record(self, entities, relations, observations, trusted=trusted)
+        return write.record(self, entities, relations, observations, trusted=trusted, key=key)
 
     @_after_write
     def record_decision(self, name: str, domain: str, decided: str, because: str,
                         rejected: list[dict[str, str]] | None = None, *,
                         date: str | None = None, source: str | None = None,
-                        trusted: bool = True) -> dict[str, Any]:
+                        trusted: bool = True, key: str | None = None) -> dict[str, Any]:
         """A decision page: what was decided, why, and each rejected option with its why."""
         from kenning.memory import write
 
         return write.record_decision(self, name, domain, decided, because, rejected, date=date,
-                                     source=source, trusted=trusted)
+                                     source=source, trusted=trusted, key=key)
 
     @_after_write
     def revise(self, entity: str, observation: str, new_text: str | None = None, *,
                superseded_by: str | None = None, superseding_entity: str | None = None,
                valid_from: str | None = None, source: str | None = None,
                epistemic: str | None = None, confidence: float | None = None,
-               trusted: bool = True) -> dict[str, Any]:
+               trusted: bool = True, key: str | None = None) -> dict[str, Any]:
         """Supersede a fact (kept, dated, linked to its successor) with new text or a fact."""
         from kenning.memory import write
 
         return write.revise(self, entity, observation, new_text, superseded_by=superseded_by,
                             superseding_entity=superseding_entity, valid_from=valid_from,
                             source=source, epistemic_status=epistemic, confidence=confidence,
-                            trusted=trusted)
+                            trusted=trusted, key=key)
 
     @_after_write
     def invalidate(self, entity: str, observation: str, *, reason: str,
-                   source: str | None = None, trusted: bool = True) -> dict[str, Any]:
+                   source: str | None = None, trusted: bool = True,
+                   key: str | None = None) -> dict[str, Any]:
         """Mark a fact invalidated (kept, dated; the reason goes on the timeline)."""
         from kenning.memory import write
 
         return write.invalidate(self, entity, observation, reason=reason, source=source,
-                                trusted=trusted)
+                                trusted=trusted, key=key)
 
     @_after_write
     def retain(self, kind: str, text: str, entities: list[str] | None = None,
-               confidence: float | None = None, *, trusted: bool = True) -> dict[str, Any]:
+               confidence: float | None = None, *, trusted: bool = True,
+               key: str | None = None) -> dict[str, Any]:
         """Append a typed bullet (W, B, O, S) to today's daily log."""
         from kenning.memory import write
 
-        return write.retain(self, kind, text, entities, confidence, trusted=trusted)
+        return write.retain(self, kind, text, entities, confidence, trusted=trusted, key=key)
 
     @_after_write
-    def note(self, text: str, *, title: str | None = None, trusted: bool = True
-             ) -> dict[str, Any]:
+    def note(self, text: str, *, title: str | None = None, trusted: bool = True,
+             key: str | None = None) -> dict[str, Any]:
         """A quick free note under ``notes/``."""
         from kenning.memory import write
 
-        return write.note(self, text, title=title, trusted=trusted)
+        return write.note(self, text, title=title, trusted=trusted, key=key)
 
     @_after_write
     def delete(self, ref: str, *, trusted: bool = True) -> dict[str, Any]:
@@ -629,12 +637,12 @@ class Vault:
     @_after_write
     def session_close(self, transcript: str | list[dict[str, Any]], *,
                       project: str | None = None, summary: str | None = None,
-                      trusted: bool = True) -> dict[str, Any]:
+                      trusted: bool = True, key: str | None = None) -> dict[str, Any]:
         """Export the transcript, record its explicit markers, write the next handoff."""
         from kenning.memory import sessions
 
         return sessions.session_close(self, transcript, project=project, summary=summary,
-                                      trusted=trusted)
+                                      trusted=trusted, key=key)
 
     @_after_write
     def reflect(self, since: str = "7d", *, apply: bool = True) -> dict[str, Any]:

@@ -15,6 +15,9 @@ from kenning.cli_common import JSON_OPTION, emit
 if TYPE_CHECKING:
     from kenning.api import Vault
 
+KEY_OPTION = click.option(
+    "--key", metavar="KEY", help="An idempotency key: running the command again with the same "
+    "key returns the first result and writes nothing (other arguments: an error).")
 
 
 def _open(ctx: click.Context) -> Vault:
@@ -69,12 +72,13 @@ def register(main: click.Group) -> None:
                   help="An observation about --entity (repeatable).")
     @click.option("--rel", "relations", nargs=3, multiple=True, metavar="FROM REL TO",
                   help="A typed relation (repeatable), e.g. --rel 'Sarah Chen' works_at Acme.")
+    @KEY_OPTION
     @JSON_OPTION
     @click.pass_context
     def record(ctx: click.Context, batch: str | None, entity: str | None, etype: str | None,
                domain: str | None, aliases: tuple[str, ...], summary: str | None,
                observations: tuple[str, ...], relations: tuple[tuple[str, str, str], ...],
-               as_json: bool) -> None:
+               key: str | None, as_json: bool) -> None:
         """Record entities, relations and observations; all or nothing, indexed at once."""
         data: dict[str, Any] = {}
         if batch:
@@ -108,7 +112,7 @@ def register(main: click.Group) -> None:
         rels = list(data.get("relations") or []) + [
             {"from": a, "rel": r, "to": b} for a, r, b in relations]
         with _open(ctx) as vault:
-            result = vault.record(entities, rels, obs)
+            result = vault.record(entities, rels, obs, key=key)
         _show(result, as_json, [f"{'Created' if p in result['created'] else 'Updated'} {p}"
                                 for p in result["created"] + result["updated"]]
               + [f"  {f['id']}: {f['text']}  ({f['citation']})" for f in result["facts"]])
@@ -122,11 +126,12 @@ def register(main: click.Group) -> None:
                   help="A rejected option and why (repeatable).")
     @click.option("--date", help="When it was decided (default today).")
     @click.option("--source", help="Where it was decided, e.g. [[meetings/2026-03-04-review]].")
+    @KEY_OPTION
     @JSON_OPTION
     @click.pass_context
     def decide(ctx: click.Context, name: str, domain: str, decided: str, because: str,
                rejected: tuple[str, ...], date: str | None, source: str | None,
-               as_json: bool) -> None:
+               key: str | None, as_json: bool) -> None:
         """Record a decision with the options it rejected, each part citable on its own."""
         options = []
         for raw in rejected:
@@ -137,7 +142,7 @@ def register(main: click.Group) -> None:
             options.append({"option": option.strip(), "why": why.strip()})
         with _open(ctx) as vault:
             result = vault.record_decision(name, domain, decided, because, options, date=date,
-                                           source=source)
+                                           source=source, key=key)
         c = result["citations"]
         _show(result, as_json, [f"Created {result['path']}", f"  decided  {c['decided']}",
                                 f"  because  {c['because']}"]
@@ -153,17 +158,19 @@ def register(main: click.Group) -> None:
     @click.option("--valid-from", help="When the new state became true (closes the old one).")
     @click.option("--source", help="Citation for the new fact.")
     @click.option("--epistemic", help="assertion, hypothesis, speculation (default unknown).")
+    @KEY_OPTION
     @JSON_OPTION
     @click.pass_context
     def revise(ctx: click.Context, entity: str, observation: str, new_text: str | None,
                superseded_by: str | None, superseding_entity: str | None,
                valid_from: str | None, source: str | None, epistemic: str | None,
-               as_json: bool) -> None:
+               key: str | None, as_json: bool) -> None:
         """Supersede OBSERVATION (its text or ^id) of ENTITY; the old fact stays, dated."""
         with _open(ctx) as vault:
             result = vault.revise(entity, observation, new_text, superseded_by=superseded_by,
                                   superseding_entity=superseding_entity,
-                                  valid_from=valid_from, source=source, epistemic=epistemic)
+                                  valid_from=valid_from, source=source, epistemic=epistemic,
+                                  key=key)
         _show(result, as_json, [
             f"Superseded {result['old']['id']} ({result['old']['citation']})",
             f"  by {result['new']['id']}: {result['new']['text']} ({result['new']['citation']})"])
@@ -173,13 +180,15 @@ def register(main: click.Group) -> None:
     @click.argument("observation")
     @click.option("--reason", required=True, help="Why it does not hold.")
     @click.option("--source", help="Citation for the reason.")
+    @KEY_OPTION
     @JSON_OPTION
     @click.pass_context
     def invalidate(ctx: click.Context, entity: str, observation: str, reason: str,
-                   source: str | None, as_json: bool) -> None:
+                   source: str | None, key: str | None, as_json: bool) -> None:
         """Mark OBSERVATION of ENTITY invalidated (kept, dated, reason on the timeline)."""
         with _open(ctx) as vault:
-            result = vault.invalidate(entity, observation, reason=reason, source=source)
+            result = vault.invalidate(entity, observation, reason=reason, source=source,
+                                      key=key)
         _show(result, as_json, [f"Invalidated {result['id']}: {result['text']} "
                                 f"({result['citation']})"])
 
@@ -188,25 +197,28 @@ def register(main: click.Group) -> None:
     @click.argument("text")
     @click.option("--entity", "entities", multiple=True, help="A mentioned entity (repeatable).")
     @click.option("--confidence", type=float, help="0 to 1 (for opinions).")
+    @KEY_OPTION
     @JSON_OPTION
     @click.pass_context
     def retain(ctx: click.Context, kind: str, text: str, entities: tuple[str, ...],
-               confidence: float | None, as_json: bool) -> None:
+               confidence: float | None, key: str | None, as_json: bool) -> None:
         """Append a typed bullet to today's daily log: KIND is W, B, O or S."""
         with _open(ctx) as vault:
-            result = vault.retain(kind, text, list(entities), confidence)
+            result = vault.retain(kind, text, list(entities), confidence, key=key)
         _show(result, as_json, [f"Retained in {result['citation']}"])
 
     @main.command()
     @click.argument("text")
     @click.option("--title", help="The note's title (default: its first words).")
+    @KEY_OPTION
     @JSON_OPTION
     @click.pass_context
-    def note(ctx: click.Context, text: str, title: str | None, as_json: bool) -> None:
+    def note(ctx: click.Context, text: str, title: str | None, key: str | None,
+             as_json: bool) -> None:
         """Write a quick free note (TEXT, or '-' for stdin) under notes/."""
         body = _read("-") if text == "-" else text
         with _open(ctx) as vault:
-            result = vault.note(body, title=title)
+            result = vault.note(body, title=title, key=key)
         _show(result, as_json, [f"Wrote {result['path']}"])
 
     @main.command()
@@ -287,10 +299,11 @@ def register(main: click.Group) -> None:
                   "('-' for stdin).")
     @click.option("--project", help="The project (default: 'default').")
     @click.option("--summary", help="A one-paragraph summary for the handoff.")
+    @KEY_OPTION
     @JSON_OPTION
     @click.pass_context
     def session_close(ctx: click.Context, transcript: str, project: str | None,
-                      summary: str | None, as_json: bool) -> None:
+                      summary: str | None, key: str | None, as_json: bool) -> None:
         """Save the transcript, record its DECISION:/REMEMBER:/W:/B:/O:/S:/TODO: lines, and
         write the handoff the next `session start` loads."""
         raw = _read(transcript)
@@ -301,7 +314,7 @@ def register(main: click.Group) -> None:
             except json.JSONDecodeError:
                 data = raw
         with _open(ctx) as vault:
-            result = vault.session_close(data, project=project, summary=summary)
+            result = vault.session_close(data, project=project, summary=summary, key=key)
         _show(result, as_json, [
             f"Transcript {result['transcript']}", f"Handoff    {result['handoff']}",
             f"{len(result['decisions'])} decision(s), {len(result['retained'])} retained, "

@@ -23,6 +23,7 @@ from kenning.vault.layout import (
     entity_file_name,
     folder_keys,
     free_path,
+    name_key,
     slug_file_name,
 )
 from kenning.vault.page import Page, parse_page
@@ -257,6 +258,18 @@ class Resolver:
     def __init__(self, vault: Vault) -> None:
         self.vault = vault
         self.root = vault.root
+        self._listed: dict[str, dict[str, str]] = {}
+
+    def _files(self, folder: str) -> dict[str, str]:
+        """name key → vault path of the files in ``folder``, listed once per resolver (one
+        call), so a call naming many new entities lists each folder once."""
+        if folder not in self._listed:
+            try:
+                names = [e.name for e in os.scandir(self.root / folder)]
+            except OSError:
+                names = []
+            self._listed[folder] = {name_key(f"{folder}/{n}"): f"{folder}/{n}" for n in names}
+        return self._listed[folder]
 
     def find(self, ref: str) -> tuple[str | None, list[str]]:
         """(path, []) when found, (None, candidates) when ambiguous, (None, []) when missing."""
@@ -287,10 +300,13 @@ class Resolver:
         for folder in sorted(set(ENTITY_FOLDERS) | set(vocabulary.TYPE_FOLDERS.values())):
             if folder in ("sources", "memory", "sessions"):
                 continue
+            on_disk = self._files(folder)
             for file_name in dict.fromkeys((entity_file_name(name), f"{name}.md",
                                             slug_file_name(name))):
-                rel = f"{folder}/{file_name}"
-                if rel not in found and (self.root / rel).is_file():
+                # Case-insensitively, as new pages are named: 'ADA PARK' is people/Ada Park.md
+                # (not yet indexed), never a second page beside it.
+                rel = on_disk.get(name_key(f"{folder}/{file_name}"))
+                if rel is not None and rel not in found and (self.root / rel).is_file():
                     found.append(rel)
         if len(found) == 1:
             return found[0], []

@@ -43,6 +43,7 @@ from kenning.memory.common import (
     reindex,
     save_state,
     today,
+    write_files,
     write_lock,
     write_page,
 )
@@ -285,17 +286,28 @@ def parse_decision(text: str) -> dict[str, Any]:
 
 def session_close(vault: Vault, transcript: str | list[dict[str, Any]], *,
                   project: str | None = None, summary: str | None = None,
-                  trusted: bool = True) -> dict[str, Any]:
+                  trusted: bool = True, key: str | None = None) -> dict[str, Any]:
     """Write the transcript, run the marker writes, and write the handoff.
 
     A remote caller's (``trusted=False``) transcript cannot add links, and its markers write
-    with the same limits as that caller's own record/retain calls.
+    with the same limits as that caller's own record/retain calls. The same close repeated on
+    the same day (a retry: same transcript, project and summary) returns the first result and
+    writes nothing; so does a repeated ``key`` (an idempotency key).
     """
+    from kenning.memory import idempotency as idem
+
     p = Problems()
     slug = _project(p, project)
     messages = _messages(p, transcript)
     note = p.text("summary", summary, required=False)
+    given = idem.check_key(p, key)
     p.raise_if_any()
+    fingerprint = idem.digest("session_close", [slug, messages, note, trusted])
+    # Without a key, the call itself is the key, for the day: a retried close is the same one.
+    given = given if given is not None else f"auto:{today()}:{fingerprint}"
+    with write_lock(vault.root):
+        if (done := idem.replay(vault.root, given, "session_close", fingerprint)):
+            return {**done, **reindex(vault)}
     moment = now()
     stamp = moment.strftime("%Y-%m-%d-%H%M%S")
     folder = f"sessions/{slug}"
@@ -368,8 +380,13 @@ def session_close(vault: Vault, transcript: str | list[dict[str, Any]], *,
                and not (e.get("op") == "record" and e.get("citation") in by_model)]
     handoff = _handoff(vault, slug, moment.isoformat(), tpath, note, messages, decisions,
                        retained, todos, changes, errors, extracted, notes)
+    result = {"project": slug, "transcript": tpath, "handoff": hpath, "decisions": decisions,
+              "retained": retained, "todos": todos, "changes": changes, "errors": errors,
+              "extracted": extracted, "notes": notes}
     with write_lock(vault.root):
-        write_page(vault.root, hpath, handoff)
+        write_files(vault.root, {hpath: handoff, **dict(
+            [idem.entry(given, "session_close", fingerprint, result)])})
+        idem.prune(vault.root)
         update_created(vault.root, add={hpath: "session_close"}, day=today())
         all_state = load_state(vault.root, STATE)
         # "closed_clock": the real clock after every write of this session; "changed since"
@@ -378,9 +395,7 @@ def session_close(vault: Vault, transcript: str | list[dict[str, Any]], *,
                            "closed_clock": time.time(), "handoff": hpath}
         all_state[slug].pop("started", None)
         save_state(vault.root, STATE, all_state)
-    return {"project": slug, "transcript": tpath, "handoff": hpath, "decisions": decisions,
-            "retained": retained, "todos": todos, "changes": changes, "errors": errors,
-            "extracted": extracted, "notes": notes, **reindex(vault)}
+    return {**result, **reindex(vault)}
 
 
 def _by_message(messages: list[tuple[str, str]], mapped: list[tuple[int, str]]

@@ -36,9 +36,9 @@ from kenning.memory.common import (
     wiki_target,
     write_files,
     write_lock,
-    write_page,
 )
-from kenning.vault.created import read_created, update_created
+from kenning.memory.idempotency import check_key, digest, entry, prune, replay
+from kenning.vault.created import created_change, read_created, update_created
 from kenning.vault.frontmatter import FrontmatterError
 from kenning.vault.layout import entity_file_name, entity_path, name_key
 from kenning.vault.page import (
@@ -51,6 +51,7 @@ from kenning.vault.page import (
     append_timeline,
     new_page,
     parse_page,
+    render_fact,
     render_retain,
     replace_fact,
     set_frontmatter,
@@ -85,6 +86,12 @@ class _Edit:
     taken: set[str] = field(default_factory=set)
     original: str = ""
     foreign: str | None = None   # why Kenning may not write this page (a person's note)
+    # Facts queued by add_fact and appended in one splice by _Batch.flush: parsing the page
+    # once per observation made a call of n observations cost O(n²).
+    pending: list[Fact] = field(default_factory=list)
+    top: int | None = None                 # the highest fN id on the page or queued
+    seen: dict[str, str] | None = None     # today's active facts (rendered, no id) → id
+    existing: set[str] = field(default_factory=set)  # ids of facts that were already there
 
     @property
     def changed(self) -> bool:
@@ -121,17 +128,48 @@ class _Batch:
         """A free path for a new page (case-insensitively, and not taken in this batch)."""
         return new_page_path(self.root, base, {name_key(p) for p in self.edits})
 
-    def add_fact(self, edit: _Edit, fact: Fact) -> str:
-        page = parse_page(edit.text, edit.path)
-        block = next_fact_id(page, edit.taken)
+    def add_fact(self, edit: _Edit, fact: Fact, *, defer: bool = False) -> str:
+        """Give ``fact`` the next free id and append it to the page; return the id.
+
+        A fact identical to an active one recorded on the page today (same text, relation and
+        fields) is that fact: its id is returned and nothing is added, so a retried call adds
+        no second bullet. With ``defer``, the line is queued and written by :meth:`flush`.
+        """
+        if edit.seen is None or edit.top is None:
+            page = parse_page(_with_pending(edit), edit.path)
+            edit.seen = {_fact_key(f): f.block_id for f in page.facts
+                         if f.block_id and f.status == "active" and f.recorded == today()}
+            edit.top = _fact_number(next_fact_id(page, edit.taken)) - 1
+        key = _fact_key(fact)
+        known = edit.seen.get(key)
+        if known is not None:
+            if known not in edit.existing:
+                edit.existing.add(known)
+                edit.facts.append((known, fact.text))
+            return known
+        edit.top += 1
+        while f"f{edit.top}" in edit.taken:
+            edit.top += 1
+        block = f"f{edit.top}"
         edit.taken.add(block)
-        edit.text = add_fact(edit.text, replace(fact, block_id=block))
+        edit.seen[key] = block
+        edit.pending.append(replace(fact, block_id=block))
         edit.facts.append((block, fact.text))
+        if not defer:
+            self.flush(edit)
         return block
+
+    def flush(self, edit: _Edit | None = None) -> None:
+        """Write the queued facts of ``edit`` (of every page without it) into its text."""
+        for e in [edit] if edit is not None else list(self.edits.values()):
+            if e.pending:
+                e.text = _with_pending(e)
+                e.pending = []
 
     def touch(self, edit: _Edit, updates: dict[str, Any] | None = None) -> None:
         """Set ``updated`` (and other owned keys) on a page this call changed, unless the
         frontmatter is malformed. A page only read (a relation's target) is left as it is."""
+        self.flush(edit)
         if edit.created or not (updates or edit.changed) or edit.foreign:
             return
         try:
@@ -140,19 +178,10 @@ class _Batch:
             if updates:
                 self.p.add(edit.path, f"cannot change its frontmatter ({exc}); fix the YAML")
 
-    def write(self) -> list[dict[str, Any]]:
-        """Write every edited page (atomically, one by one); return the facts written."""
+    def facts(self) -> list[dict[str, Any]]:
+        """The facts this call names, with their ids and citations in the new page texts."""
+        self.flush()
         out = []
-        foreign = [f"{e.foreign}; nothing written" for e in self.edits.values()
-                   if e.foreign and e.changed]
-        if foreign:  # every operation refuses earlier with its own words; this is the guard
-            raise MemoryInputError(foreign)
-        changed = {edit.path: edit.text for edit in self.edits.values() if edit.changed}
-        # One batch: a crash part-way leaves a journal the next writer finishes.
-        write_files(self.root, changed)
-        made = {e.path: "record" for e in self.edits.values() if e.created}
-        if made:
-            update_created(self.root, add=made, day=today())
         for edit in self.edits.values():
             page = parse_page(edit.text, edit.path)
             by_id = {f.block_id: f for f in page.facts if f.block_id}
@@ -160,8 +189,73 @@ class _Batch:
                 fact = by_id.get(block)
                 if fact is not None:
                     out.append({"entity": edit.title, "path": edit.path, "id": block,
-                                "citation": cite(edit.path, fact.line), "text": text})
+                                "citation": cite(edit.path, fact.line), "text": text,
+                                **({"existing": True} if block in edit.existing else {})})
         return out
+
+    def write(self, extra: dict[str, str] | None = None) -> list[dict[str, Any]]:
+        """Write every edited page, and ``extra`` files (an idempotency entry), as one
+        journaled batch; return the facts written."""
+        out = self.facts()
+        foreign = [f"{e.foreign}; nothing written" for e in self.edits.values()
+                   if e.foreign and e.changed]
+        if foreign:  # every operation refuses earlier with its own words; this is the guard
+            raise MemoryInputError(foreign)
+        changed = {edit.path: edit.text for edit in self.edits.values() if edit.changed}
+        made = {e.path: "record" for e in self.edits.values() if e.created}
+        registry = created_change(self.root, add=made, day=today()) if made else None
+        # One batch, the registry of created pages and an idempotency entry with the pages: a
+        # crash part-way leaves a journal the next writer (or `Vault.open`) finishes.
+        write_files(self.root, {**changed, **dict([registry] if registry else []),
+                                **(extra or {})})
+        return out
+
+
+def _fact_key(fact: Fact) -> str:
+    """What makes two facts the same observation: the rendered line without its id."""
+    return render_fact(replace(fact, line=0, block_id=None))
+
+
+def _fact_number(block: str) -> int:
+    return int(block[1:])
+
+
+def _with_pending(edit: _Edit) -> str:
+    """The page text with the queued facts appended under ``## Facts``, in order: the first
+    through the page editor (which finds or creates the section), the rest on the lines right
+    after it, so the page is parsed twice however many facts there are."""
+    if not edit.pending:
+        return edit.text
+    first, *rest = edit.pending
+    text = add_fact(edit.text, first)
+    if not rest:
+        return text
+    line = next(f.line for f in parse_page(text, edit.path).facts
+                if f.block_id == first.block_id)
+    lines = text.split("\n")
+    nl = "\r\n" if lines[line - 1].endswith("\r") else "\n"
+    end = nl[:-1]  # the "\r" of a CRLF line: split on "\n" leaves it on the line
+    lines[line:line] = [render_fact(f) + end for f in rest]
+    return "\n".join(lines)
+
+
+def _text_of(root: Any, path: str) -> str | None:
+    """The text of the page at ``path``, or None when it cannot be read."""
+    try:
+        return read_page(root, path)[0]
+    except (OSError, KenningError):
+        return None
+
+
+def _write_keyed(root: Any, files: dict[str, str], key: str | None, op: str,
+                 fingerprint: str, result: dict[str, Any], *, made: str | None = None) -> None:
+    """Write ``files`` and, with an idempotency key, its entry, as one journaled batch; with
+    ``made`` (what created them), the registry of created pages in the same batch."""
+    extra = dict([entry(key, op, fingerprint, result)]) if key is not None else {}
+    change = created_change(root, add={p: made for p in files}, day=today()) if made else None
+    write_files(root, {**files, **extra, **dict([change] if change else [])})
+    if key is not None:
+        prune(root)
 
 
 # -- checks shared by the operations -------------------------------------------------------------
@@ -259,27 +353,43 @@ def _items(p: Problems, where: str, value: Any) -> list[Any]:
 # -- record --------------------------------------------------------------------------------------
 
 
+def _count(ents: list[Any]) -> int:
+    """Entities plus the observations and aliases nested in them: the work of a call."""
+    return sum(1 + sum(len(e[k]) for k in ("observations", "aliases")
+                       if isinstance(e.get(k), list | tuple))
+               if isinstance(e, dict) else 1 for e in ents)
+
+
 def record(vault: Vault, entities: list[dict[str, Any]] | None = None,
            relations: list[dict[str, Any]] | None = None,
            observations: list[dict[str, Any]] | None = None, *,
-           trusted: bool = True, dry_run: bool = False) -> dict[str, Any]:
+           trusted: bool = True, dry_run: bool = False, key: str | None = None
+           ) -> dict[str, Any]:
     """Create or update entities, relations and observations in one all-or-nothing call.
 
-    ``dry_run`` validates the whole call exactly as a write would and writes nothing."""
+    ``dry_run`` validates the whole call exactly as a write would and writes nothing. ``key``
+    (an idempotency key): a repeated call with it returns the first result, writing nothing."""
     p = Problems()
     ents = _items(p, "entities", entities)
     rels = _items(p, "relations", relations)
     obs = _items(p, "observations", observations)
-    if len(ents) + len(rels) + len(obs) > MAX_ITEMS:
-        p.add("", f"{len(ents) + len(rels) + len(obs)} items in one call (at most {MAX_ITEMS})")
+    given = check_key(p, key)
+    total = _count(ents) + len(rels) + len(obs)
+    if total > MAX_ITEMS:
+        p.add("", f"{total} items in one call, counting the observations and aliases inside "
+              f"entities (at most {MAX_ITEMS}); split it into several calls")
         p.raise_if_any()
     if not (ents or rels or obs):
         p.add("", "nothing to record: give entities, relations or observations")
     p.raise_if_any()
+    fingerprint = digest("record", [ents, rels, obs, trusted])
     with write_lock(vault.root):
+        if not dry_run and (done := replay(vault.root, given, "record", fingerprint)):
+            return {**done, **reindex(vault)}
         batch = _Batch(vault, p)
         named: dict[str, _Edit] = {}   # normalised name or alias → page, for this call
         links: list[dict[str, Any]] = []  # relations from a person's note: manual links
+        found: dict[str, _Edit | None] = {}   # name → page it resolved to, for this call
 
         def find(where: str, ref: Any) -> _Edit | None:
             from kenning.index.indexer import norm_name
@@ -289,13 +399,16 @@ def record(vault: Vault, entities: list[dict[str, Any]] | None = None,
                 return None
             if norm_name(name) in named:
                 return named[norm_name(name)]
+            if name in found:  # a call naming one page a thousand times looks it up once
+                return found[name]
             path, candidates = batch.resolver.find(name)
             if path is None:
                 p.add(where, f"{name!r} names several pages: {', '.join(candidates)}; give the "
                       "path" if candidates else f"no entity named {name!r}: record it in "
                       "'entities' of the same call or first")
                 return None
-            return batch.open(path, where)
+            found[name] = batch.open(path, where)
+            return found[name]
 
         for i, raw in enumerate(ents):
             _plan_entity(batch, named, f"entities[{i}]", raw, trusted=trusted)
@@ -329,7 +442,7 @@ def record(vault: Vault, entities: list[dict[str, Any]] | None = None,
             link = link_to(dst.path, dst.title)
             fact = replace(fact, relation=rel, target=link[2:-2].split("|")[0],
                            text=f"{link} {text.strip() if text else ''}".strip())
-            batch.add_fact(src, fact)
+            batch.add_fact(src, fact, defer=True)
         for i, raw in enumerate(obs):
             where = f"observations[{i}]"
             if not isinstance(raw, dict):
@@ -343,7 +456,7 @@ def record(vault: Vault, entities: list[dict[str, Any]] | None = None,
                       "page Kenning keeps, or give the note a `type:` in its frontmatter")
                 continue
             if fact is not None and target is not None:
-                batch.add_fact(target, fact)
+                batch.add_fact(target, fact, defer=True)
         for edit in batch.edits.values():
             batch.touch(edit)
         p.raise_if_any()
@@ -352,10 +465,16 @@ def record(vault: Vault, entities: list[dict[str, Any]] | None = None,
         if dry_run:
             return {"dry_run": True, "created": created, "updated": updated,
                     "links": [_link_result(e) for e in links]}
-        facts = batch.write()
+        extra = {}
+        if given is not None:
+            stored = {"created": created, "updated": updated, "facts": batch.facts()}
+            if links:
+                stored["links"] = [_link_result(e) for e in links]
+            extra = dict([entry(given, "record", fingerprint, stored)])
+        facts = batch.write(extra)
         if links:
             _append_manual_links(vault, links)
-        journal(vault.root, [{"op": "record", **f} for f in facts]
+        journal(vault.root, [{"op": "record", **f} for f in facts if not f.get("existing")]
                 + [{"op": "record", "link": _link_result(e)} for e in links])
     out: dict[str, Any] = {"created": created, "updated": updated, "facts": facts}
     if links:
@@ -479,7 +598,7 @@ def _plan_entity(batch: _Batch, named: dict[str, _Edit], where: str, raw: Any, *
     for alias in aliases:
         named.setdefault(norm_name(alias), edit)
     for fact in facts:
-        batch.add_fact(edit, fact)
+        batch.add_fact(edit, fact, defer=True)
 
 
 # -- decisions -----------------------------------------------------------------------------------
@@ -488,10 +607,16 @@ def _plan_entity(batch: _Batch, named: dict[str, _Edit], where: str, raw: Any, *
 def record_decision(vault: Vault, name: str, domain: str, decided: str, because: str,
                     rejected: list[dict[str, str]] | None = None, *, date: str | None = None,
                     source: str | None = None, trusted: bool = True,
-                    dry_run: bool = False) -> dict[str, Any]:
+                    dry_run: bool = False, key: str | None = None) -> dict[str, Any]:
     """A ``decisions/`` page whose decision, reason and each rejected option (with its why) are
-    separate lines, so each can be found and cited on its own."""
+    separate lines, so each can be found and cited on its own.
+
+    The same decision recorded again on the same day (a retry) is the page already there: its
+    result comes back and nothing is written. ``key``: see :mod:`kenning.memory.idempotency`."""
     p = Problems()
+    given = check_key(p, key)
+    fingerprint = digest("decide", [name, domain, decided, because, rejected, date, source,
+                                    trusted])
     title = p.name("name", name)
     dom = p.vocab("domain", vocabulary.domain, domain)
     what = p.text("decided", decided, one_line=True)
@@ -518,18 +643,18 @@ def record_decision(vault: Vault, name: str, domain: str, decided: str, because:
         if value and not trusted and _LINK.search(value):
             p.add(where, "remote callers cannot write links in text")
     with write_lock(vault.root):
+        if not dry_run and (done := replay(vault.root, given, "decide", fingerprint)):
+            return {**done, **reindex(vault)}
         resolver = Resolver(vault)
         cited = _source(p, "source", source, resolver, trusted=trusted)
         path = entity_path("decision", title) if title else None
+        taken = None
         if title and path:
             existing, candidates = resolver.find(title)
             if existing or candidates or new_page_path(vault.root, path) != path:
-                p.add("name", f"a page named {title!r} exists ({existing or path}); revise it "
-                      "or choose another name")
+                taken = existing or path
         p.raise_if_any()
         assert title and path and what and why and dom
-        if dry_run:  # validated as a write would be; nothing written
-            return {"dry_run": True, "path": path, "title": title}
         front: dict[str, Any] = {
             "type": "decision", "domain": dom, "status": "active", "decided": day,
             "because": " ".join(why.split()),
@@ -545,8 +670,13 @@ def record_decision(vault: Vault, name: str, domain: str, decided: str, because:
         text = new_page(title=title, frontmatter=front, summary=f"Decided on {day}: {what}",
                         body=body)
         text = append_timeline(text, TimelineEntry(0, day, f"Decided: {what[:200]}", cited))
-        write_page(vault.root, path, text)
-        update_created(vault.root, add={path: "decide"}, day=today())
+        same = taken == path and _text_of(vault.root, path) == text
+        if taken and not same:
+            p.add("name", f"a page named {title!r} exists ({taken}); revise it or choose "
+                  "another name")
+            p.raise_if_any()
+        if dry_run:  # validated as a write would be; nothing written
+            return {"dry_run": True, "path": path, "title": title}
         lines = text.split("\n")
         summary_line = next(n for n, line in enumerate(lines, 1)
                             if line.startswith(f"Decided on {day}:"))
@@ -563,6 +693,10 @@ def record_decision(vault: Vault, name: str, domain: str, decided: str, because:
                           "because": cite(path, because_line, because_end),
                           "rejected": rejected_out},
         }
+        if same:  # the decision is already there, exactly: a retry
+            return {**result, "existing": True, **reindex(vault)}
+        _write_keyed(vault.root, {path: text}, given, "decide", fingerprint, result,
+                     made="decide")
         journal(vault.root, [{"op": "decide", "path": path, "citation": cite(path, summary_line),
                               "text": what}])
     return {**result, **reindex(vault)}
@@ -637,17 +771,28 @@ def revise(vault: Vault, entity: str, observation: str, new_text: str | None = N
            superseded_by: str | None = None, superseding_entity: str | None = None,
            valid_from: str | None = None, source: str | None = None,
            epistemic_status: str | None = None, confidence: float | None = None,
-           trusted: bool = True) -> dict[str, Any]:
+           trusted: bool = True, key: str | None = None) -> dict[str, Any]:
     """Supersede a fact: it stays, marked ``superseded`` with the day and a link to its successor
-    (a new fact with ``new_text``, or an existing one named by ``superseded_by``)."""
+    (a new fact with ``new_text``, or an existing one named by ``superseded_by``). ``key``: an
+    idempotency key (a retry returns the first result)."""
     p = Problems()
+    given = check_key(p, key)
+    fingerprint = digest("revise", [entity, observation, new_text, superseded_by,
+                                    superseding_entity, valid_from, source, epistemic_status,
+                                    confidence, trusted])
     if (new_text is None) == (superseded_by is None):
         p.add("new_text", "give either the new text or superseded_by (an existing fact), "
               "not both or neither")
     start = p.date("valid_from", valid_from)
     with write_lock(vault.root):
+        if (done := replay(vault.root, given, "revise", fingerprint)):
+            return {**done, **reindex(vault)}
         batch = _Batch(vault, p)
         edit = _entity(p, batch, "entity", entity, writing=True)
+        if edit is not None and new_text is not None and not superseding_entity:
+            done = _revised_today(edit, observation, new_text)
+            if done is not None:  # this very revision was made today: a retry
+                return {**done, "existing": True, **reindex(vault)}
         old = _match_fact(p, "observation", parse_page(edit.text, edit.path), observation) \
             if edit else None
         target = _entity(p, batch, "superseding_entity", superseding_entity, writing=True) \
@@ -704,7 +849,7 @@ def revise(vault: Vault, entity: str, observation: str, new_text: str | None = N
         for e in batch.edits.values():
             batch.touch(e)
         p.raise_if_any()
-        batch.write()
+        batch.flush()
         old_page = parse_page(edit.text, edit.path)
         new_page_ = parse_page(new_holder.text, new_holder.path)
         old_line = next(f.line for f in old_page.facts if f.block_id == old_id)
@@ -715,21 +860,60 @@ def revise(vault: Vault, entity: str, observation: str, new_text: str | None = N
             "new": {"id": new_id, "path": new_holder.path, "text": new_line_text,
                     "citation": cite(new_holder.path, new_line)},
         }
+        batch.write(dict([entry(given, "revise", fingerprint, result)]) if given else None)
+        if given:
+            prune(vault.root)
         journal(vault.root, [{"op": "revise", "path": edit.path, "id": old_id,
                               "citation": result["new"]["citation"], "old": old.text,
                               "text": new_line_text}])
     return {**result, **reindex(vault)}
 
 
+def _revised_today(edit: _Edit, ref: Any, new_text: Any) -> dict[str, Any] | None:
+    """The result of revising ``ref`` to ``new_text`` on this page when that was done today and
+    no active fact still matches ``ref`` (a retried revise), else None."""
+    if not isinstance(ref, str) or not isinstance(new_text, str):
+        return None
+    page = parse_page(edit.text, edit.path)
+    key = ref.strip()
+    block, fold = key.removeprefix("^"), " ".join(key.casefold().split())
+
+    def named(f: Fact) -> bool:
+        return f.block_id == block or " ".join(f.text.casefold().split()) == fold
+
+    if any(named(f) for f in page.facts if f.status == "active"):
+        return None
+    want = " ".join(new_text.split())
+    here = wiki_target(edit.path, "#^")
+    for old in page.facts:
+        if not (old.status == "superseded" and old.expired == today() and named(old)
+                and old.successor and old.successor.startswith(here[:-2])):
+            continue
+        new = next((f for f in page.facts if f.status == "active" and f.text == want
+                    and old.successor == wiki_target(edit.path, f"#^{f.block_id}")), None)
+        if new is not None:
+            return {"path": edit.path,
+                    "old": {"id": old.block_id, "text": old.text,
+                            "citation": cite(edit.path, old.line)},
+                    "new": {"id": new.block_id, "path": edit.path, "text": new.text,
+                            "citation": cite(edit.path, new.line)}}
+    return None
+
+
 def invalidate(vault: Vault, entity: str, observation: str, *, reason: str,
-               source: str | None = None, trusted: bool = True) -> dict[str, Any]:
+               source: str | None = None, trusted: bool = True, key: str | None = None
+               ) -> dict[str, Any]:
     """Mark a fact ``invalidated`` (it was never true), with the day; the reason goes on the
-    page's timeline. Nothing is deleted."""
+    page's timeline. Nothing is deleted. ``key``: an idempotency key."""
     p = Problems()
+    given = check_key(p, key)
+    fingerprint = digest("invalidate", [entity, observation, reason, source, trusted])
     why = p.text("reason", reason, one_line=True)
     if why and not trusted and _LINK.search(why):
         p.add("reason", "remote callers cannot write links in text")
     with write_lock(vault.root):
+        if (done := replay(vault.root, given, "invalidate", fingerprint)):
+            return {**done, **reindex(vault)}
         batch = _Batch(vault, p)
         cited = _source(p, "source", source, batch.resolver, trusted=trusted)
         edit = _entity(p, batch, "entity", entity, writing=True)
@@ -744,9 +928,11 @@ def invalidate(vault: Vault, entity: str, observation: str, *, reason: str,
             0, today(), f"Invalidated {_q(old.text)}: {why}", cited))
         batch.touch(edit)
         p.raise_if_any()
-        batch.write()
         result = {"path": edit.path, "id": block, "text": old.text,
                   "citation": cite(edit.path, old.line)}
+        batch.write(dict([entry(given, "invalidate", fingerprint, result)]) if given else None)
+        if given:
+            prune(vault.root)
         journal(vault.root, [{"op": "invalidate", "path": edit.path, "id": block,
                               "citation": result["citation"], "text": old.text,
                               "reason": why}])
@@ -762,9 +948,14 @@ def daily_log_path(day: str | None = None) -> str:
 
 def retain(vault: Vault, kind: str, text: str, entities: list[str] | None = None,
            confidence: float | None = None, *, trusted: bool = True,
-           dry_run: bool = False) -> dict[str, Any]:
-    """Append ``- K(c=…) @Name: text`` to the ``## Retain`` section of today's daily log."""
+           dry_run: bool = False, key: str | None = None) -> dict[str, Any]:
+    """Append ``- K(c=…) @Name: text`` to the ``## Retain`` section of today's daily log.
+
+    A bullet already in today's log, exactly, is not added again (a retry): its line is
+    returned. ``key``: an idempotency key."""
     p = Problems()
+    given = check_key(p, key)
+    fingerprint = digest("retain", [kind, text, entities, confidence, trusted])
     letter = kind.strip().upper() if isinstance(kind, str) else ""
     if letter not in vocabulary.RETAIN_KINDS:
         p.add("kind", f"unknown retain kind {kind!r}; allowed: "
@@ -787,24 +978,39 @@ def retain(vault: Vault, kind: str, text: str, entities: list[str] | None = None
     if dry_run:  # validated as a write would be; nothing written
         return {"dry_run": True, "path": path, "kind": letter}
     with write_lock(vault.root):
+        if (done := replay(vault.root, given, "retain", fingerprint)):
+            return {**done, **reindex(vault)}
         target = vault.root / path
+        page = None
         if target.exists():
-            old, _ = read_page(vault.root, path)
+            old, page = read_page(vault.root, path)
         else:
             old = new_page(title=today(), frontmatter={"type": "daily", "date": today()})
+        bullet = render_retain(item)
+        there = [r.line for r in (page.retain if page else ()) if render_retain(r) == bullet]
+        if there:  # already retained today, exactly: a retry
+            line = there[0]
+            return {"path": path, "line": line, "citation": cite(path, line), "kind": letter,
+                    "entities": list(item.entities), "existing": True, **reindex(vault)}
         new = append_retain(old, item)
-        write_page(vault.root, path, new)
         line = parse_page(new, path).retain[-1].line
+        result = {"path": path, "line": line, "citation": cite(path, line), "kind": letter,
+                  "entities": list(item.entities)}
+        _write_keyed(vault.root, {path: new}, given, "retain", fingerprint, result)
         journal(vault.root, [{"op": "retain", "path": path, "citation": cite(path, line),
-                              "text": render_retain(item)[2:]}])
-    return {"path": path, "line": line, "citation": cite(path, line), "kind": letter,
-            "entities": list(item.entities), **reindex(vault)}
+                              "text": bullet[2:]}])
+    return {**result, **reindex(vault)}
 
 
-def note(vault: Vault, text: str, *, title: str | None = None, trusted: bool = True
-         ) -> dict[str, Any]:
-    """A quick free note: ``notes/YYYY-MM-DD <title>.md`` with the text as written."""
+def note(vault: Vault, text: str, *, title: str | None = None, trusted: bool = True,
+         key: str | None = None) -> dict[str, Any]:
+    """A quick free note: ``notes/YYYY-MM-DD <title>.md`` with the text as written.
+
+    The same note written again on the same day (a retry) is the note already there: nothing
+    is written. ``key``: an idempotency key."""
     p = Problems()
+    given = check_key(p, key)
+    fingerprint = digest("note", [text, title, trusted])
     body = p.text("text", text, limit=MAX_TEXT * 5)
     name = p.text("title", title, required=False, one_line=True, limit=200)
     if body and not trusted and _LINK.search(body):
@@ -815,20 +1021,37 @@ def note(vault: Vault, text: str, *, title: str | None = None, trusted: bool = T
         first = next(line for line in body.splitlines() if line.strip())
         name = " ".join(first.lstrip("#").split())[:60] or "note"
     with write_lock(vault.root):
-        path = new_page_path(vault.root, f"notes/{entity_file_name(f'{today()} {name}')}")
+        if (done := replay(vault.root, given, "note", fingerprint)):
+            return {**done, **reindex(vault)}
+        base = f"notes/{entity_file_name(f'{today()} {name}')}"
         try:
             content = new_page(title=name, frontmatter={"type": "note", "created": today()},
                                body=body.replace("\r\n", "\n").rstrip("\n") + "\n")
         except ValueError as exc:
             raise MemoryInputError([f"title: {exc}"]) from None
-        write_page(vault.root, path, content)
-        update_created(vault.root, add={path: "note"}, day=today())
+        path = _same_note(vault.root, base, content) or new_page_path(vault.root, base)
         start = content[: content.rindex(body.replace("\r\n", "\n"))].count("\n") + 1
+        result = {"path": path, "title": name,
+                  "citation": cite(path, start, len(content.rstrip("\n").split("\n")))}
+        if (vault.root / path).exists():  # the same note, already written today: a retry
+            return {**result, "existing": True, **reindex(vault)}
+        _write_keyed(vault.root, {path: content}, given, "note", fingerprint, result,
+                     made="note")
         journal(vault.root, [{"op": "note", "path": path, "citation": cite(path, start),
                               "text": name}])
-    return {"path": path, "title": name, "citation": cite(path, start,
-                                                          len(content.rstrip("\n").split("\n"))),
-            **reindex(vault)}
+    return {**result, **reindex(vault)}
+
+
+def _same_note(root: Any, base: str, content: str) -> str | None:
+    """The note at ``base`` or one of its `` 2``, `` 3`` … siblings whose text is ``content``."""
+    stem = base[:-3]
+    for n in range(1, 100):
+        path = base if n == 1 else f"{stem} {n}.md"
+        if not (root / path).exists():
+            return None
+        if _text_of(root, path) == content:
+            return path
+    return None
 
 
 def delete(vault: Vault, ref: str, *, trusted: bool = True) -> dict[str, Any]:

@@ -2,8 +2,10 @@
 
 One process serves one vault with one profile. Tools come from ``kenning.serve.tools``; every
 call is checked (NUL bytes, argument size, vocabulary folding, JSON schema, caller policy) before
-its handler runs on a single worker thread, so calls into the vault never overlap inside one
-process; writes between processes are serialised by the memory module's vault write lock.
+its handler runs on a worker thread: writes on one write thread (so they never overlap inside one
+process; between processes the memory module's vault write lock serialises them), reads on one
+read thread with their own connection to the index, so a long write never holds up another
+client's search (SQLite's WAL lets a reader go on while the writer writes).
 
 Resources: ``kenning://page/{path}`` (any Markdown page inside the vault; ``memory.md`` is
 listed). Prompts: ``session-start`` and ``session-close``.
@@ -49,12 +51,14 @@ class KenningMCP:
         from kenning.api import Vault
 
         self.vault = Vault.open(root)
+        self.read_vault = Vault.open(root)  # reads: a connection of their own, see _run
         self.caller = caller
         self.profile = profile
         self.tools: dict[str, ToolSpec] = {t.name: t for t in offered(profile, caller)}
         self.every_tool = {t.name for t in offered("full", Caller("stdio", True))}
         self.last_index = [0.0]
-        self._limiter: anyio.CapacityLimiter | None = None
+        self._limiter: anyio.CapacityLimiter | None = None  # the write thread
+        self._read_limiter: anyio.CapacityLimiter | None = None
         self._validators: dict[str, Any] = {}
         self.server: Server[Any] = Server(
             "kenning", version=__version__, instructions=INSTRUCTIONS,
@@ -66,6 +70,7 @@ class KenningMCP:
 
     def close(self) -> None:
         self.vault.close()
+        self.read_vault.close()
 
     # -- tools -----------------------------------------------------------------------------
 
@@ -82,7 +87,8 @@ class KenningMCP:
         try:
             spec = self._lookup(name)
             args = self._check(spec, args)
-            rt = Runtime(self.vault, self.caller, last_index=self.last_index)
+            rt = Runtime(self.vault if not spec.read_only else self.read_vault, self.caller,
+                         last_index=self.last_index)
             data = await self._run(spec, rt, args)
         except (KenningError, ValueError, LookupError) as exc:
             return _error(str(exc))
@@ -133,16 +139,22 @@ class KenningMCP:
         return args
 
     async def _run(self, spec: ToolSpec, rt: Runtime, args: dict[str, Any]) -> Any:
-        if self._limiter is None:
-            self._limiter = anyio.CapacityLimiter(1)
         # Not cancellable: a client that leaves mid-call does not cut a write in half.
-        return await anyio.to_thread.run_sync(spec.handler, rt, args, limiter=self._limiter)
+        return await anyio.to_thread.run_sync(spec.handler, rt, args,
+                                              limiter=self._worker(spec.read_only))
 
     async def run_sync(self, fn: Any, *args: Any) -> Any:
-        """Run ``fn`` on the vault's worker thread."""
+        """Run ``fn`` (a read) on the vault's read thread."""
+        return await anyio.to_thread.run_sync(fn, *args, limiter=self._worker(True))
+
+    def _worker(self, read: bool) -> anyio.CapacityLimiter:
+        """The read or the write thread's limiter (one call at a time on each): a write of a
+        thousand observations must not make every other client's search wait for it."""
         if self._limiter is None:
             self._limiter = anyio.CapacityLimiter(1)
-        return await anyio.to_thread.run_sync(fn, *args, limiter=self._limiter)
+            self._read_limiter = anyio.CapacityLimiter(1)
+        assert self._read_limiter is not None
+        return self._read_limiter if read else self._limiter
 
     # -- resources -------------------------------------------------------------------------
 
@@ -218,10 +230,10 @@ class KenningMCP:
             role="user", content=types.TextContent(text=text))])
 
     def _start_text(self, project: str | None) -> str:
-        if hasattr(self.vault, "session_start"):
-            rt = Runtime(self.vault, self.caller, last_index=self.last_index)
+        if hasattr(self.read_vault, "session_start"):
+            rt = Runtime(self.read_vault, self.caller, last_index=self.last_index)
             rt.fresh()
-            data = self.vault.session_start(project, budget=2000)
+            data = self.read_vault.session_start(project, budget=2000)
             body = data.get("text") or json.dumps(data, ensure_ascii=False, default=str)
         else:
             path = self.vault.root / "memory.md"

@@ -120,6 +120,10 @@ def _list(items: dict[str, Any]) -> dict[str, Any]:
     return {"type": "array", "items": items}
 
 
+# The idempotency key every write tool takes (kenning.memory.idempotency).
+_KEY = {"type": "string", "maxLength": 200,
+        "description": "idempotency key: a retry with it returns the first result"}
+
 # Fields whose values are folded through the vocabulary before validation.
 _FOLD: dict[str, Callable[[str], str]] = {
     "type": vocabulary.entity_type, "types": vocabulary.entity_type,
@@ -295,7 +299,7 @@ def _record(rt: Runtime, a: dict[str, Any]) -> Any:
     if not any(a.get(k) for k in ("entities", "relations", "observations")):
         raise Refused("nothing to record: give entities, relations or observations")
     out = rt.vault.record(a.get("entities"), a.get("relations"), a.get("observations"),
-                          trusted=rt.caller.trusted)
+                          trusted=rt.caller.trusted, key=a.get("key"))
     rt.wrote()
     return out
 
@@ -303,7 +307,8 @@ def _record(rt: Runtime, a: dict[str, Any]) -> Any:
 def _decide(rt: Runtime, a: dict[str, Any]) -> Any:
     out = rt.vault.record_decision(a["name"], a["domain"], a["decided"], a["because"],
                                    a.get("rejected"), date=_date(a, "date"),
-                                   source=a.get("source"), trusted=rt.caller.trusted)
+                                   source=a.get("source"), trusted=rt.caller.trusted,
+                                   key=a.get("key"))
     rt.wrote()
     return out
 
@@ -314,14 +319,15 @@ def _revise(rt: Runtime, a: dict[str, Any]) -> Any:
         if not a.get("reason"):
             raise Refused("give new_text (or superseded_by) to revise, or reason to invalidate")
         out = rt.vault.invalidate(entity, a["observation"], reason=a["reason"],
-                                  source=a.get("source"), trusted=rt.caller.trusted)
+                                  source=a.get("source"), trusted=rt.caller.trusted,
+                                  key=a.get("key"))
     else:
         out = rt.vault.revise(entity, a["observation"], a.get("new_text"),
                               superseded_by=a.get("superseded_by"),
                               superseding_entity=a.get("superseding_entity"),
                               valid_from=_date(a, "valid_from"), source=a.get("source"),
                               epistemic=a.get("epistemic"), confidence=a.get("confidence"),
-                              trusted=rt.caller.trusted)
+                              trusted=rt.caller.trusted, key=a.get("key"))
     rt.wrote()
     return out
 
@@ -330,17 +336,19 @@ def _retain(rt: Runtime, a: dict[str, Any]) -> Any:
     if not a["text"].strip():
         raise Refused("text: empty")
     if a["kind"] == "note":
-        out = rt.vault.note(a["text"], title=a.get("title"), trusted=rt.caller.trusted)
+        out = rt.vault.note(a["text"], title=a.get("title"), trusted=rt.caller.trusted,
+                            key=a.get("key"))
     else:
         out = rt.vault.retain(a["kind"], a["text"], a.get("entities"), a.get("confidence"),
-                              trusted=rt.caller.trusted)
+                              trusted=rt.caller.trusted, key=a.get("key"))
     rt.wrote()
     return out
 
 
 def _session_close(rt: Runtime, a: dict[str, Any]) -> Any:
     out = rt.vault.session_close(a["transcript"], project=a.get("project"),
-                                 summary=a.get("summary"), trusted=rt.caller.trusted)
+                                 summary=a.get("summary"), trusted=rt.caller.trusted,
+                                 key=a.get("key"))
     rt.wrote()
     return out
 
@@ -452,14 +460,16 @@ def build_tools() -> list[ToolSpec]:
                                          "valid_from": _str(), "valid_to": _str(),
                                          "source": _str()}, ("from", "rel", "to"))),
                 "observations": _list(_obj({"entity": _str(), "text": _str(), **fact},
-                                           ("entity", "text")))}),
+                                           ("entity", "text"))),
+                "key": _KEY}),
             _record, read_only=False, needs="record"),
         ToolSpec(
             "decide", "record",
             "Record a decision: what was decided, why, and the rejected options with why.",
             _obj({"name": _str(), "domain": domains, "decided": _str(), "because": _str(),
                   "rejected": _list(_obj({"option": _str(), "why": _str()}, ("option",))),
-                  "date": _str(), "source": _str()}, ("name", "domain", "decided", "because")),
+                  "date": _str(), "source": _str(), "key": _KEY},
+                 ("name", "domain", "decided", "because")),
             _decide, read_only=False, needs="record_decision"),
         ToolSpec(
             "revise", "record",
@@ -470,7 +480,7 @@ def build_tools() -> list[ToolSpec]:
                   "superseded_by": _str(), "superseding_entity": _str(),
                   "valid_from": _str(), "epistemic": epistemic,
                   "confidence": {"type": "number", "minimum": 0, "maximum": 1},
-                  "reason": _str(), "source": _str()},
+                  "reason": _str(), "source": _str(), "key": _KEY},
                  ("entity", "observation")),
             _revise, read_only=False, needs="revise"),
         ToolSpec(
@@ -480,7 +490,7 @@ def build_tools() -> list[ToolSpec]:
             _obj({"kind": _enum(("W", "B", "O", "S", "note")), "text": _str(),
                   "entities": _list(_str()),
                   "confidence": {"type": "number", "minimum": 0, "maximum": 1},
-                  "title": _str("note title")}, ("kind", "text")),
+                  "title": _str("note title"), "key": _KEY}, ("kind", "text")),
             _retain, read_only=False, needs="retain"),
         ToolSpec(
             "session_close", "record",
@@ -488,7 +498,7 @@ def build_tools() -> list[ToolSpec]:
             "the handoff for next time.",
             _obj({"transcript": {"anyOf": [_str(), _list(_obj(
                       {"role": _str(), "content": _str()}, ("role", "content")))]},
-                  "project": _str(), "summary": _str()}, ("transcript",)),
+                  "project": _str(), "summary": _str(), "key": _KEY}, ("transcript",)),
             _session_close, read_only=False, needs="session_close"),
         ToolSpec(
             "link", "full",

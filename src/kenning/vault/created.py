@@ -61,6 +61,20 @@ def update_created(root: Path, *, add: dict[str, str] | None = None,
     """Record pages created (``add``: path → what created it), moved (old → new; a page that
     was Kenning's stays Kenning's) and removed; returns the new registry. Writes only on a
     change. ``day`` (default today) is when a page was created."""
+    change = created_change(root, add=add, moved=moved, removed=removed, day=day)
+    if change is not None:
+        if intend is not None:  # the build's journal (kenning.build.journal)
+            intend({change[0]: change[1]})
+        atomic_write_text(root / change[0], change[1])
+        return json.loads(change[1])["pages"]
+    return read_created(root)
+
+
+def created_change(root: Path, *, add: dict[str, str] | None = None,
+                   moved: Iterable[tuple[str, str]] = (), removed: Iterable[str] = (),
+                   day: str = "") -> tuple[str, str] | None:
+    """(vault path, new text) of the registry after :func:`update_created`'s change, or None
+    when nothing changes: for a writer that saves it in the same batch as the pages."""
     day = day or os.environ.get("KENNING_TODAY") or date.today().isoformat()
     before = read_created(root)
     pages = {k: dict(v) for k, v in before.items()}
@@ -74,10 +88,8 @@ def update_created(root: Path, *, add: dict[str, str] | None = None,
         pages.pop(path, None)
     for path, by in (add or {}).items():
         pages.setdefault(path, {"by": by, "on": day})
-    if pages != before:
-        text = json.dumps({"version": VERSION, "pages": dict(sorted(pages.items()))},
-                          ensure_ascii=False, indent=1) + "\n"
-        if intend is not None:  # the build's journal (kenning.build.journal)
-            intend({f"{STATE_DIR}/{CREATED}": text})
-        atomic_write_text(root / STATE_DIR / CREATED, text)
-    return pages
+    if pages == before:
+        return None
+    text = json.dumps({"version": VERSION, "pages": dict(sorted(pages.items()))},
+                      ensure_ascii=False, indent=1) + "\n"
+    return f"{STATE_DIR}/{CREATED}", text

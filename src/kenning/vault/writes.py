@@ -5,8 +5,9 @@ around its read-modify-write, so two writers never lose each other's edits; the 
 lock when its holder dies. A change to several files goes through :func:`write_files`: the new
 contents are first saved to a journal (``.kenning/pending-writes.json``, written atomically),
 then each file is written atomically, then the journal is removed. A crash in between leaves the
-journal, and the next holder of the lock finishes the batch (:func:`recover`), so a batch is
-all or nothing across files, not only within one.
+journal, and the next holder of the lock finishes the batch (:func:`recover`, also run by
+``Vault.open``), so a batch is all or nothing across files, not only within one, and removes the
+temp files the crash left beside its targets.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import os
 from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from glob import escape as glob_escape
 from pathlib import Path
 from typing import Any
 
@@ -110,10 +112,10 @@ def write_files(root: Path, writes: Mapping[str, str], removals: tuple[str, ...]
     if not writes and not removals:
         return
     journal = root / STATE_DIR / JOURNAL
-    many = len(writes) + len(removals) > 1
-    if many:
-        atomic_write_text(journal, json.dumps({"writes": dict(writes),
-                                               "removals": list(removals)}, ensure_ascii=False))
+    # Journaled even for one file: a writer killed mid-write leaves a hidden temp file beside
+    # its target, and the journal is how the next writer knows where to clean it up.
+    atomic_write_text(journal, json.dumps({"writes": dict(writes),
+                                           "removals": list(removals)}, ensure_ascii=False))
     done: list[str] = []
     try:
         _apply(root, dict(writes), list(removals), threads, done)
@@ -121,28 +123,51 @@ def write_files(root: Path, writes: Mapping[str, str], removals: tuple[str, ...]
         # A batch that failed part-way may still have landed some files (the journal
         # finishes it on the next write).
         note_landed(*done)
-    if many:
-        journal.unlink(missing_ok=True)
+    journal.unlink(missing_ok=True)
+
+
+def finish_interrupted(root: Path) -> bool:
+    """Finish a batch a killed writer left, if there is one and no live writer holds the lock
+    (a live one finishes its own); True if one was finished. Cheap when there is none."""
+    journal = Path(root) / STATE_DIR / JOURNAL
+    if not journal.exists() and not any(journal.parent.glob(f".{JOURNAL}.*.tmp")):
+        return False
+    try:
+        with write_lock(root, wait=0.0):
+            return True  # write_lock ran recover()
+    except (WriteBusy, OSError):
+        return False
 
 
 def recover(root: Path) -> bool:
     """Finish a batch a crashed writer left in the journal; True if there was one."""
     journal = Path(root) / STATE_DIR / JOURNAL
+    _remove_temp(journal)  # a journal killed while being written: its batch never started
     try:
         data = json.loads(journal.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return False
     except (OSError, ValueError):
-        # A journal that never finished being written: its batch never started.
         journal.unlink(missing_ok=True)
         return False
     writes = data.get("writes") if isinstance(data, dict) else None
     removals = data.get("removals") if isinstance(data, dict) else None
     if isinstance(writes, dict) and isinstance(removals, list):
+        for rel in writes:
+            with contextlib.suppress(KenningError, OSError):
+                _remove_temp(resolve_inside(Path(root), str(rel)))
         _apply(Path(root), {str(k): str(v) for k, v in writes.items()},
                [str(r) for r in removals], 8)
     journal.unlink(missing_ok=True)
     return True
+
+
+def _remove_temp(target: Path) -> None:
+    """Remove the temp files a killed atomic write of ``target`` left beside it (the pattern
+    of ``fsio.atomic_write_bytes``); only ever called holding the write lock."""
+    for tmp in target.parent.glob(f".{glob_escape(target.name)}.*.tmp"):
+        with contextlib.suppress(OSError):
+            tmp.unlink()
 
 
 def _apply(root: Path, writes: dict[str, str], removals: list[str], threads: int,
