@@ -78,6 +78,9 @@ RENDERER = 2
 TURN_CAP = 4000  # characters of one turn's text; the rest is cut, with a note
 SAVE_EVERY = 200  # source files between state saves
 SUFFIXES = (".json", ".jsonl", ".ndjson")
+# A JSONL line longer than this is skipped unread (a Claude Code line with a pasted image is a
+# few MB; one of 16 MB is not a chat turn, and parsing it costs ten times its size in memory).
+MAX_LINE_CHARS = 16 * 1024 * 1024
 TITLE_WORDS = 10
 CLAUDE_TYPES = {"user", "assistant", "summary", "system", "file-history-snapshot",
                 "queue-operation", "progress"}
@@ -159,7 +162,13 @@ def _sync_file(store: SourceStore, path: Path, report: SyncReport) -> int:
     if store.input_unchanged(key, stamp, report) is not None:
         return 0
     warned, read = len(report.warnings), report.items_read
-    sessions = _read(store, path, report)
+    try:
+        sessions = _read(store, path, report)
+    except (RecursionError, MemoryError, ValueError, TypeError, KeyError, AttributeError) as exc:
+        # A shape no reader expected: this file is skipped, the folder's other files sync.
+        report.warn(str(path), f"could not be read ({type(exc).__name__}: {str(exc)[:200]}); "
+                               "skipped")
+        sessions = []
     for session in sessions:
         store.put(_doc(session), report)
         report.items_read += sum(1 for t in session.turns if t.counts)
@@ -189,7 +198,7 @@ def _read(store: SourceStore, path: Path, report: SyncReport) -> list[Session]:
     if path.suffix.lower() in (".jsonl", ".ndjson"):
         return _read_lines(store, path, text, report)
     try:
-        data = json.loads(text)
+        data = _loads(text)
     except ValueError as exc:
         if _looks_like_lines(text):
             return _read_lines(store, path, text, report)
@@ -206,10 +215,20 @@ def _read(store: SourceStore, path: Path, report: SyncReport) -> list[Session]:
     return []
 
 
+def _loads(text: str) -> Any:
+    """``json.loads``, with nesting too deep for the parser raised as a ValueError."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError("nested too deeply to parse") from None
+
+
 def _looks_like_lines(text: str) -> bool:
     first = next((line for line in text.splitlines() if line.strip()), "")
+    if len(first) > MAX_LINE_CHARS:
+        return False
     try:
-        return isinstance(json.loads(first), dict) and len(text.strip().splitlines()) > 1
+        return isinstance(_loads(first), dict) and len(text.strip().splitlines()) > 1
     except ValueError:
         return False
 
@@ -263,8 +282,12 @@ def _read_lines(store: SourceStore, path: Path, text: str,
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
+        if len(line) > MAX_LINE_CHARS:
+            report.warn(where, f"line {number}: {len(line):,} characters, more than a chat line "
+                               f"holds ({MAX_LINE_CHARS:,}); skipped")
+            continue
         try:
-            value = json.loads(line)
+            value = _loads(line)
         except ValueError as exc:
             if number == len(lines) and not text.endswith("\n"):
                 report.warn(where, f"line {number}: incomplete last line (is the file still "
@@ -796,7 +819,8 @@ def _generic_messages(path: Path, meta: dict[str, Any], items: list[tuple[str, o
     ident = meta.get("id")
     if ident in (None, ""):
         ident = hashlib.sha1(json.dumps([meta.get("title"), first], ensure_ascii=False,
-                                        default=str).encode()).hexdigest()[:16]
+                                        default=str).encode("utf-8", "surrogatepass")
+                                        ).hexdigest()[:16]
     fields: dict[str, Any] = {"session_id": str(ident)}
     named = meta.get("participants")
     if isinstance(named, list):

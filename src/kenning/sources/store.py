@@ -13,6 +13,11 @@ that make syncing safe to repeat:
 - Every write is atomic, and the state is saved after the files it describes, so a crash leaves
   whole files and the next sync finishes the work (an entry whose text is already in the file is
   recognised even when the state was not saved).
+- **Every byte written is text the index reads.** A NUL or other control character, a lone
+  surrogate (from a JSON ``"\\ud800"`` escape) or a C1 control in anything a connector hands over
+  — entry text, titles, headers, frontmatter fields, keys — is replaced with U+FFFD before it is
+  written (a carriage return becomes a line break), with one warning per source file naming the
+  entries: a source file never holds a byte that makes the index skip it as binary or not UTF-8.
 - **Re-rendering is a repair, not an edit of history.** Each connector has a renderer version
   (``renderer`` argument; 1 when it never changed). The version that wrote a file is kept in its
   state record and in the file's frontmatter (``renderer:``; absent means 1). When a connector's
@@ -48,6 +53,59 @@ MAX_REPAIRS = 1000  # repair lines kept in a state file
 FOLDERS = {"email": "email", "meeting": "meetings", "chat": "chats", "calendar": "calendar"}
 OWN_KEYS = ("type", "kind", "title", "date", "connector", "source_id", "fetched", "content_hash",
             "renderer")
+
+
+# Characters never written into a source file: C0 controls but tab and line feed, DEL, C1
+# controls, lone surrogates, and the line and paragraph separators (str.splitlines would see a
+# line break there that the vault's "\n" line model does not).
+_UNSAFE_CHARS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+REPLACEMENT = "\ufffd"
+
+
+def clean_text(text: str) -> tuple[str, int]:
+    """``text`` with every character a source file must not hold replaced (see the module
+    docstring), and how many were replaced (line-ending CRs do not count)."""
+    if not _UNSAFE_CHARS.search(text):
+        return text, 0
+    text = text.replace("\r\n", "\n")
+    count = len(_UNSAFE_CHARS.findall(text.replace("\r", "")))
+    return _UNSAFE_CHARS.sub(REPLACEMENT, text.replace("\r", "\n")), count
+
+
+def _clean_value(value: Any, counter: list[int]) -> Any:
+    if isinstance(value, str):
+        text, n = clean_text(value)
+        counter[0] += n
+        return text
+    if isinstance(value, dict):
+        return {_clean_value(k, counter): _clean_value(v, counter) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean_value(v, counter) for v in value]
+    return value
+
+
+def clean_doc(doc: SourceDoc) -> tuple[SourceDoc, list[str]]:
+    """``doc`` with :func:`clean_text` applied to every string in it, and the entries (or
+    parts: ``title``, ``header``, ``fields``) where something was replaced."""
+    where: list[str] = []
+
+    def clean(value: Any, label: str) -> Any:
+        counter = [0]
+        out = _clean_value(value, counter)
+        if not counter[0]:
+            return value  # untouched, with its own types (tuples stay tuples)
+        where.append(f"{label} ({counter[0]})")
+        return out
+
+    entries = []
+    for entry in doc.entries:
+        key = clean(entry.key, "an entry key")
+        entries.append(Entry(key, clean(entry.text, f"entry {key}")))
+    cleaned = SourceDoc(doc.kind, clean(doc.source_id, "source id"), clean(doc.title, "title"),
+                        doc.date, entries, clean(doc.fields, "frontmatter"),
+                        clean(doc.header, "header"),
+                        clean(doc.name, "file name") if doc.name else doc.name, doc.complete)
+    return cleaned, where
 
 
 class SyncError(KenningError):
@@ -181,8 +239,13 @@ class SourceStore:
             self._dirty = True
         if not self._dirty:
             return
-        atomic_write_text(self.state_path,
-                          json.dumps(self.state, ensure_ascii=False, indent=1, sort_keys=True))
+        text = json.dumps(self.state, ensure_ascii=False, indent=1, sort_keys=True)
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            # A path that is not UTF-8 (surrogate escapes) survives as a JSON escape.
+            text = json.dumps(self.state, ensure_ascii=True, indent=1, sort_keys=True)
+        atomic_write_text(self.state_path, text)
         self._dirty = False
 
     def __enter__(self) -> SourceStore:
@@ -224,6 +287,16 @@ class SourceStore:
     def put(self, doc: SourceDoc, report: SyncReport) -> str | None:
         """Write ``doc``: create its file, append its new entries, or — when the file was written
         by an older renderer and ``doc`` is complete — re-render it. Returns the vault path."""
+        doc, replaced = clean_doc(doc)
+        rel = self._put(doc, report)
+        if replaced:
+            shown = "; ".join(replaced[:3]) + (f"; … {len(replaced) - 3} more"
+                                               if len(replaced) > 3 else "")
+            report.warn(rel or doc.source_id, "control characters (NUL …) or invalid "
+                        f"characters replaced with U+FFFD in {shown}")
+        return rel
+
+    def _put(self, doc: SourceDoc, report: SyncReport) -> str | None:
         record = self.known(doc.source_id)
         if record and not (self.root / record["path"]).exists():
             record = None  # the person deleted the file: write it again

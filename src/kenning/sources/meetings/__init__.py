@@ -151,7 +151,8 @@ def build_doc(meeting: Meeting, path: Path, where: str, report: SyncReport, *,
         source_id = f"meeting:{day}:{slugify(title)}"
     else:
         opening = "\n".join(f"{t.speaker}: {t.text}" for t in turns[:3])
-        source_id = f"meeting:{slugify(title)}:{hashlib.sha1(opening.encode()).hexdigest()[:10]}"
+        digest = hashlib.sha1(opening.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+        source_id = f"meeting:{slugify(title)}:{digest}"
         report.warn(where, "no date in the metadata or the file name; the meeting has no date "
                            "(start the file name with YYYY-MM-DD to give it one)")
 
