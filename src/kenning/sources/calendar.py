@@ -51,6 +51,12 @@ DEFAULT_PAST = timedelta(days=365)
 DEFAULT_AHEAD = timedelta(days=90)
 LINK_TOLERANCE = timedelta(minutes=30)
 TITLE_THRESHOLD = 0.6
+# A series writes at most this many occurrences per sync window (a daily meeting is 455 in the
+# default window): FREQ=SECONDLY or MINUTELY would otherwise write millions of lines, or never
+# finish. The rule is walked lazily from DTSTART for at most EXPANSION_STEPS occurrences to
+# find where the cap falls, so no series costs more than that however it repeats.
+MAX_OCCURRENCES = 2000
+EXPANSION_STEPS = 200_000
 
 
 def sync(root: Path, target: Path | str, *, progress: Progress | None = None,
@@ -184,8 +190,20 @@ def _read_calendar(raw: bytes, where: str, start: date, end: date, report: SyncR
                 one.add_component(tz)
             for event in events:
                 one.add_component(event)
+            stop, too_early = _capped_end(master, start, end)
+            if too_early:
+                # Every occurrence in the window lies more than EXPANSION_STEPS repeats after
+                # DTSTART: the series is kept, with what it is, but not expanded.
+                note = (f"repeats more than {EXPANSION_STEPS:,} times before {start} "
+                        f"({_rule_text(master)}); not expanded")
+                report.warn(item, note)
+                doc, slots = _build(uid, master, [], where, owner, store)
+                doc.header = _with_note(doc.header, f"*Occurrences not listed: the series "
+                                                    f"{note}.*")
+                yield doc, slots
+                continue
             try:
-                occurrences = list(recurring_ical_events.of(one).between(start, end))
+                occurrences = list(recurring_ical_events.of(one).between(start, stop or end))
             except Exception as exc:  # a broken RRULE or date in this event only
                 report.warn(item, f"cannot expand the event ({type(exc).__name__}: {exc}); "
                                   "skipped")
@@ -194,7 +212,70 @@ def _read_calendar(raw: bytes, where: str, start: date, end: date, report: SyncR
                 yield None, []
                 continue
             occurrences.sort(key=lambda e: _sort_key(e.get("DTSTART").dt))
-            yield _build(uid, master, occurrences, where, owner, store)
+            capped = stop is not None or len(occurrences) > MAX_OCCURRENCES
+            occurrences = occurrences[:MAX_OCCURRENCES]
+            doc, slots = _build(uid, master, occurrences, where, owner, store)
+            if capped:
+                last = _iso(occurrences[-1].get("DTSTART").dt)
+                note = (f"repeats more than {MAX_OCCURRENCES:,} times between {start} and {end}; "
+                        f"the first {MAX_OCCURRENCES:,} (to {last}) are listed, the rest are "
+                        "in the .ics file")
+                report.warn(item, note)
+                doc.header = _with_note(doc.header, f"*Occurrences capped: the series {note}.*")
+            yield doc, slots
+
+
+def _with_note(header: str, note: str) -> str:
+    """``header`` with ``note`` as a paragraph before its ``## Occurrences`` heading."""
+    head, sep, tail = header.rpartition("## Occurrences")
+    return f"{head}{note}\n\n{sep}{tail}" if sep else f"{header}\n\n{note}"
+
+
+def _rule_text(event: Any) -> str:
+    return "; ".join(r.to_ical().decode() for r in _as_list(event.get("RRULE")))
+
+
+def _capped_end(master: Any, start: date, end: date) -> tuple[date | datetime | None, bool]:
+    """Where to stop expanding a series so that at most :data:`MAX_OCCURRENCES` of its rule's
+    occurrences fall between ``start`` and the stop (None: the whole window is fine), and
+    whether the window lies more than :data:`EXPANSION_STEPS` occurrences after DTSTART.
+
+    The rule is walked lazily (dateutil), step by step, so this costs at most
+    EXPANSION_STEPS steps; recurring-ical-events then expands only up to the stop.
+    """
+    import itertools
+
+    from dateutil.rrule import rrulestr
+
+    rules = _as_list(master.get("RRULE"))
+    if not rules:
+        return None, False
+    first = master.get("DTSTART").dt
+    dated = not isinstance(first, datetime)
+    first_dt = datetime(first.year, first.month, first.day) if dated else first
+    zone = first_dt.tzinfo
+    lo = datetime(start.year, start.month, start.day, tzinfo=zone)
+    hi = datetime(end.year, end.month, end.day, tzinfo=zone)
+    text = "\n".join("RRULE:" + r.to_ical().decode() for r in rules)
+    try:
+        rule = rrulestr(text, dtstart=first_dt, forceset=True, ignoretz=zone is None)
+        inside = 0
+        steps = 0
+        for when in itertools.islice(iter(rule), EXPANSION_STEPS):
+            steps += 1
+            if when >= hi:
+                return None, False
+            if when >= lo:
+                inside += 1
+                if inside > MAX_OCCURRENCES:
+                    return (when.date() if dated else when), False
+    except (ValueError, TypeError, OverflowError):
+        return None, False  # a rule dateutil cannot read alone: the full expander decides
+    if steps < EXPANSION_STEPS:
+        return None, False  # the rule ended (COUNT, UNTIL) before the window's end
+    if inside == 0:
+        return None, True
+    return (when.date() if dated else when), False
 
 
 def _sort_key(value: date | datetime) -> str:
