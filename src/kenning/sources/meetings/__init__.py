@@ -92,6 +92,8 @@ def sync(root: Path, target: Path | str, *, progress: Progress | None = None) ->
             for i, meeting in enumerate(meetings):
                 item = where if len(meetings) == 1 else f"{where}#meeting {i + 1}"
                 report.items_read += 1
+                for warning in meeting.warnings:
+                    report.warn(item, warning)
                 doc = build_doc(meeting, path, item, report, owner=owner, store=store)
                 if doc is not None:
                     store.put(doc, report)
