@@ -407,6 +407,16 @@ def _collect(part: Message, texts: list[str], attachments: list[Attachment],
         attachments.append(Attachment(part.get_filename() or f"{subject or 'message'}.eml",
                                       ctype, size))
         return truncated
+    if part.get_content_maintype() == "multipart" and not part.is_multipart():
+        # No boundary (or one the parser could not find): the parts cannot be told apart, so
+        # the whole payload is kept as text rather than lost as an "attachment".
+        payload = part.get_payload()
+        text = payload if isinstance(payload, str) else ""
+        if text.strip():
+            texts.append(text)
+            warnings.append(f"{ctype} without a usable boundary; its raw content was kept as "
+                            "text")
+        return truncated
     if part.is_multipart():
         subs = [p for p in part.get_payload() if isinstance(p, Message)]
         if ctype == "multipart/alternative" and subs:
