@@ -10,6 +10,9 @@ that make syncing safe to repeat:
   text already in the file is never rewritten. Frontmatter is updated in place (keys a person
   added are kept).
 - Nothing changes when nothing is new: no byte, no mtime.
+- The one exception to "never rewritten": an entry that was a *truncated copy* (an mbox cut in
+  the middle of its last message) is replaced by the complete message when it arrives
+  (:meth:`SourceStore.replace_entry`), so the thread holds the message once, whole.
 - Every write is atomic, and the state is saved after the files it describes, so a crash leaves
   whole files and the next sync finishes the work (an entry whose text is already in the file is
   recognised even when the state was not saved).
@@ -325,6 +328,35 @@ class SourceStore:
         if doc.complete and self.stale(doc.source_id):
             return self._rerender(doc, rel, report)
         return self._append(doc, rel, report)
+
+    def replace_entry(self, source_id: str, old: str, new: str, report: SyncReport) -> str | None:
+        """Replace the text ``old`` of one entry of a source's file with ``new`` (a truncated
+        copy by the complete message). Returns the vault path, or None when ``old`` is not in
+        the file exactly once (then nothing is written)."""
+        record = self.known(source_id)
+        if not record:
+            return None
+        rel = record["path"]
+        target = self.root / rel
+        try:
+            text = target.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
+        parsed = frontmatter.read(text)
+        if parsed.error is not None:
+            return None
+        body = text[parsed.body_offset:]
+        if not old.strip() or body.count(old) != 1:
+            return None
+        body = body.replace(old, clean_text(new)[0])
+        head = frontmatter.set_frontmatter(text[: parsed.body_offset],
+                                           {"content_hash": content_hash(body)})
+        atomic_write_text(target, head + body)
+        record["hash"] = content_hash(body)
+        self._dirty = True
+        report.appended += 1
+        report.paths.append(rel)
+        return rel
 
     def _body(self, doc: SourceDoc) -> str:
         return _join([f"# {_title(doc)}", doc.header.strip(), *[e.text for e in doc.entries]])
