@@ -89,6 +89,12 @@ def sync(root: Path, target: Path | str, *, progress: Progress | None = None) ->
             except FormatError as exc:
                 report.warn(where, str(exc))
                 meetings = []
+            except (TypeError, ValueError, AttributeError, KeyError, IndexError,
+                    RecursionError) as exc:
+                # A shape no reader expected: this file is skipped, the folder's others sync.
+                report.warn(where, f"could not be read ({type(exc).__name__}: "
+                                   f"{' '.join(str(exc).split())[:160]}); skipped")
+                meetings = []
             for i, meeting in enumerate(meetings):
                 item = where if len(meetings) == 1 else f"{where}#meeting {i + 1}"
                 report.items_read += 1

@@ -96,6 +96,8 @@ def read_file(path: Path, raw: bytes | None = None) -> list[Meeting]:
             data = json.loads(text)
         except ValueError as exc:
             raise FormatError(f"invalid JSON ({exc})") from None
+        except RecursionError:
+            raise FormatError("invalid JSON (nested too deeply to parse)") from None
         return read_json(data)
     if kind == "vtt":
         return [read_vtt(text)]
