@@ -149,9 +149,16 @@ def _read_calendar(raw: bytes, where: str, start: date, end: date, report: SyncR
     import recurring_ical_events
 
     try:
-        calendars = icalendar.Calendar.from_ical(raw, multiple=True)  # a file may hold several
-    except ValueError as exc:
-        report.warn(where, f"not a valid iCalendar file ({exc})")
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        # iCalendar is UTF-8 by definition; older exporters write their code page instead.
+        report.warn(where, f"not valid UTF-8 (byte {exc.start}); read as Windows-1252")
+        text = raw.decode("cp1252", errors="replace")
+    try:
+        calendars = icalendar.Calendar.from_ical(text, multiple=True)  # a file may hold several
+    except (ValueError, TypeError, KeyError, IndexError, RecursionError) as exc:
+        report.warn(where, f"not a valid iCalendar file ({type(exc).__name__}: "
+                           f"{' '.join(str(exc).split())[:160]})")
         return
     if not calendars:
         report.warn(where, "no VCALENDAR in the file")
@@ -168,22 +175,26 @@ def _read_calendar(raw: bytes, where: str, start: date, end: date, report: SyncR
             report.warn(where, f"X-WR-TIMEZONE not applied ({type(exc).__name__}: {exc})")
         timezones = list(cal.walk("VTIMEZONE"))
         groups: dict[str, list[Any]] = {}
+        counts: dict[str, int] = {}  # warnings of a kind so far (see WARN_EACH)
         for n, event in enumerate(cal.walk("VEVENT"), 1):
             report.items_read += 1
             uid = str(event.get("UID") or "").strip()
             if not uid:
                 when = event.get("DTSTART")
                 basis = f"{event.get('SUMMARY')}|{when.to_ical().decode() if when else n}"
-                uid = "nouid-" + hashlib.sha1(basis.encode()).hexdigest()[:12]
-                report.warn(f"{where}#event {n}", f"no UID; keyed as {uid}")
+                digest = hashlib.sha1(basis.encode("utf-8", "surrogatepass")).hexdigest()
+                uid = "nouid-" + digest[:12]
+                _warn_some(report, counts, f"{where}#event {n}", f"no UID; keyed as {uid}",
+                           "no UID")
             groups.setdefault(uid, []).append(event)
+        _warn_rest(report, where, counts)
         for done, (uid, events) in enumerate(groups.items()):
             item = f"{where}#{uid}"
             if progress and done % 50 == 0:
                 progress(done, len(groups), item)
             master = next((e for e in events if e.get("RECURRENCE-ID") is None), events[0])
             if master.get("DTSTART") is None:
-                report.warn(item, "event has no DTSTART; skipped")
+                _warn_some(report, counts, item, "event has no DTSTART; skipped", "no DTSTART")
                 continue
             one = icalendar.Calendar()
             for tz in timezones:
@@ -223,6 +234,26 @@ def _read_calendar(raw: bytes, where: str, start: date, end: date, report: SyncR
                 report.warn(item, note)
                 doc.header = _with_note(doc.header, f"*Occurrences capped: the series {note}.*")
             yield doc, slots
+        _warn_rest(report, where, counts)
+
+
+# Warnings of one kind shown per file before they are counted instead (a file of 50,000 events
+# without a UID gets 20 lines and a count, not 50,000 lines).
+WARN_EACH = 20
+
+
+def _warn_some(report: SyncReport, counts: dict[str, int], where: str, message: str,
+               kind: str) -> None:
+    counts[kind] = counts.get(kind, 0) + 1
+    if counts[kind] <= WARN_EACH:
+        report.warn(where, message)
+
+
+def _warn_rest(report: SyncReport, where: str, counts: dict[str, int]) -> None:
+    for kind, count in counts.items():
+        if count > WARN_EACH:
+            report.warn(where, f"{count - WARN_EACH:,} more event(s) with {kind}")
+    counts.clear()
 
 
 def _with_note(header: str, note: str) -> str:
