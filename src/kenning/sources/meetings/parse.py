@@ -89,7 +89,15 @@ def read_file(path: Path, raw: bytes | None = None) -> list[Meeting]:
     """Parse one file; raises :class:`FormatError` (wrong shape) or ``OSError``."""
     if raw is None:
         raw = path.read_bytes()
-    text = _decode(raw)
+    text, note = _decode(raw)
+    meetings = _read_text(path, text)
+    if note:
+        for meeting in meetings:
+            meeting.warnings.insert(0, note)
+    return meetings
+
+
+def _read_text(path: Path, text: str) -> list[Meeting]:
     kind = sniff(path, text)
     if kind == "json":
         try:
@@ -120,15 +128,23 @@ def sniff(path: Path, text: str) -> str:
     return "text"
 
 
-def _decode(raw: bytes) -> str:
+def _decode(raw: bytes) -> tuple[str, str | None]:
+    """The text of a transcript (UTF-8, UTF-16 with a BOM, else Windows-1252), and a note
+    when it was not UTF-8."""
     for encoding in ("utf-8-sig", "utf-16"):
         if encoding == "utf-16" and not raw.startswith((b"\xff\xfe", b"\xfe\xff")):
             continue
         try:
-            return raw.decode(encoding)
+            return raw.decode(encoding), None
         except UnicodeDecodeError:
             continue
-    return raw.decode("cp1252", errors="replace")
+    where = "a byte sequence"
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        where = "line " + str(raw[: exc.start].count(b"\n") + 1)
+    return (raw.decode("cp1252", errors="replace"),
+            f"not valid UTF-8 (from {where}); read as Windows-1252")
 
 
 # -- timestamps and dates ----------------------------------------------------------------------
