@@ -34,6 +34,7 @@ that make syncing safe to repeat:
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import re
@@ -45,7 +46,7 @@ from typing import Any
 
 from kenning.errors import KenningError
 from kenning.vault import frontmatter
-from kenning.vault.fsio import atomic_write_text
+from kenning.vault.fsio import atomic_write_text, too_large
 from kenning.vault.layout import STATE_DIR, slug
 
 SOURCES = "sources"
@@ -297,6 +298,11 @@ class SourceStore:
                                                if len(replaced) > 3 else "")
             report.warn(rel or doc.source_id, "control characters (NUL …) or invalid "
                         f"characters replaced with U+FFFD in {shown}")
+        if rel and doc.entries:
+            with contextlib.suppress(OSError):
+                reason = too_large((self.root / rel).stat().st_size)
+                if reason:
+                    report.warn(rel, f"{reason}: the index skips it, so it is not searchable")
         return rel
 
     def _put(self, doc: SourceDoc, report: SyncReport) -> str | None:
