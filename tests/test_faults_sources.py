@@ -388,3 +388,25 @@ def test_an_ics_that_is_not_utf8_is_read_as_windows_1252(root: Path, tmp_path: P
     (text,) = _sources(root, "calendar").values()
     assert "Café réunion" in text
     assert _warned(report, "old.ics", "not valid UTF-8")
+
+
+def test_an_unescaped_from_line_in_a_body_stays_in_its_message(root: Path,
+                                                              tmp_path: Path) -> None:
+    body = ("Hi Bo,\n\nFrom the harbour office we heard the plan is approved.\n"
+            "From here on it is easy.\n\nAnn\n")
+    path = tmp_path / "box.mbox"
+    path.write_text(
+        "From ann@x.com Mon Jan  5 10:00:00 2026\nFrom: Ann <ann@x.com>\nTo: Bo <bo@x.com>\n"
+        "Subject: Harbour\nMessage-ID: <h1@x.com>\nDate: Mon, 5 Jan 2026 10:00:00 +0000\n\n"
+        f"{body}\nFrom bo@x.com Mon Jan  5 11:00:00 2026\nFrom: Bo <bo@x.com>\n"
+        "To: Ann <ann@x.com>\nSubject: Lunch\nMessage-ID: <l1@x.com>\n"
+        "Date: Mon, 5 Jan 2026 11:00:00 +0000\n\nLunch at noon.\n", encoding="utf-8")
+
+    report = _sync(root, "email", path)
+
+    files = _sources(root, "email")
+    assert len(files) == 2
+    harbour = next(t for t in files.values() if "Harbour" in t)
+    assert "From the harbour office we heard" in harbour and "From here on" in harbour
+    assert report["items_read"] == 2
+    assert _warned(report, "box.mbox#message 1", "2 body line(s) starting with 'From '")
