@@ -105,6 +105,7 @@ def sync(root: Path, target: Path | str, *, progress: Progress | None = None,
                 if doc is None:
                     file_outside += 1
                     continue
+                doc.origin = f"{where}#{doc.source_id}"
                 store.put(doc, report)
                 _remember_slots(store, doc, slots)
                 sources.append(doc.source_id)

@@ -169,7 +169,9 @@ def _sync_file(store: SourceStore, path: Path, report: SyncReport) -> int:
         report.warn(str(path), f"could not be read ({_error(exc)}); skipped")
         sessions = []
     for session in sessions:
-        store.put(_doc(session), report)
+        doc = _doc(session)
+        doc.origin = str(path)
+        store.put(doc, report)
         report.items_read += sum(1 for t in session.turns if t.counts)
     store.remember_input(key, stamp, [s.source_id for s in sessions],
                          read=report.items_read - read, warnings=report.warnings[warned:])

@@ -108,7 +108,8 @@ def clean_doc(doc: SourceDoc) -> tuple[SourceDoc, list[str]]:
     cleaned = SourceDoc(doc.kind, clean(doc.source_id, "source id"), clean(doc.title, "title"),
                         doc.date, entries, clean(doc.fields, "frontmatter"),
                         clean(doc.header, "header"),
-                        clean(doc.name, "file name") if doc.name else doc.name, doc.complete)
+                        clean(doc.name, "file name") if doc.name else doc.name, doc.complete,
+                        doc.origin)
     return cleaned, where
 
 
@@ -151,6 +152,7 @@ class SourceDoc:
     # The doc holds every entry of the source (not only new ones): it can replace a file written
     # by an older renderer. Email batches, which hold a thread's new messages, say False.
     complete: bool = True
+    origin: str = ""  # the input it came from ("chats/s1.jsonl"), for warnings
 
 
 @dataclass
@@ -296,8 +298,9 @@ class SourceStore:
         if replaced:
             shown = "; ".join(replaced[:3]) + (f"; … {len(replaced) - 3} more"
                                                if len(replaced) > 3 else "")
-            report.warn(rel or doc.source_id, "control characters (NUL …) or invalid "
-                        f"characters replaced with U+FFFD in {shown}")
+            written = f" (written to {rel})" if rel and doc.origin else ""
+            report.warn(doc.origin or rel or doc.source_id, "control characters (NUL …) or "
+                        f"invalid characters replaced with U+FFFD in {shown}{written}")
         if rel and doc.entries:
             with contextlib.suppress(OSError):
                 reason = too_large((self.root / rel).stat().st_size)

@@ -207,8 +207,10 @@ class _Ingest:
             first = fields.get("first_date")
             title = str(old.get("title") or subject)
             date = str(old.get("date") or (first[:10] if first else "")) or None
+            origins = list(dict.fromkeys(m.where for m in messages))
             doc = SourceDoc("email", sid, title, date, entries, fields, name=stem,
-                            complete=False)  # a batch holds a thread's new messages only
+                            complete=False,  # a batch holds a thread's new messages only
+                            origin=", ".join(origins[:3]) + (" …" if len(origins) > 3 else ""))
             if not messages and not extra and not assignment.absorbed:
                 continue
             counts = self.report.appended, self.report.unchanged

@@ -21,6 +21,7 @@ Decoding rules:
 
 from __future__ import annotations
 
+import contextlib
 import email
 import hashlib
 import re
@@ -492,6 +493,9 @@ def _part_text(part: Message, warnings: list[str]) -> str:
     return text
 
 
+_LATIN1 = frozenset({"iso-8859-1", "iso8859-1", "latin-1", "latin1", "l1", "iso_8859-1"})
+
+
 def _decode_bytes(data: bytes, charset: str | None,
                   warnings: list[str]) -> tuple[str, str | None]:
     """Decode with the declared charset, then UTF-8, cp1252, latin-1; say so on a fallback."""
@@ -503,6 +507,11 @@ def _decode_bytes(data: bytes, charset: str | None,
             pass
     elif declared is not None:
         try:
+            if declared in _LATIN1 and any(0x80 <= b <= 0x9F for b in data):
+                # Bytes 0x80-0x9F are controls in Latin-1 but quotes and dashes in the
+                # Windows-1252 that mail clients write under that name (as browsers read it).
+                with contextlib.suppress(UnicodeDecodeError):
+                    return data.decode("cp1252"), None
             return data.decode(declared), None
         except LookupError:
             pass

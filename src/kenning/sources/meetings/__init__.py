@@ -102,6 +102,7 @@ def sync(root: Path, target: Path | str, *, progress: Progress | None = None) ->
                     report.warn(item, warning)
                 doc = build_doc(meeting, path, item, report, owner=owner, store=store)
                 if doc is not None:
+                    doc.origin = item
                     store.put(doc, report)
                     _remember(store, doc)
                     written.append(doc.source_id)
