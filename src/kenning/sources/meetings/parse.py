@@ -521,8 +521,8 @@ def _cue_time(value: str) -> float | None:
     hours, minutes, seconds = int(m[1] or 0), int(m[2]), int(m[3])
     if minutes > 59 or seconds > 59:
         return None
-    return hours * 3600 + minutes * 60 + seconds + (int(m[4].ljust(3, "0")) / 1000 if m[4]
-                                                    else 0.0)
+    millis = int(m[4].ljust(3, "0")) if m[4] else 0
+    return (hours * 3600 + minutes * 60 + seconds) + millis / 1000
 
 
 def cue_blocks(text: str, warnings: list[str]) -> list[tuple[str, float | None, float | None]]:
