@@ -410,3 +410,39 @@ def test_an_unescaped_from_line_in_a_body_stays_in_its_message(root: Path,
     assert "From the harbour office we heard" in harbour and "From here on" in harbour
     assert report["items_read"] == 2
     assert _warned(report, "box.mbox#message 1", "2 body line(s) starting with 'From '")
+
+
+BERLIN = ("BEGIN:VTIMEZONE\r\nTZID:Europe/Berlin\r\nBEGIN:STANDARD\r\nDTSTART:19701025T030000\r\n"
+          "TZOFFSETFROM:+0200\r\nTZOFFSETTO:+0100\r\nRRULE:FREQ=YEARLY;BYMONTH=10;BYDAY=-1SU\r\n"
+          "END:STANDARD\r\nBEGIN:DAYLIGHT\r\nDTSTART:19700329T020000\r\nTZOFFSETFROM:+0100\r\n"
+          "TZOFFSETTO:+0200\r\nRRULE:FREQ=YEARLY;BYMONTH=3;BYDAY=-1SU\r\nEND:DAYLIGHT\r\n"
+          "END:VTIMEZONE\r\n")
+
+
+def test_an_until_in_another_time_zone_form_does_not_unbound_the_series(
+        root: Path, tmp_path: Path) -> None:
+    # dateutil refuses a floating UNTIL with a zoned DTSTART; the expander repairs it and
+    # would then walk every second to 2099.
+    path = tmp_path / "cal.ics"
+    path.write_text(_ics(BERLIN, "BEGIN:VEVENT\r\nUID:u@x\r\n"
+                         "DTSTART;TZID=Europe/Berlin:20260101T000000\r\nDURATION:PT1S\r\n"
+                         "SUMMARY:Until mismatch\r\nRRULE:FREQ=SECONDLY;UNTIL=20991231T000000\r\n"
+                         "END:VEVENT\r\n"), encoding="utf-8")
+
+    report = _sync(root, "calendar", path, *WINDOW)
+
+    (text,) = _sources(root, "calendar").values()
+    assert "Occurrences capped" in text
+    assert _warned(report, "cal.ics#u@x", "more than")
+
+
+def test_an_until_ends_the_series_where_it_says(root: Path, tmp_path: Path) -> None:
+    path = tmp_path / "cal.ics"
+    path.write_text(_ics(_event("d@x", "20260105T090000Z", "Daily standup",
+                                "FREQ=DAILY;UNTIL=20260109T090000Z")), encoding="utf-8")
+
+    report = _sync(root, "calendar", path, *WINDOW)
+
+    (text,) = _sources(root, "calendar").values()
+    assert frontmatter.read(text).data["occurrences"] == 5
+    assert "capped" not in text and not report["warnings"]

@@ -271,6 +271,16 @@ def _series(freq: str, start: str) -> Callable[[Path], None]:
     return setup
 
 
+def _until_mismatch(root: Path) -> None:
+    zone = ("BEGIN:VTIMEZONE\r\nTZID:Europe/Berlin\r\nBEGIN:STANDARD\r\n"
+            "DTSTART:19701025T030000\r\nTZOFFSETFROM:+0200\r\nTZOFFSETTO:+0100\r\n"
+            "RRULE:FREQ=YEARLY;BYMONTH=10;BYDAY=-1SU\r\nEND:STANDARD\r\nEND:VTIMEZONE\r\n")
+    event = ("BEGIN:VEVENT\r\nUID:rep@x\r\nDTSTART;TZID=Europe/Berlin:20260101T000000\r\n"
+             "DURATION:PT1S\r\nSUMMARY:Repeating\r\n"
+             "RRULE:FREQ=SECONDLY;UNTIL=20991231T000000\r\nEND:VEVENT\r\n")
+    (_inbox(root) / "cal.ics").write_text(_ics(zone, event, KEEP))
+
+
 def _many_events(root: Path) -> None:
     events = [_event(f"e{i}@x", f"202611{1 + i % 28:02d}T{8 + i % 10:02d}0000Z",
                      f"Event {i}") for i in range(300)]
@@ -330,6 +340,9 @@ CASES = [
           ("sync", "calendar", IN, *WINDOW), "lighthouse", "calendar",
           [("cal.ics#rep@x", "not expanded")], files=2),
     _case("calendar-minutely-without-end", _series("FREQ=MINUTELY", "20260101T000000Z"),
+          ("sync", "calendar", IN, *WINDOW), "lighthouse", "calendar",
+          [("cal.ics#rep@x", "more than 2,000 times")], files=2),
+    _case("calendar-secondly-until-2099-floating", _until_mismatch,
           ("sync", "calendar", IN, *WINDOW), "lighthouse", "calendar",
           [("cal.ics#rep@x", "more than 2,000 times")], files=2),
     _case("calendar-many-events-one-file", _many_events, ("sync", "calendar", IN, *WINDOW),

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from datetime import UTC, date, datetime, timedelta
 from difflib import SequenceMatcher
 from pathlib import Path
@@ -268,16 +268,17 @@ def _rule_text(event: Any) -> str:
 
 
 def _capped_end(master: Any, start: date, end: date) -> tuple[date | datetime | None, bool]:
-    """Where to stop expanding a series so that at most :data:`MAX_OCCURRENCES` of its rule's
+    """Where to stop expanding a series so that at most :data:`MAX_OCCURRENCES` of its rules'
     occurrences fall between ``start`` and the stop (None: the whole window is fine), and
     whether the window lies more than :data:`EXPANSION_STEPS` occurrences after DTSTART.
 
-    The rule is walked lazily (dateutil), step by step, so this costs at most
-    EXPANSION_STEPS steps; recurring-ical-events then expands only up to the stop.
+    Each rule is walked lazily (dateutil), step by step, so this costs at most
+    EXPANSION_STEPS steps; recurring-ical-events then expands only up to the stop. UNTIL is
+    applied here, not by dateutil, which refuses an UNTIL whose time zone form differs from
+    DTSTART's (recurring-ical-events repairs that, and would then expand without a bound).
     """
+    import heapq
     import itertools
-
-    from dateutil.rrule import rrulestr
 
     rules = _as_list(master.get("RRULE"))
     if not rules:
@@ -288,12 +289,13 @@ def _capped_end(master: Any, start: date, end: date) -> tuple[date | datetime | 
     zone = first_dt.tzinfo
     lo = datetime(start.year, start.month, start.day, tzinfo=zone)
     hi = datetime(end.year, end.month, end.day, tzinfo=zone)
-    text = "\n".join("RRULE:" + r.to_ical().decode() for r in rules)
+    walks = [w for w in (_walk(r.to_ical().decode(), first_dt) for r in rules) if w is not None]
+    if not walks:
+        return None, False  # no rule dateutil can read alone: the full expander decides
+    inside = steps = 0
+    when = first_dt
     try:
-        rule = rrulestr(text, dtstart=first_dt, forceset=True, ignoretz=zone is None)
-        inside = 0
-        steps = 0
-        for when in itertools.islice(iter(rule), EXPANSION_STEPS):
+        for when in itertools.islice(heapq.merge(*walks), EXPANSION_STEPS):
             steps += 1
             if when >= hi:
                 return None, False
@@ -302,12 +304,51 @@ def _capped_end(master: Any, start: date, end: date) -> tuple[date | datetime | 
                 if inside > MAX_OCCURRENCES:
                     return (when.date() if dated else when), False
     except (ValueError, TypeError, OverflowError):
-        return None, False  # a rule dateutil cannot read alone: the full expander decides
+        return None, False
     if steps < EXPANSION_STEPS:
-        return None, False  # the rule ended (COUNT, UNTIL) before the window's end
+        return None, False  # the rules ended (COUNT, UNTIL) before the window's end
     if inside == 0:
         return None, True
     return (when.date() if dated else when), False
+
+
+_UNTIL = re.compile(r"(?:^|;)UNTIL=([^;]*)", re.IGNORECASE)
+
+
+def _walk(rule: str, first: datetime) -> Iterator[datetime] | None:
+    """The occurrences of one RRULE from ``first`` on, lazily (None when dateutil cannot
+    read it)."""
+    import itertools
+
+    from dateutil.rrule import rrulestr
+
+    m = _UNTIL.search(rule)
+    until = _until(m[1], first) if m else None
+    text = _UNTIL.sub("", rule).strip(";")
+    try:
+        occurrences = iter(rrulestr(text, dtstart=first))
+    except (ValueError, TypeError, OverflowError):
+        return None
+    if until is None:
+        return occurrences
+    return itertools.takewhile(lambda when: when <= until, occurrences)
+
+
+def _until(value: str, first: datetime) -> datetime | None:
+    """An RRULE's UNTIL as a time comparable with ``first`` (aware or naive like it)."""
+    value = value.strip().upper()
+    for pattern in ("%Y%m%dT%H%M%SZ", "%Y%m%dT%H%M%S", "%Y%m%d"):
+        try:
+            until = datetime.strptime(value, pattern)
+        except ValueError:
+            continue
+        if pattern.endswith("Z"):
+            until = until.replace(tzinfo=UTC)
+            return until if first.tzinfo else until.replace(tzinfo=None)
+        if pattern == "%Y%m%d":
+            until = until.replace(hour=23, minute=59, second=59)
+        return until.replace(tzinfo=first.tzinfo)
+    return None
 
 
 def _sort_key(value: date | datetime) -> str:
