@@ -244,6 +244,8 @@ class _Ingest:
         subject, text, attachments). A truncated copy (its text a prefix of the other's) is a
         copy too: the complete one replaces it in the thread file (counted in the third
         value). A different message reusing an id gets its own key and a warning."""
+        from kenning.sources.email.render import header_line
+
         unique, copies = [], []
         replaced = 0
         in_batch: dict[str, Any] = {}
@@ -269,8 +271,10 @@ class _Ingest:
             if content in (known, first.content_id[:16] if first else None):
                 copies.append(m)
                 continue
-            if first is not None and _truncation_of(first.text, m.text) is not None:
-                if _truncation_of(first.text, m.text) == "second":
+            relation = _truncation_of(first.text, m.text) if first is not None and \
+                header_line(first) == header_line(m) else None
+            if first is not None and relation is not None:
+                if relation == "second":
                     copies.append(m)  # the one met first is whole
                 else:
                     unique[unique.index(first)] = m
