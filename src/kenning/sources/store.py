@@ -19,7 +19,7 @@ that make syncing safe to repeat:
 - **Every byte written is text the index reads.** A NUL or other control character, a lone
   surrogate (from a JSON ``"\\ud800"`` escape) or a C1 control in anything a connector hands over
   — entry text, titles, headers, frontmatter fields, keys — is replaced with U+FFFD before it is
-  written (a carriage return becomes a line break), with one warning per source file naming the
+  written (a lone carriage return becomes a space), with one warning per source file naming the
   entries: a source file never holds a byte that makes the index skip it as binary or not UTF-8.
 - **Re-rendering is a repair, not an edit of history.** Each connector has a renderer version
   (``renderer`` argument; 1 when it never changed). The version that wrote a file is kept in its
@@ -68,12 +68,14 @@ REPLACEMENT = "\ufffd"
 
 def clean_text(text: str) -> tuple[str, int]:
     """``text`` with every character a source file must not hold replaced (see the module
-    docstring), and how many were replaced (line-ending CRs do not count)."""
+    docstring), and how many were replaced (carriage returns do not count)."""
     if not _UNSAFE_CHARS.search(text):
         return text, 0
-    text = text.replace("\r\n", "\n")
-    count = len(_UNSAFE_CHARS.findall(text.replace("\r", "")))
-    return _UNSAFE_CHARS.sub(REPLACEMENT, text.replace("\r", "\n")), count
+    # A lone CR becomes a space, not a line break: connectors have already laid out their
+    # lines (a turn's continuation lines are indented), and a new one would break that.
+    text = text.replace("\r\n", "\n").replace("\r", " ")
+    count = len(_UNSAFE_CHARS.findall(text))
+    return _UNSAFE_CHARS.sub(REPLACEMENT, text), count
 
 
 def _clean_value(value: Any, counter: list[int]) -> Any:
