@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from datetime import UTC, date, datetime, timedelta
 from difflib import SequenceMatcher
 from pathlib import Path
@@ -51,6 +51,12 @@ DEFAULT_PAST = timedelta(days=365)
 DEFAULT_AHEAD = timedelta(days=90)
 LINK_TOLERANCE = timedelta(minutes=30)
 TITLE_THRESHOLD = 0.6
+# A series writes at most this many occurrences per sync window (a daily meeting is 455 in the
+# default window): FREQ=SECONDLY or MINUTELY would otherwise write millions of lines, or never
+# finish. The rule is walked lazily from DTSTART for at most EXPANSION_STEPS occurrences to
+# find where the cap falls, so no series costs more than that however it repeats.
+MAX_OCCURRENCES = 2000
+EXPANSION_STEPS = 200_000
 
 
 def sync(root: Path, target: Path | str, *, progress: Progress | None = None,
@@ -99,6 +105,7 @@ def sync(root: Path, target: Path | str, *, progress: Progress | None = None,
                 if doc is None:
                     file_outside += 1
                     continue
+                doc.origin = f"{where}#{doc.source_id}"
                 store.put(doc, report)
                 _remember_slots(store, doc, slots)
                 sources.append(doc.source_id)
@@ -143,9 +150,16 @@ def _read_calendar(raw: bytes, where: str, start: date, end: date, report: SyncR
     import recurring_ical_events
 
     try:
-        calendars = icalendar.Calendar.from_ical(raw, multiple=True)  # a file may hold several
-    except ValueError as exc:
-        report.warn(where, f"not a valid iCalendar file ({exc})")
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        # iCalendar is UTF-8 by definition; older exporters write their code page instead.
+        report.warn(where, f"not valid UTF-8 (byte {exc.start}); read as Windows-1252")
+        text = raw.decode("cp1252", errors="replace")
+    try:
+        calendars = icalendar.Calendar.from_ical(text, multiple=True)  # a file may hold several
+    except (ValueError, TypeError, KeyError, IndexError, RecursionError) as exc:
+        report.warn(where, f"not a valid iCalendar file ({type(exc).__name__}: "
+                           f"{' '.join(str(exc).split())[:160]})")
         return
     if not calendars:
         report.warn(where, "no VCALENDAR in the file")
@@ -162,30 +176,46 @@ def _read_calendar(raw: bytes, where: str, start: date, end: date, report: SyncR
             report.warn(where, f"X-WR-TIMEZONE not applied ({type(exc).__name__}: {exc})")
         timezones = list(cal.walk("VTIMEZONE"))
         groups: dict[str, list[Any]] = {}
+        counts: dict[str, int] = {}  # warnings of a kind so far (see WARN_EACH)
         for n, event in enumerate(cal.walk("VEVENT"), 1):
             report.items_read += 1
             uid = str(event.get("UID") or "").strip()
             if not uid:
                 when = event.get("DTSTART")
                 basis = f"{event.get('SUMMARY')}|{when.to_ical().decode() if when else n}"
-                uid = "nouid-" + hashlib.sha1(basis.encode()).hexdigest()[:12]
-                report.warn(f"{where}#event {n}", f"no UID; keyed as {uid}")
+                digest = hashlib.sha1(basis.encode("utf-8", "surrogatepass")).hexdigest()
+                uid = "nouid-" + digest[:12]
+                _warn_some(report, counts, f"{where}#event {n}", f"no UID; keyed as {uid}",
+                           "no UID")
             groups.setdefault(uid, []).append(event)
+        _warn_rest(report, where, counts)
         for done, (uid, events) in enumerate(groups.items()):
             item = f"{where}#{uid}"
             if progress and done % 50 == 0:
                 progress(done, len(groups), item)
             master = next((e for e in events if e.get("RECURRENCE-ID") is None), events[0])
             if master.get("DTSTART") is None:
-                report.warn(item, "event has no DTSTART; skipped")
+                _warn_some(report, counts, item, "event has no DTSTART; skipped", "no DTSTART")
                 continue
             one = icalendar.Calendar()
             for tz in timezones:
                 one.add_component(tz)
             for event in events:
                 one.add_component(event)
+            stop, too_early = _capped_end(master, start, end)
+            if too_early:
+                # Every occurrence in the window lies more than EXPANSION_STEPS repeats after
+                # DTSTART: the series is kept, with what it is, but not expanded.
+                note = (f"repeats more than {EXPANSION_STEPS:,} times before {start} "
+                        f"({_rule_text(master)}); not expanded")
+                report.warn(item, note)
+                doc, slots = _build(uid, master, [], where, owner, store)
+                doc.header = _with_note(doc.header, f"*Occurrences not listed: the series "
+                                                    f"{note}.*")
+                yield doc, slots
+                continue
             try:
-                occurrences = list(recurring_ical_events.of(one).between(start, end))
+                occurrences = list(recurring_ical_events.of(one).between(start, stop or end))
             except Exception as exc:  # a broken RRULE or date in this event only
                 report.warn(item, f"cannot expand the event ({type(exc).__name__}: {exc}); "
                                   "skipped")
@@ -194,7 +224,131 @@ def _read_calendar(raw: bytes, where: str, start: date, end: date, report: SyncR
                 yield None, []
                 continue
             occurrences.sort(key=lambda e: _sort_key(e.get("DTSTART").dt))
-            yield _build(uid, master, occurrences, where, owner, store)
+            capped = stop is not None or len(occurrences) > MAX_OCCURRENCES
+            occurrences = occurrences[:MAX_OCCURRENCES]
+            doc, slots = _build(uid, master, occurrences, where, owner, store)
+            if capped:
+                last = _iso(occurrences[-1].get("DTSTART").dt)
+                note = (f"repeats more than {MAX_OCCURRENCES:,} times between {start} and {end}; "
+                        f"the first {MAX_OCCURRENCES:,} (to {last}) are listed, the rest are "
+                        "in the .ics file")
+                report.warn(item, note)
+                doc.header = _with_note(doc.header, f"*Occurrences capped: the series {note}.*")
+            yield doc, slots
+        _warn_rest(report, where, counts)
+
+
+# Warnings of one kind shown per file before they are counted instead (a file of 50,000 events
+# without a UID gets 20 lines and a count, not 50,000 lines).
+WARN_EACH = 20
+
+
+def _warn_some(report: SyncReport, counts: dict[str, int], where: str, message: str,
+               kind: str) -> None:
+    counts[kind] = counts.get(kind, 0) + 1
+    if counts[kind] <= WARN_EACH:
+        report.warn(where, message)
+
+
+def _warn_rest(report: SyncReport, where: str, counts: dict[str, int]) -> None:
+    for kind, count in counts.items():
+        if count > WARN_EACH:
+            report.warn(where, f"{count - WARN_EACH:,} more event(s) with {kind}")
+    counts.clear()
+
+
+def _with_note(header: str, note: str) -> str:
+    """``header`` with ``note`` as a paragraph before its ``## Occurrences`` heading."""
+    head, sep, tail = header.rpartition("## Occurrences")
+    return f"{head}{note}\n\n{sep}{tail}" if sep else f"{header}\n\n{note}"
+
+
+def _rule_text(event: Any) -> str:
+    return "; ".join(r.to_ical().decode() for r in _as_list(event.get("RRULE")))
+
+
+def _capped_end(master: Any, start: date, end: date) -> tuple[date | datetime | None, bool]:
+    """Where to stop expanding a series so that at most :data:`MAX_OCCURRENCES` of its rules'
+    occurrences fall between ``start`` and the stop (None: the whole window is fine), and
+    whether the window lies more than :data:`EXPANSION_STEPS` occurrences after DTSTART.
+
+    Each rule is walked lazily (dateutil), step by step, so this costs at most
+    EXPANSION_STEPS steps; recurring-ical-events then expands only up to the stop. UNTIL is
+    applied here, not by dateutil, which refuses an UNTIL whose time zone form differs from
+    DTSTART's (recurring-ical-events repairs that, and would then expand without a bound).
+    """
+    import heapq
+    import itertools
+
+    rules = _as_list(master.get("RRULE"))
+    if not rules:
+        return None, False
+    first = master.get("DTSTART").dt
+    dated = not isinstance(first, datetime)
+    first_dt = datetime(first.year, first.month, first.day) if dated else first
+    zone = first_dt.tzinfo
+    lo = datetime(start.year, start.month, start.day, tzinfo=zone)
+    hi = datetime(end.year, end.month, end.day, tzinfo=zone)
+    walks = [w for w in (_walk(r.to_ical().decode(), first_dt) for r in rules) if w is not None]
+    if not walks:
+        return None, False  # no rule dateutil can read alone: the full expander decides
+    inside = steps = 0
+    when = first_dt
+    try:
+        for when in itertools.islice(heapq.merge(*walks), EXPANSION_STEPS):
+            steps += 1
+            if when >= hi:
+                return None, False
+            if when >= lo:
+                inside += 1
+                if inside > MAX_OCCURRENCES:
+                    return (when.date() if dated else when), False
+    except (ValueError, TypeError, OverflowError):
+        return None, False
+    if steps < EXPANSION_STEPS:
+        return None, False  # the rules ended (COUNT, UNTIL) before the window's end
+    if inside == 0:
+        return None, True
+    return (when.date() if dated else when), False
+
+
+_UNTIL = re.compile(r"(?:^|;)UNTIL=([^;]*)", re.IGNORECASE)
+
+
+def _walk(rule: str, first: datetime) -> Iterator[datetime] | None:
+    """The occurrences of one RRULE from ``first`` on, lazily (None when dateutil cannot
+    read it)."""
+    import itertools
+
+    from dateutil.rrule import rrulestr
+
+    m = _UNTIL.search(rule)
+    until = _until(m[1], first) if m else None
+    text = _UNTIL.sub("", rule).strip(";")
+    try:
+        occurrences = iter(rrulestr(text, dtstart=first))
+    except (ValueError, TypeError, OverflowError):
+        return None
+    if until is None:
+        return occurrences
+    return itertools.takewhile(lambda when: when <= until, occurrences)
+
+
+def _until(value: str, first: datetime) -> datetime | None:
+    """An RRULE's UNTIL as a time comparable with ``first`` (aware or naive like it)."""
+    value = value.strip().upper()
+    for pattern in ("%Y%m%dT%H%M%SZ", "%Y%m%dT%H%M%S", "%Y%m%d"):
+        try:
+            until = datetime.strptime(value, pattern)
+        except ValueError:
+            continue
+        if pattern.endswith("Z"):
+            until = until.replace(tzinfo=UTC)
+            return until if first.tzinfo else until.replace(tzinfo=None)
+        if pattern == "%Y%m%d":
+            until = until.replace(hour=23, minute=59, second=59)
+        return until.replace(tzinfo=first.tzinfo)
+    return None
 
 
 def _sort_key(value: date | datetime) -> str:

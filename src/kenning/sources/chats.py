@@ -78,6 +78,9 @@ RENDERER = 2
 TURN_CAP = 4000  # characters of one turn's text; the rest is cut, with a note
 SAVE_EVERY = 200  # source files between state saves
 SUFFIXES = (".json", ".jsonl", ".ndjson")
+# A JSONL line longer than this is skipped unread (a Claude Code line with a pasted image is a
+# few MB; one of 16 MB is not a chat turn, and parsing it costs ten times its size in memory).
+MAX_LINE_CHARS = 16 * 1024 * 1024
 TITLE_WORDS = 10
 CLAUDE_TYPES = {"user", "assistant", "summary", "system", "file-history-snapshot",
                 "queue-operation", "progress"}
@@ -159,13 +162,29 @@ def _sync_file(store: SourceStore, path: Path, report: SyncReport) -> int:
     if store.input_unchanged(key, stamp, report) is not None:
         return 0
     warned, read = len(report.warnings), report.items_read
-    sessions = _read(store, path, report)
+    try:
+        sessions = _read(store, path, report)
+    except (*_SHAPE_ERRORS, MemoryError) as exc:
+        # A shape no reader expected: this file is skipped, the folder's other files sync.
+        report.warn(str(path), f"could not be read ({_error(exc)}); skipped")
+        sessions = []
     for session in sessions:
-        store.put(_doc(session), report)
+        doc = _doc(session)
+        doc.origin = str(path)
+        store.put(doc, report)
         report.items_read += sum(1 for t in session.turns if t.counts)
     store.remember_input(key, stamp, [s.source_id for s in sessions],
                          read=report.items_read - read, warnings=report.warnings[warned:])
     return len(sessions)
+
+
+# Errors a reader can meet on a value of an unexpected type deep in an input: they skip the
+# item (a line, a conversation, a session) they happened in, never the file or the folder.
+_SHAPE_ERRORS = (TypeError, ValueError, AttributeError, KeyError, IndexError, RecursionError)
+
+
+def _error(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {_clip(_one_line(exc), 160)}"
 
 
 # -- reading and recognising a file --------------------------------------------------------------
@@ -189,7 +208,7 @@ def _read(store: SourceStore, path: Path, report: SyncReport) -> list[Session]:
     if path.suffix.lower() in (".jsonl", ".ndjson"):
         return _read_lines(store, path, text, report)
     try:
-        data = json.loads(text)
+        data = _loads(text)
     except ValueError as exc:
         if _looks_like_lines(text):
             return _read_lines(store, path, text, report)
@@ -206,10 +225,20 @@ def _read(store: SourceStore, path: Path, report: SyncReport) -> list[Session]:
     return []
 
 
+def _loads(text: str) -> Any:
+    """``json.loads``, with nesting too deep for the parser raised as a ValueError."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError("nested too deeply to parse") from None
+
+
 def _looks_like_lines(text: str) -> bool:
     first = next((line for line in text.splitlines() if line.strip()), "")
+    if len(first) > MAX_LINE_CHARS:
+        return False
     try:
-        return isinstance(json.loads(first), dict) and len(text.strip().splitlines()) > 1
+        return isinstance(_loads(first), dict) and len(text.strip().splitlines()) > 1
     except ValueError:
         return False
 
@@ -263,8 +292,12 @@ def _read_lines(store: SourceStore, path: Path, text: str,
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
+        if len(line) > MAX_LINE_CHARS:
+            report.warn(where, f"line {number}: {len(line):,} characters, more than a chat line "
+                               f"holds ({MAX_LINE_CHARS:,}); skipped")
+            continue
         try:
-            value = json.loads(line)
+            value = _loads(line)
         except ValueError as exc:
             if number == len(lines) and not text.endswith("\n"):
                 report.warn(where, f"line {number}: incomplete last line (is the file still "
@@ -325,66 +358,69 @@ def _claude(store: SourceStore, path: Path, records: list[tuple[int, dict[str, A
     uuids: set[str] = set()
     summaries: list[tuple[str, str]] = []
     for number, r in main:
-        kind = r.get("type")
-        if kind == "summary" and isinstance(r.get("summary"), str):
-            summaries.append((str(r.get("leafUuid") or ""), r["summary"]))
-            continue
-        uuid = str(r.get("uuid") or f"line:{number}")
-        uuids.add(uuid)
-        when = _timestamp(r.get("timestamp"))
-        if kind in talk:
-            cwd = cwd or str(r.get("cwd") or "")
-            version = version or str(r.get("version") or "")
-            if r.get("gitBranch"):
-                branches.append(str(r["gitBranch"]))
-        if kind == "system":
-            if r.get("subtype") == "compact_boundary":
-                turns.append(Turn(uuid, "system", "context compacted: earlier turns were "
-                                  "summarized for the model", when, counts=False))
-            continue
-        if kind not in talk or r.get("isMeta") or r.get("isCompactSummary"):
-            continue
-        message = r.get("message") if isinstance(r.get("message"), dict) else {}
-        content = message.get("content")
-        if kind == "assistant":
-            model = message.get("model")
-            if isinstance(model, str) and model and not model.startswith("<"):
-                models.append(model)
-        texts: list[str] = [content] if isinstance(content, str) else []
-        parts: list[Turn] = []  # tool calls and results, after the line's text
-        for i, block in enumerate(_blocks(r)):
-            btype = block.get("type")
-            if btype == "text" and isinstance(block.get("text"), str):
-                texts.append(block["text"])
-            elif btype in ("image", "document"):
-                texts.append(f"[{btype}]")
-            elif btype == "tool_use":
-                tid = str(block.get("id") or f"{uuid}:{i}")
-                name = str(block.get("name") or "a tool")
-                calls[tid] = name
-                line = _tool_call(name, block.get("input"))
-                if tid in results and tid not in known:
-                    line += " → " + _result_summary(results[tid])
-                parts.append(Turn(tid, "assistant", line, when))
-            elif btype == "tool_result":
-                tid = str(block.get("tool_use_id") or f"{uuid}:{i}")
-                if tid in calls and tid not in known:
-                    # Its call is new in this sync and carries the result; the key is kept so
-                    # a later sync knows the result was written.
-                    parts.append(Turn(f"result:{tid}", counts=False))
-                else:
-                    name = calls.get(tid, "tool")
-                    parts.append(Turn(f"result:{tid}", "tool",
-                                      f"{name} → {_result_summary(block)}", when, counts=False))
-        text = "\n\n".join(t for t in texts if t.strip())
-        if kind == "user":
-            text, plain = _clean_user(text)
-            if plain and not title:
-                title = _first_words(text)
-        text = text.strip()
-        if text:
-            turns.append(Turn(uuid, kind, text, when))
-        turns += parts
+        try:
+            kind = r.get("type")
+            if kind == "summary" and isinstance(r.get("summary"), str):
+                summaries.append((str(r.get("leafUuid") or ""), r["summary"]))
+                continue
+            uuid = str(r.get("uuid") or f"line:{number}")
+            uuids.add(uuid)
+            when = _timestamp(r.get("timestamp"))
+            if kind in talk:
+                cwd = cwd or str(r.get("cwd") or "")
+                version = version or str(r.get("version") or "")
+                if r.get("gitBranch"):
+                    branches.append(str(r["gitBranch"]))
+            if kind == "system":
+                if r.get("subtype") == "compact_boundary":
+                    turns.append(Turn(uuid, "system", "context compacted: earlier turns were "
+                                      "summarized for the model", when, counts=False))
+                continue
+            if kind not in talk or r.get("isMeta") or r.get("isCompactSummary"):
+                continue
+            message = r.get("message") if isinstance(r.get("message"), dict) else {}
+            content = message.get("content")
+            if kind == "assistant":
+                model = message.get("model")
+                if isinstance(model, str) and model and not model.startswith("<"):
+                    models.append(model)
+            texts: list[str] = [content] if isinstance(content, str) else []
+            parts: list[Turn] = []  # tool calls and results, after the line's text
+            for i, block in enumerate(_blocks(r)):
+                btype = block.get("type")
+                if btype == "text" and isinstance(block.get("text"), str):
+                    texts.append(block["text"])
+                elif btype in ("image", "document"):
+                    texts.append(f"[{btype}]")
+                elif btype == "tool_use":
+                    tid = str(block.get("id") or f"{uuid}:{i}")
+                    name = str(block.get("name") or "a tool")
+                    calls[tid] = name
+                    line = _tool_call(name, block.get("input"))
+                    if tid in results and tid not in known:
+                        line += " → " + _result_summary(results[tid])
+                    parts.append(Turn(tid, "assistant", line, when))
+                elif btype == "tool_result":
+                    tid = str(block.get("tool_use_id") or f"{uuid}:{i}")
+                    if tid in calls and tid not in known:
+                        # Its call is new in this sync and carries the result; the key is kept so
+                        # a later sync knows the result was written.
+                        parts.append(Turn(f"result:{tid}", counts=False))
+                    else:
+                        name = calls.get(tid, "tool")
+                        parts.append(Turn(f"result:{tid}", "tool",
+                                          f"{name} → {_result_summary(block)}", when, counts=False))
+            text = "\n\n".join(t for t in texts if t.strip())
+            if kind == "user":
+                text, plain = _clean_user(text)
+                if plain and not title:
+                    title = _first_words(text)
+            text = text.strip()
+            if text:
+                turns.append(Turn(uuid, kind, text, when))
+            turns += parts
+        except _SHAPE_ERRORS as exc:
+            report.warn(str(path), f"line {number}: unexpected shape ({_error(exc)}); skipped")
     if not any(t.counts for t in turns):
         report.warn(str(path), "no conversation turns (only summaries, snapshots or meta "
                                "lines); nothing written")
@@ -526,55 +562,60 @@ def _chatgpt(path: Path, data: object, report: SyncReport) -> list[Session]:
     conversations = data if isinstance(data, list) else [data]
     sessions = []
     for number, conv in enumerate(conversations, 1):
-        if not isinstance(conv, dict) or not isinstance(conv.get("mapping"), dict):
-            report.warn(where, f"conversation {number}: no 'mapping' of messages; skipped")
-            continue
-        label = f"conversation {number} ({_one_line(conv.get('title') or 'untitled')})"
-        mapping: dict[str, Any] = conv["mapping"]
-        node_id = conv.get("current_node")
-        if node_id not in mapping:
-            leaves = [k for k, v in mapping.items()
-                      if isinstance(v, dict) and not v.get("children")]
-            node_id = max(leaves, key=lambda k: _node_time(mapping[k]), default=None)
-            if conv.get("current_node"):
-                report.warn(where, f"{label}: current_node is not in the mapping; the latest "
-                                   "branch was used")
-        gaps: list[str] = []
-        chain = _branch(mapping, node_id, gaps.append)
-        for gap in gaps:
-            report.warn(where, f"{label}: {gap}")
-        turns: list[Turn] = []
-        models: list[str] = []
-        for node_key in reversed(chain):
-            node = mapping[node_key]
-            msg = node.get("message") if isinstance(node, dict) else None
-            if not isinstance(msg, dict):
+        try:
+            if not isinstance(conv, dict) or not isinstance(conv.get("mapping"), dict):
+                report.warn(where, f"conversation {number}: no 'mapping' of messages; skipped")
                 continue
-            turn = _chatgpt_turn(str(msg.get("id") or node_key), msg, models)
-            if turn is not None:
-                turns.append(turn)
-        if not any(t.counts for t in turns):
-            report.warn(where, f"{label}: no messages on the shown branch; skipped")
-            continue
-        conv_id = str(conv.get("conversation_id") or conv.get("id") or hashlib.sha1(
-            json.dumps([conv.get("title"), conv.get("create_time")]).encode()).hexdigest()[:16])
-        title = _one_line(conv.get("title") or "") or next(
-            (_first_words(t.text) for t in turns if t.speaker == "user"), "ChatGPT conversation")
-        fields: dict[str, Any] = {"session_id": conv_id}
-        model = (max(dict.fromkeys(models), key=models.count) if models
-                 else conv.get("default_model_slug"))
-        if model:
-            fields["model"] = str(model)
-        if len(set(models)) > 1:
-            fields["models"] = list(dict.fromkeys(models))
-        created = _timestamp(conv.get("create_time"))
-        header = ("ChatGPT conversation (the branch shown in ChatGPT). Tool calls and tool "
-                  "output are summarized; times are UTC.")
-        session = Session(f"chatgpt:{conv_id}", title, "chatgpt", turns, fields, header)
-        if created and not any(t.when for t in turns):
-            session.date = created.date().isoformat()
-            fields["started"] = _iso(created)
-        sessions.append(session)
+            label = f"conversation {number} ({_one_line(conv.get('title') or 'untitled')})"
+            mapping: dict[str, Any] = conv["mapping"]
+            node_id = conv.get("current_node")
+            if node_id not in mapping:
+                leaves = [k for k, v in mapping.items()
+                          if isinstance(v, dict) and not v.get("children")]
+                node_id = max(leaves, key=lambda k: _node_time(mapping[k]), default=None)
+                if conv.get("current_node"):
+                    report.warn(where, f"{label}: current_node is not in the mapping; the latest "
+                                       "branch was used")
+            gaps: list[str] = []
+            chain = _branch(mapping, node_id, gaps.append)
+            for gap in gaps:
+                report.warn(where, f"{label}: {gap}")
+            turns: list[Turn] = []
+            models: list[str] = []
+            for node_key in reversed(chain):
+                node = mapping[node_key]
+                msg = node.get("message") if isinstance(node, dict) else None
+                if not isinstance(msg, dict):
+                    continue
+                turn = _chatgpt_turn(str(msg.get("id") or node_key), msg, models)
+                if turn is not None:
+                    turns.append(turn)
+            if not any(t.counts for t in turns):
+                report.warn(where, f"{label}: no messages on the shown branch; skipped")
+                continue
+            conv_id = str(conv.get("conversation_id") or conv.get("id") or hashlib.sha1(
+                json.dumps([conv.get("title"), conv.get("create_time")]).encode()).hexdigest()[:16])
+            title = _one_line(conv.get("title") or "") or next(
+                (_first_words(t.text) for t in turns if t.speaker == "user"),
+                "ChatGPT conversation")
+            fields: dict[str, Any] = {"session_id": conv_id}
+            model = (max(dict.fromkeys(models), key=models.count) if models
+                     else conv.get("default_model_slug"))
+            if model:
+                fields["model"] = str(model)
+            if len(set(models)) > 1:
+                fields["models"] = list(dict.fromkeys(models))
+            created = _timestamp(conv.get("create_time"))
+            header = ("ChatGPT conversation (the branch shown in ChatGPT). Tool calls and tool "
+                      "output are summarized; times are UTC.")
+            session = Session(f"chatgpt:{conv_id}", title, "chatgpt", turns, fields, header)
+            if created and not any(t.when for t in turns):
+                session.date = created.date().isoformat()
+                fields["started"] = _iso(created)
+            sessions.append(session)
+        except _SHAPE_ERRORS as exc:
+            report.warn(where, f"conversation {number}: unexpected shape ({_error(exc)}); "
+                               "skipped")
     return sessions
 
 
@@ -700,36 +741,40 @@ def _locomo(path: Path, data: object, report: SyncReport) -> list[Session]:
         sample_id = _one_line(sample.get("sample_id") or f"sample-{number}")
         pair = [_one_line(conv.get(k) or "") for k in ("speaker_a", "speaker_b")]
         for n in session_numbers(conv):
-            label = f"sample {sample_id} session {n}"
-            turns: list[Turn] = []
-            keys: set[str] = set()
-            for i, turn in enumerate(conv[f"session_{n}"], 1):
-                if not isinstance(turn, dict):
-                    report.warn(where, f"{label} turn {i}: not an object; skipped")
+            try:
+                label = f"sample {sample_id} session {n}"
+                turns: list[Turn] = []
+                keys: set[str] = set()
+                for i, turn in enumerate(conv[f"session_{n}"], 1):
+                    if not isinstance(turn, dict):
+                        report.warn(where, f"{label} turn {i}: not an object; skipped")
+                        continue
+                    dia_id, line = turn_line(turn)
+                    key = dia_id or f"#{i}"
+                    key = key if key not in keys else f"{key}#{i}"
+                    keys.add(key)
+                    turns.append(Turn(key, _one_line(turn.get("speaker") or ""), line=line))
+                if not turns:
+                    report.warn(where, f"{label}: no turns; skipped")
                     continue
-                dia_id, line = turn_line(turn)
-                key = dia_id or f"#{i}"
-                key = key if key not in keys else f"{key}#{i}"
-                keys.add(key)
-                turns.append(Turn(key, _one_line(turn.get("speaker") or ""), line=line))
-            if not turns:
-                report.warn(where, f"{label}: no turns; skipped")
-                continue
-            stamp = _one_line(conv.get(f"session_{n}_date_time") or "")
-            day = parse_session_date(stamp)
-            fields: dict[str, Any] = {"conversation": sample_id, "session": n}
-            if day:
-                clock = _CLOCK.search(stamp)
-                fields["started"] = day if not clock else (
-                    f"{day}T{int(clock[1]) % 12 + (12 if clock[3].lower() == 'p' else 0):02d}"
-                    f":{clock[2]}:00")
-            fields["session_date_time"] = stamp
-            fields["participants"] = list(dict.fromkeys(
-                [p for p in pair if p] + [t.speaker for t in turns if t.speaker]))
-            sessions.append(Session(
-                f"locomo:{sample_id}:session-{n}", session_title(conv, n), "locomo", turns,
-                fields, date=day,
-                name="-".join(p for p in (day, f"locomo-{sample_id}-session-{n}") if p)))
+                stamp = _one_line(conv.get(f"session_{n}_date_time") or "")
+                day = parse_session_date(stamp)
+                fields: dict[str, Any] = {"conversation": sample_id, "session": n}
+                if day:
+                    clock = _CLOCK.search(stamp)
+                    fields["started"] = day if not clock else (
+                        f"{day}T{int(clock[1]) % 12 + (12 if clock[3].lower() == 'p' else 0):02d}"
+                        f":{clock[2]}:00")
+                fields["session_date_time"] = stamp
+                fields["participants"] = list(dict.fromkeys(
+                    [p for p in pair if p] + [t.speaker for t in turns if t.speaker]))
+                sessions.append(Session(
+                    f"locomo:{sample_id}:session-{n}", session_title(conv, n), "locomo", turns,
+                    fields, date=day,
+                    name="-".join(p for p in (day, f"locomo-{sample_id}-session-{n}") if p)))
+            except _SHAPE_ERRORS as exc:
+                report.warn(where, f"sample {sample_id} session {n}: unexpected shape "
+                                   f"({_error(exc)}); skipped")
     return sessions
 
 
@@ -796,7 +841,8 @@ def _generic_messages(path: Path, meta: dict[str, Any], items: list[tuple[str, o
     ident = meta.get("id")
     if ident in (None, ""):
         ident = hashlib.sha1(json.dumps([meta.get("title"), first], ensure_ascii=False,
-                                        default=str).encode()).hexdigest()[:16]
+                                        default=str).encode("utf-8", "surrogatepass")
+                                        ).hexdigest()[:16]
     fields: dict[str, Any] = {"session_id": str(ident)}
     named = meta.get("participants")
     if isinstance(named, list):

@@ -10,9 +10,17 @@ that make syncing safe to repeat:
   text already in the file is never rewritten. Frontmatter is updated in place (keys a person
   added are kept).
 - Nothing changes when nothing is new: no byte, no mtime.
+- The one exception to "never rewritten": an entry that was a *truncated copy* (an mbox cut in
+  the middle of its last message) is replaced by the complete message when it arrives
+  (:meth:`SourceStore.replace_entry`), so the thread holds the message once, whole.
 - Every write is atomic, and the state is saved after the files it describes, so a crash leaves
   whole files and the next sync finishes the work (an entry whose text is already in the file is
   recognised even when the state was not saved).
+- **Every byte written is text the index reads.** A NUL or other control character, a lone
+  surrogate (from a JSON ``"\\ud800"`` escape) or a C1 control in anything a connector hands over
+  — entry text, titles, headers, frontmatter fields, keys — is replaced with U+FFFD before it is
+  written (a lone carriage return becomes a space), with one warning per source file naming the
+  entries: a source file never holds a byte that makes the index skip it as binary or not UTF-8.
 - **Re-rendering is a repair, not an edit of history.** Each connector has a renderer version
   (``renderer`` argument; 1 when it never changed). The version that wrote a file is kept in its
   state record and in the file's frontmatter (``renderer:``; absent means 1). When a connector's
@@ -38,7 +46,7 @@ from typing import Any
 
 from kenning.errors import KenningError
 from kenning.vault import frontmatter
-from kenning.vault.fsio import atomic_write_text, utf8_data, utf8_text
+from kenning.vault.fsio import atomic_write_text, too_large, utf8_data, utf8_text
 from kenning.vault.layout import STATE_DIR, slug
 
 SOURCES = "sources"
@@ -49,6 +57,62 @@ MAX_REPAIRS = 1000  # repair lines kept in a state file
 FOLDERS = {"email": "email", "meeting": "meetings", "chat": "chats", "calendar": "calendar"}
 OWN_KEYS = ("type", "kind", "title", "date", "connector", "source_id", "fetched", "content_hash",
             "renderer")
+
+
+# Characters never written into a source file: C0 controls but tab and line feed, DEL, C1
+# controls, lone surrogates, and the line and paragraph separators (str.splitlines would see a
+# line break there that the vault's "\n" line model does not).
+_UNSAFE_CHARS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+REPLACEMENT = "\ufffd"
+
+
+def clean_text(text: str) -> tuple[str, int]:
+    """``text`` with every character a source file must not hold replaced (see the module
+    docstring), and how many were replaced (carriage returns do not count)."""
+    if not _UNSAFE_CHARS.search(text):
+        return text, 0
+    # A lone CR becomes a space, not a line break: connectors have already laid out their
+    # lines (a turn's continuation lines are indented), and a new one would break that.
+    text = text.replace("\r\n", "\n").replace("\r", " ")
+    count = len(_UNSAFE_CHARS.findall(text))
+    return _UNSAFE_CHARS.sub(REPLACEMENT, text), count
+
+
+def _clean_value(value: Any, counter: list[int]) -> Any:
+    if isinstance(value, str):
+        text, n = clean_text(value)
+        counter[0] += n
+        return text
+    if isinstance(value, dict):
+        return {_clean_value(k, counter): _clean_value(v, counter) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean_value(v, counter) for v in value]
+    return value
+
+
+def clean_doc(doc: SourceDoc) -> tuple[SourceDoc, list[str]]:
+    """``doc`` with :func:`clean_text` applied to every string in it, and the entries (or
+    parts: ``title``, ``header``, ``fields``) where something was replaced."""
+    where: list[str] = []
+
+    def clean(value: Any, label: str) -> Any:
+        counter = [0]
+        out = _clean_value(value, counter)
+        if not counter[0]:
+            return value  # untouched, with its own types (tuples stay tuples)
+        where.append(f"{label} ({counter[0]})")
+        return out
+
+    entries = []
+    for entry in doc.entries:
+        key = clean(entry.key, "an entry key")
+        entries.append(Entry(key, clean(entry.text, f"entry {key}")))
+    cleaned = SourceDoc(doc.kind, clean(doc.source_id, "source id"), clean(doc.title, "title"),
+                        doc.date, entries, clean(doc.fields, "frontmatter"),
+                        clean(doc.header, "header"),
+                        clean(doc.name, "file name") if doc.name else doc.name, doc.complete,
+                        doc.origin)
+    return cleaned, where
 
 
 class SyncError(KenningError):
@@ -90,6 +154,7 @@ class SourceDoc:
     # The doc holds every entry of the source (not only new ones): it can replace a file written
     # by an older renderer. Email batches, which hold a thread's new messages, say False.
     complete: bool = True
+    origin: str = ""  # the input it came from ("chats/s1.jsonl"), for warnings
 
 
 @dataclass
@@ -240,11 +305,26 @@ class SourceStore:
     def put(self, doc: SourceDoc, report: SyncReport) -> str | None:
         """Write ``doc``: create its file, append its new entries, or — when the file was written
         by an older renderer and ``doc`` is complete — re-render it. Returns the vault path."""
-        # An input whose name is not UTF-8 (its path is provenance) or a source holding a lone
-        # surrogate: written escaped, so the file is UTF-8 and its YAML reads back.
+        # An input whose name is not UTF-8 (its path is provenance): written escaped, so the
+        # file is UTF-8 and its YAML reads back; any other unsafe character is replaced below.
         doc = replace(doc, **utf8_data({k: getattr(doc, k) for k in (
-            "source_id", "title", "date", "fields", "header", "name")}),
-            entries=[Entry(utf8_text(e.key), utf8_text(e.text)) for e in doc.entries])
+            "source_id", "title", "date", "fields", "header", "name")}))
+        doc, replaced = clean_doc(doc)
+        rel = self._put(doc, report)
+        if replaced:
+            shown = "; ".join(replaced[:3]) + (f"; … {len(replaced) - 3} more"
+                                               if len(replaced) > 3 else "")
+            written = f" (written to {rel})" if rel and doc.origin else ""
+            report.warn(doc.origin or rel or doc.source_id, "control characters (NUL …) or "
+                        f"invalid characters replaced with U+FFFD in {shown}{written}")
+        if rel and doc.entries:
+            with contextlib.suppress(OSError):
+                reason = too_large((self.root / rel).stat().st_size)
+                if reason:
+                    report.warn(rel, f"{reason}: the index skips it, so it is not searchable")
+        return rel
+
+    def _put(self, doc: SourceDoc, report: SyncReport) -> str | None:
         record = self.known(doc.source_id)
         if record and not (self.root / record["path"]).exists():
             record = None  # the person deleted the file: write it again
@@ -273,6 +353,35 @@ class SourceStore:
         if doc.complete and self.stale(doc.source_id):
             return self._rerender(doc, rel, report)
         return self._append(doc, rel, report)
+
+    def replace_entry(self, source_id: str, old: str, new: str, report: SyncReport) -> str | None:
+        """Replace the text ``old`` of one entry of a source's file with ``new`` (a truncated
+        copy by the complete message). Returns the vault path, or None when ``old`` is not in
+        the file exactly once (then nothing is written)."""
+        record = self.known(source_id)
+        if not record:
+            return None
+        rel = record["path"]
+        target = self.root / rel
+        try:
+            text = target.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
+        parsed = frontmatter.read(text)
+        if parsed.error is not None:
+            return None
+        body = text[parsed.body_offset:]
+        if not old.strip() or body.count(old) != 1:
+            return None
+        body = body.replace(old, clean_text(new)[0])
+        head = frontmatter.set_frontmatter(text[: parsed.body_offset],
+                                           {"content_hash": content_hash(body)})
+        atomic_write_text(target, head + body)
+        record["hash"] = content_hash(body)
+        self._dirty = True
+        report.appended += 1
+        report.paths.append(rel)
+        return rel
 
     def _body(self, doc: SourceDoc) -> str:
         return _join([f"# {_title(doc)}", doc.header.strip(), *[e.text for e in doc.entries]])

@@ -120,6 +120,7 @@ class _Ingest:
         self.written = 0
         self.skipped: set[str] = set()
         self.touched: set[str] = set()
+        self.replaced: set[str] = set()  # threads where a truncated copy was replaced
 
     def run(self, messages: Iterable[RawMessage], progress: Progress | None,
             total: int | None) -> None:
@@ -166,7 +167,7 @@ class _Ingest:
     def _write(self, batch: list[Any]) -> None:
         from kenning.sources.email.render import entry_text, merge_fields, thread_title
 
-        unique, copies = self._dedupe(batch)
+        unique, copies, replaced = self._dedupe(batch)
         for m in copies:
             if m.copy_of and m.message_id:
                 self.threader.copy(m.message_id, m.copy_of)
@@ -176,7 +177,7 @@ class _Ingest:
             sid = self.threader.lookup(m.copy_of or m.key)
             if sid:
                 copies_by_sid.setdefault(sid, []).append(m)
-        self.report.copies += len(copies)
+        self.report.copies += len(copies) - replaced
         for sid in copies_by_sid:
             if sid not in assignments and (self.store.known(sid) or sid in self.sibling_paths):
                 from kenning.sources.email.threads import Assignment
@@ -206,11 +207,17 @@ class _Ingest:
             first = fields.get("first_date")
             title = str(old.get("title") or subject)
             date = str(old.get("date") or (first[:10] if first else "")) or None
+            origins = list(dict.fromkeys(m.where for m in messages))
             doc = SourceDoc("email", sid, title, date, entries, fields, name=stem,
-                            complete=False)  # a batch holds a thread's new messages only
+                            complete=False,  # a batch holds a thread's new messages only
+                            origin=", ".join(origins[:3]) + (" …" if len(origins) > 3 else ""))
             if not messages and not extra and not assignment.absorbed:
                 continue
+            counts = self.report.appended, self.report.unchanged
             self.store.put(doc, self.report)
+            if sid in self.replaced:
+                # The replacement already counted this file as updated.
+                self.report.appended, self.report.unchanged = counts
             self.touched.add(sid)
             for m in [*messages, *extra]:
                 self.seen[m.digest] = m.copy_of or m.key
@@ -231,12 +238,16 @@ class _Ingest:
         for m in copies:
             self.seen.setdefault(m.digest, m.copy_of or m.key)
 
-    def _dedupe(self, batch: list[Any]) -> tuple[list[Any], list[Any]]:
+    def _dedupe(self, batch: list[Any]) -> tuple[list[Any], list[Any], int]:
         """Copies of one message are kept once: the same Message-ID with the same content, or
         — under another Message-ID or none — the same content key (date, sender, recipients,
-        subject, text, attachments). A different message reusing an id gets its own key and a
-        warning."""
+        subject, text, attachments). A truncated copy (its text a prefix of the other's) is a
+        copy too: the complete one replaces it in the thread file (counted in the third
+        value). A different message reusing an id gets its own key and a warning."""
+        from kenning.sources.email.render import header_line
+
         unique, copies = [], []
+        replaced = 0
         in_batch: dict[str, Any] = {}
         by_content: dict[str, str] = {}
         # Of copies met together, one with a Message-ID is the one kept (its id names the thread).
@@ -260,6 +271,24 @@ class _Ingest:
             if content in (known, first.content_id[:16] if first else None):
                 copies.append(m)
                 continue
+            relation = _truncation_of(first.text, m.text) if first is not None and \
+                header_line(first) == header_line(m) else None
+            if first is not None and relation is not None:
+                if relation == "second":
+                    copies.append(m)  # the one met first is whole
+                else:
+                    unique[unique.index(first)] = m
+                    in_batch[m.key] = m
+                    copies.append(first)
+                    self.report.warn(m.where, f"a truncated copy of <{m.key}> "
+                                              f"({first.where}) was replaced by this one")
+                continue
+            if first is None:
+                outcome = self._replace_truncated(m)
+                if outcome is not None:
+                    copies.append(m)
+                    replaced += outcome
+                    continue
             original = m.key
             m.alt_key = f"{original}~{content[:8]}"
             if m.alt_key in self.hashes or m.alt_key in in_batch:
@@ -270,7 +299,37 @@ class _Ingest:
                                       f"content; kept both (this one as {m.alt_key})")
             in_batch[m.alt_key] = m
             unique.append(m)
-        return unique, copies
+        return unique, copies, replaced
+
+    def _replace_truncated(self, m: Any) -> int | None:
+        """When the message written under ``m``'s id is a truncated copy of ``m``, replace its
+        entry with ``m``'s (1); when ``m`` is a truncated copy of it, 0; else None."""
+        from kenning.sources.email.render import entry_text, header_line
+
+        sid = self.threader.lookup(m.key)
+        if not sid or not self.store.known(sid):
+            return None
+        path = self.store.root / self.store.known(sid)["path"]
+        try:
+            body = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
+        subject = str(self.store.existing_fields(sid).get("subject") or m.subject)
+        new = entry_text(m, subject)
+        for old in _entry_blocks(body, header_line(m)):
+            relation = _truncation_of(_entry_words(old), _entry_words(new))
+            if relation == "second":
+                return 0  # what is written is whole; this copy is cut
+            if relation == "first":
+                rel = self.store.replace_entry(sid, old, new, self.report)
+                if rel is None:
+                    return None
+                self.replaced.add(sid)
+                self.hashes[m.key] = m.content_id[:16]
+                self.report.warn(m.where, f"replaced the truncated copy of <{m.key}> written "
+                                          f"before in {rel}")
+                return 1
+        return None
 
     def _note_content(self, raw: RawMessage, digest: str) -> None:
         from kenning.sources.email.message import parse
@@ -313,6 +372,42 @@ class _Ingest:
                         str(old["date"]) if old.get("date") else None, [], fields,
                         complete=False)
         self.store.put(doc, SyncReport(self.report.connector))
+
+
+def _entry_blocks(body: str, header: str) -> list[str]:
+    """The entries of a thread file that start with ``header`` (an entry runs to the next
+    ``## `` line: a body line never starts with ``#``, see :func:`render.safe_body`)."""
+    lines = body.split("\n")
+    blocks = []
+    for i, line in enumerate(lines):
+        if line != header:
+            continue
+        end = next((j for j in range(i + 1, len(lines)) if lines[j].startswith("## ")),
+                   len(lines))
+        blocks.append("\n".join(lines[i:end]).rstrip("\n"))
+    return blocks
+
+
+def _entry_words(text: str) -> str:
+    """An entry's words, without its header line and the notes the renderer adds."""
+    kept = [line for line in text.split("\n")[1:]
+            if not line.startswith(("_(", "Attachments: "))]
+    return " ".join(kept).replace("Signature: ", "").replace(" · ", " ")
+
+
+def _truncation_of(first: str, second: str) -> str | None:
+    """Which of two texts of one message is a truncated copy of the other ("first" or
+    "second"), or None: its words, but for a last word that may be cut, begin the other's."""
+    a, b = first.split(), second.split()
+    if a == b:
+        return None
+    short, long_, which = (a, b, "first") if len(a) < len(b) else (b, a, "second")
+    if len(short) == len(long_):
+        return None
+    head = short[:-1]
+    if long_[: len(head)] != head or (short and not long_[len(head)].startswith(short[-1])):
+        return None
+    return which
 
 
 def _remove_stale_temps(root: Path) -> None:

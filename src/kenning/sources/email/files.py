@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kenning.sources.email.message import parse_mbox_from_line
 from kenning.sources.store import SyncError, SyncReport
@@ -114,10 +114,26 @@ def _read_single(path: Path) -> Iterator[RawMessage]:
     yield RawMessage(path.read_bytes(), str(path))
 
 
-def _read_mbox(path: Path, box: mailbox.mbox, keys: list[str], report: SyncReport,
-               label: str | None) -> Iterator[RawMessage]:
+# The first line of a message: a header field ("Name: value"), RFC 5322 field-name characters.
+_HEADER_LINE = re.compile(rb"[!-9;-~]+[ \t]*:")
+
+
+def _mbox_message(pending: list[Any], label: str | None, report: SyncReport) -> RawMessage:
     from kenning.sources.email import RawMessage
 
+    from_line, data, where, joined = pending
+    if joined:
+        report.warn(where, f"{joined} body line(s) starting with 'From ' (not escaped as "
+                           "'>From ') were read as part of this message, not as new ones")
+    # mbox writers escape body lines starting with "From " as ">From " (mboxrd: one more ">"
+    # per level); undo one level so they are not mistaken for quotes.
+    data = _FROM_ESCAPE.sub(rb"\1", data)
+    internal = parse_mbox_from_line(from_line.decode("ascii", "replace"))
+    return RawMessage(data, where, folder=label, internal_date=internal)
+
+
+def _read_mbox(path: Path, box: mailbox.mbox, keys: list[str], report: SyncReport,
+               label: str | None) -> Iterator[RawMessage]:
     try:
         with path.open("rb") as fh:
             fh.seek(0, os.SEEK_END)
@@ -126,22 +142,32 @@ def _read_mbox(path: Path, box: mailbox.mbox, keys: list[str], report: SyncRepor
             ends_cleanly = size == 0 or fh.read(1) == b"\n"
     except OSError:
         ends_cleanly = True
+    pending: list[Any] | None = None  # [from line, bytes, where, lines joined] not yet out
+    number = 0
     try:
-        for n, key in enumerate(keys, start=1):
-            where = f"{path}#message {n}"
+        for key in keys:
             try:
                 data = box.get_bytes(key, from_=True)
             except (OSError, KeyError, mailbox.Error) as exc:
-                report.warn(where, f"cannot read ({exc})")
+                report.warn(f"{path}#message {number + 1}", f"cannot read ({exc})")
                 continue
             from_line, _, data = data.partition(b"\n")
-            # mbox writers escape body lines starting with "From " as ">From " (mboxrd: one
-            # more ">" per level); undo one level so they are not mistaken for quotes.
-            data = _FROM_ESCAPE.sub(rb"\1", data)
-            internal = parse_mbox_from_line(from_line.decode("ascii", "replace"))
-            if n == len(keys) and not ends_cleanly:
-                report.warn(where, "the mbox ends in the middle of a line: this last message "
-                                   "looks truncated; what is there was kept")
-            yield RawMessage(data, where, folder=label, internal_date=internal)
+            if pending is not None and not _HEADER_LINE.match(data):
+                # Not a message: a body line starting with "From " that its writer did not
+                # escape as ">From ". It and what follows belong to the message before.
+                body = pending[1]
+                pending[1] = body + (b"" if body.endswith(b"\n") else b"\n") + from_line + \
+                    b"\n" + data
+                pending[3] += 1
+                continue
+            if pending is not None:
+                yield _mbox_message(pending, label, report)
+            number += 1
+            pending = [from_line, data, f"{path}#message {number}", 0]
+        if pending is not None:
+            if not ends_cleanly:
+                report.warn(pending[2], "the mbox ends in the middle of a line: this last "
+                                        "message looks truncated; what is there was kept")
+            yield _mbox_message(pending, label, report)
     finally:
         box.close()

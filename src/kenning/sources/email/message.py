@@ -21,6 +21,7 @@ Decoding rules:
 
 from __future__ import annotations
 
+import contextlib
 import email
 import hashlib
 import re
@@ -407,6 +408,16 @@ def _collect(part: Message, texts: list[str], attachments: list[Attachment],
         attachments.append(Attachment(part.get_filename() or f"{subject or 'message'}.eml",
                                       ctype, size))
         return truncated
+    if part.get_content_maintype() == "multipart" and not part.is_multipart():
+        # No boundary (or one the parser could not find): the parts cannot be told apart, so
+        # the whole payload is kept as text rather than lost as an "attachment".
+        payload = part.get_payload()
+        text = payload if isinstance(payload, str) else ""
+        if text.strip():
+            texts.append(text)
+            warnings.append(f"{ctype} without a usable boundary; its raw content was kept as "
+                            "text")
+        return truncated
     if part.is_multipart():
         subs = [p for p in part.get_payload() if isinstance(p, Message)]
         if ctype == "multipart/alternative" and subs:
@@ -482,6 +493,9 @@ def _part_text(part: Message, warnings: list[str]) -> str:
     return text
 
 
+_LATIN1 = frozenset({"iso-8859-1", "iso8859-1", "latin-1", "latin1", "l1", "iso_8859-1"})
+
+
 def _decode_bytes(data: bytes, charset: str | None,
                   warnings: list[str]) -> tuple[str, str | None]:
     """Decode with the declared charset, then UTF-8, cp1252, latin-1; say so on a fallback."""
@@ -493,6 +507,11 @@ def _decode_bytes(data: bytes, charset: str | None,
             pass
     elif declared is not None:
         try:
+            if declared in _LATIN1 and any(0x80 <= b <= 0x9F for b in data):
+                # Bytes 0x80-0x9F are controls in Latin-1 but quotes and dashes in the
+                # Windows-1252 that mail clients write under that name (as browsers read it).
+                with contextlib.suppress(UnicodeDecodeError):
+                    return data.decode("cp1252"), None
             return data.decode(declared), None
         except LookupError:
             pass

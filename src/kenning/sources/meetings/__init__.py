@@ -89,11 +89,20 @@ def sync(root: Path, target: Path | str, *, progress: Progress | None = None) ->
             except FormatError as exc:
                 report.warn(where, str(exc))
                 meetings = []
+            except (TypeError, ValueError, AttributeError, KeyError, IndexError,
+                    RecursionError) as exc:
+                # A shape no reader expected: this file is skipped, the folder's others sync.
+                report.warn(where, f"could not be read ({type(exc).__name__}: "
+                                   f"{' '.join(str(exc).split())[:160]}); skipped")
+                meetings = []
             for i, meeting in enumerate(meetings):
                 item = where if len(meetings) == 1 else f"{where}#meeting {i + 1}"
                 report.items_read += 1
+                for warning in meeting.warnings:
+                    report.warn(item, warning)
                 doc = build_doc(meeting, path, item, report, owner=owner, store=store)
                 if doc is not None:
+                    doc.origin = item
                     store.put(doc, report)
                     _remember(store, doc)
                     written.append(doc.source_id)
@@ -151,7 +160,8 @@ def build_doc(meeting: Meeting, path: Path, where: str, report: SyncReport, *,
         source_id = f"meeting:{day}:{slugify(title)}"
     else:
         opening = "\n".join(f"{t.speaker}: {t.text}" for t in turns[:3])
-        source_id = f"meeting:{slugify(title)}:{hashlib.sha1(opening.encode()).hexdigest()[:10]}"
+        digest = hashlib.sha1(opening.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+        source_id = f"meeting:{slugify(title)}:{digest}"
         report.warn(where, "no date in the metadata or the file name; the meeting has no date "
                            "(start the file name with YYYY-MM-DD to give it one)")
 

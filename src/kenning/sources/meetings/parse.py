@@ -79,6 +79,7 @@ class Meeting:
     notes: str = ""  # summary / notes from the export (Markdown)
     topics: list[str] = field(default_factory=list)
     no_speakers: bool = False
+    warnings: list[str] = field(default_factory=list)  # what was repaired while reading
 
 
 # -- entry point -------------------------------------------------------------------------------
@@ -88,13 +89,23 @@ def read_file(path: Path, raw: bytes | None = None) -> list[Meeting]:
     """Parse one file; raises :class:`FormatError` (wrong shape) or ``OSError``."""
     if raw is None:
         raw = path.read_bytes()
-    text = _decode(raw)
+    text, note = _decode(raw)
+    meetings = _read_text(path, text)
+    if note:
+        for meeting in meetings:
+            meeting.warnings.insert(0, note)
+    return meetings
+
+
+def _read_text(path: Path, text: str) -> list[Meeting]:
     kind = sniff(path, text)
     if kind == "json":
         try:
             data = json.loads(text)
         except ValueError as exc:
             raise FormatError(f"invalid JSON ({exc})") from None
+        except RecursionError:
+            raise FormatError("invalid JSON (nested too deeply to parse)") from None
         return read_json(data)
     if kind == "vtt":
         return [read_vtt(text)]
@@ -117,15 +128,23 @@ def sniff(path: Path, text: str) -> str:
     return "text"
 
 
-def _decode(raw: bytes) -> str:
+def _decode(raw: bytes) -> tuple[str, str | None]:
+    """The text of a transcript (UTF-8, UTF-16 with a BOM, else Windows-1252), and a note
+    when it was not UTF-8."""
     for encoding in ("utf-8-sig", "utf-16"):
         if encoding == "utf-16" and not raw.startswith((b"\xff\xfe", b"\xfe\xff")):
             continue
         try:
-            return raw.decode(encoding)
+            return raw.decode(encoding), None
         except UnicodeDecodeError:
             continue
-    return raw.decode("cp1252", errors="replace")
+    where = "a byte sequence"
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        where = "line " + str(raw[: exc.start].count(b"\n") + 1)
+    return (raw.decode("cp1252", errors="replace"),
+            f"not valid UTF-8 (from {where}); read as Windows-1252")
 
 
 # -- timestamps and dates ----------------------------------------------------------------------
@@ -465,14 +484,14 @@ def _person(value: Any) -> tuple[str, str | None]:
 
 
 def read_vtt(text: str) -> Meeting:
-    import webvtt
-
-    try:
-        captions = webvtt.from_string(text)
-    except Exception as exc:  # webvtt raises its own MalformedFileError / ValueError
-        raise FormatError(f"not a valid WebVTT file ({exc})") from None
+    """A WebVTT transcript: one turn per cue (see :func:`cue_blocks` for broken timings)."""
+    if not text.lstrip("\ufeff \t\r\n").startswith("WEBVTT"):
+        raise FormatError("not a valid WebVTT file (it must start with WEBVTT)")
     meeting = Meeting(source_format="webvtt", turns=[])
-    _cues(meeting, [(c.raw_text, parse_offset(c.start), parse_offset(c.end)) for c in captions])
+    cues = cue_blocks(text, meeting.warnings)
+    if not cues and "-->" not in text:
+        raise FormatError("not a valid WebVTT file (no cues: no line with '-->')")
+    _cues(meeting, cues)
     for note in re.findall(r"^NOTE[ \t]+(.+)$", text, re.MULTILINE):
         key = _meta_line(note.strip())
         if key and key[0] in ("title", "date", "attendees", "time", "start"):
@@ -481,28 +500,98 @@ def read_vtt(text: str) -> Meeting:
 
 
 def read_srt(text: str) -> Meeting:
-    import io
-
-    import webvtt
-
-    try:
-        captions = webvtt.from_buffer(io.StringIO(text), format="srt")
-    except Exception as exc:
-        raise FormatError(f"not a valid SRT file ({exc})") from None
+    """An SRT transcript: one turn per cue, as WebVTT."""
     meeting = Meeting(source_format="srt", turns=[])
-    _cues(meeting, [(c.raw_text, parse_offset(c.start), parse_offset(c.end)) for c in captions])
+    cues = cue_blocks(text, meeting.warnings)
+    if not cues:
+        raise FormatError("not a valid SRT file (no cues: no line with '-->')")
+    _cues(meeting, cues)
     return meeting
+
+
+_CUE_TIME = re.compile(r"^(?:(\d+):)?(\d{1,2}):(\d{1,2})(?:[.,](\d{1,3}))?$")
+_NOT_CUES = ("WEBVTT", "NOTE", "STYLE", "REGION")
+
+
+def _cue_time(value: str) -> float | None:
+    """Seconds of a cue timestamp (``01:02:03.456``, ``02:03,4``), None when impossible."""
+    m = _CUE_TIME.match(value.strip())
+    if not m:
+        return None
+    hours, minutes, seconds = int(m[1] or 0), int(m[2]), int(m[3])
+    if minutes > 59 or seconds > 59:
+        return None
+    millis = int(m[4].ljust(3, "0")) if m[4] else 0
+    return (hours * 3600 + minutes * 60 + seconds) + millis / 1000
+
+
+def cue_blocks(text: str, warnings: list[str]) -> list[tuple[str, float | None, float | None]]:
+    """The cues of a WebVTT or SRT text as (text, start, end), every cue kept.
+
+    A cue whose timing cannot be read (``99:99:99.999``, garbage) is kept without a time, one
+    that ends before it starts keeps its start; ``warnings`` gets one line per kind saying
+    how many and on which lines. (webvtt-py, used before, drops such cues silently.)
+    """
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    cues: list[tuple[str, float | None, float | None]] = []
+    unreadable: list[int] = []
+    backwards: list[int] = []
+    block: list[tuple[int, str]] = []
+
+    def flush() -> None:
+        if not block:
+            return
+        first = block[0][1].lstrip("\ufeff").strip()
+        if first.split(" ", 1)[0].split("\t", 1)[0] in _NOT_CUES:
+            return
+        timing = next((i for i, (_, line) in enumerate(block[:3]) if "-->" in line), None)
+        if timing is None:
+            return  # a cue number or identifier alone: no text to keep
+        number, line = block[timing]
+        left, _, right = line.partition("-->")
+        start = _cue_time(left)
+        end = _cue_time(right.strip().split(" ", 1)[0].split("\t", 1)[0]) if right.strip() \
+            else None
+        body = "\n".join(t for _, t in block[timing + 1:])
+        if start is None or end is None:
+            unreadable.append(number)
+            end = end if start is not None and end is not None else start
+        elif end < start:
+            backwards.append(number)
+            end = start
+        cues.append((body, start, end))
+
+    for number, line in enumerate(lines, 1):
+        if line.strip():
+            block.append((number, line))
+        else:
+            flush()
+            block = []
+    flush()
+    if unreadable:
+        warnings.append(f"{len(unreadable)} cue(s) with an unreadable or impossible timestamp "
+                        f"(line {_line_list(unreadable)}) kept, without a time when the start "
+                        "is unreadable")
+    if backwards:
+        warnings.append(f"{len(backwards)} cue(s) ending before they start (line "
+                        f"{_line_list(backwards)}) kept with their start time")
+    return cues
+
+
+def _line_list(numbers: list[int]) -> str:
+    shown = ", ".join(str(n) for n in numbers[:5])
+    return shown + (f" and {len(numbers) - 5} more" if len(numbers) > 5 else "")
 
 
 _VOICE = re.compile(r"<v(?:\.[\w.-]+)*[ \t]+([^>]+)>")
 _TAG = re.compile(r"</?[a-z][^>]*>|</v>", re.IGNORECASE)
 
 
-def _cues(meeting: Meeting, cues: list[tuple[str, float, float]]) -> None:
+def _cues(meeting: Meeting, cues: list[tuple[str, float | None, float | None]]) -> None:
     """One turn per cue (per speaker when a cue holds several: ``<v A>…`` / ``- A: …`` lines);
     a cue without a label continues the previous cue's speaker."""
     # (cue number, cue start, the line's label, its text, whether a voice span names it)
-    lines: list[tuple[int, float, _Candidate | None, str, bool]] = []
+    lines: list[tuple[int, float | None, _Candidate | None, str, bool]] = []
     for n, (raw, start, _stop) in enumerate(cues):
         for k, line in enumerate(raw.split("\n")):
             voice = _VOICE.search(line)
@@ -538,8 +627,9 @@ def _cues(meeting: Meeting, cues: list[tuple[str, float, float]]) -> None:
             current.text = f"{current.text} {plain}".strip()
         cue = n
     meeting.turns = [t for t in meeting.turns if t.text]
-    if meeting.turns:
-        meeting.duration = max(stop for _, _, stop in cues)
+    stops = [stop for _, _, stop in cues if stop is not None]
+    if meeting.turns and stops:
+        meeting.duration = max(stops)
     if not named:
         meeting.no_speakers = True
 
