@@ -18,15 +18,122 @@ from typing import Any
 
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap
+from ruamel.yaml.constructor import RoundTripConstructor, SafeConstructor
+from ruamel.yaml.error import MarkedYAMLError
+from ruamel.yaml.events import CollectionEndEvent, CollectionStartEvent
+from ruamel.yaml.nodes import MappingNode, Node, SequenceNode
 from ruamel.yaml.scalarstring import FoldedScalarString, LiteralScalarString
 
 from kenning.errors import KenningError
+
+# Bounds on what one YAML text may make (frontmatter, the vault config): a 339-byte "billion
+# laughs" (nine anchors of nine aliases each) is a graph of 90 nodes that expands to 9**9 values
+# when anything walks it as a tree, and 40,000 nested '[' overflow the C composer's stack. The
+# graph is checked before anything is constructed from it (``_check_graph``); texts long enough
+# to nest that deep are checked on the event stream first, before the composer sees them.
+MAX_YAML_CHARS = 256 * 1024   # a frontmatter block or config file
+MAX_YAML_NODES = 100_000      # values after alias expansion
+MAX_YAML_DEPTH = 64           # nested collections
+_EVENT_CHECK_CHARS = 4096     # shorter texts cannot nest deep enough to hurt the C composer
+
+
+class YamlLimit(MarkedYAMLError):
+    """YAML over a bound (size, depth, values after alias expansion, a recursive alias)."""
+
+
+def _limit(problem: str, node_or_mark: Any = None) -> YamlLimit:
+    mark = getattr(node_or_mark, "start_mark", node_or_mark)
+    return YamlLimit(problem=problem, problem_mark=mark)
+
+
+def _children(node: Node) -> list[Node]:
+    if isinstance(node, MappingNode):
+        return [n for pair in node.value for n in pair]
+    if isinstance(node, SequenceNode):
+        return list(node.value)
+    return []
+
+
+def _check_graph(root: Node) -> None:
+    """Raise YamlLimit when the node graph, expanded as a tree, is too big or too deep, or has
+    a cycle. Iterative and memoised per node, so its cost is the graph's, not the tree's."""
+    size: dict[int, int] = {}
+    height: dict[int, int] = {}
+    open_: set[int] = set()
+    stack: list[tuple[Node, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        if done:
+            kids = _children(node)
+            size[key] = 1 + sum(size[id(c)] for c in kids)
+            height[key] = 1 + max((height[id(c)] for c in kids), default=0)
+            open_.discard(key)
+            if size[key] > MAX_YAML_NODES:
+                raise _limit(f"more than {MAX_YAML_NODES:,} values once aliases are expanded "
+                             "(an alias bomb?)", node)
+            if height[key] > MAX_YAML_DEPTH:
+                raise _limit(f"nested more than {MAX_YAML_DEPTH} levels deep", node)
+            continue
+        if key in size:
+            continue
+        open_.add(key)
+        stack.append((node, True))
+        for child in _children(node):
+            if id(child) in open_:
+                raise _limit("a recursive alias (a value that contains itself)", child)
+            if id(child) not in size:
+                stack.append((child, False))
+
+
+def _check_events(yaml: YAML, text: str) -> None:
+    """Raise YamlLimit when ``text`` nests too deep, reading parser events (no composition)."""
+    depth = 0
+    for event in yaml.parse(text):
+        if isinstance(event, CollectionStartEvent):
+            depth += 1
+            if depth > MAX_YAML_DEPTH:
+                raise _limit(f"nested more than {MAX_YAML_DEPTH} levels deep", event)
+        elif isinstance(event, CollectionEndEvent):
+            depth -= 1
+
+
+class _SafeConstructor(SafeConstructor):
+    def construct_document(self, node: Any) -> Any:
+        _check_graph(node)
+        return super().construct_document(node)
+
+
+class _RoundTripConstructor(RoundTripConstructor):
+    def construct_document(self, node: Any) -> Any:
+        _check_graph(node)
+        return super().construct_document(node)
+
+
+def load_yaml(yaml: YAML, text: str) -> Any:
+    """``yaml.load(text)`` within the bounds above (raises YamlLimit, a YAMLError, past them).
+
+    Every YAML load of the vault's own files goes through here, with a loader of
+    :func:`safe_yaml` or the round-trip editor's: their constructors check the node graph."""
+    if len(text) > MAX_YAML_CHARS:
+        raise _limit(f"{len(text) / 1024:,.0f} KB of YAML (at most {MAX_YAML_CHARS // 1024} KB)")
+    if len(text) > _EVENT_CHECK_CHARS:
+        _check_events(yaml, text)
+    return yaml.load(text)
+
+
+def safe_yaml() -> YAML:
+    """A safe loader (ruamel's C parser when present) whose constructor checks the bounds."""
+    y = YAML(typ="safe")
+    y.Constructor = _SafeConstructor
+    return y
+
 
 # The safe loader is stateless between loads, so one instance serves every parse. It scans
 # and parses with ruamel's C extension (ruamel.yaml.clib, a dependency) when present — about
 # four times faster than the pure-Python parser, with the same YAML 1.2 values — and falls back
 # to pure Python where it is not.
-_SAFE = YAML(typ="safe")
+_SAFE = safe_yaml()
 _ROUND_TRIP: YAML | None = None
 
 _OPEN = re.compile(r"---[ \t]*\r?")
@@ -114,7 +221,7 @@ _CACHED_CHARS = 2048
 
 def _parse(yaml_text: str, yaml_start: int) -> tuple[dict[str, Any], tuple[int, str] | None]:
     try:
-        loaded = _SAFE.load(yaml_text)
+        loaded = load_yaml(_SAFE, yaml_text)
     except Exception as exc:  # any YAML failure is the file's problem, not the caller's
         return {}, (_error_line(exc, yaml_text, yaml_start), _error_message(exc))
     if loaded is None:
@@ -148,6 +255,8 @@ def _error_line(exc: Exception, yaml_text: str, yaml_start: int) -> int:
 
 
 def _error_message(exc: Exception) -> str:
+    if isinstance(exc, YamlLimit):
+        return f"frontmatter YAML over a limit: {exc.problem}; not read"
     problem = getattr(exc, "problem", None)
     context = getattr(exc, "context", None)
     parts = [p for p in (context, problem) if p]
@@ -211,6 +320,7 @@ def _rt() -> YAML:
     global _ROUND_TRIP
     if _ROUND_TRIP is None:
         y = YAML()
+        y.Constructor = _RoundTripConstructor
         y.preserve_quotes = True
         # Obsidian's own style: block lists indented under their key.
         y.indent(mapping=2, sequence=4, offset=2)
@@ -246,7 +356,7 @@ def render(data: dict[str, Any]) -> str:
 
 def _load_rt(yaml_text: str) -> Any:
     try:
-        return _rt().load(yaml_text)
+        return load_yaml(_rt(), yaml_text)
     except Exception as exc:
         raise FrontmatterError(f"cannot edit frontmatter: {_error_message(exc)}") from None
 
