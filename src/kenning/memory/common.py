@@ -237,12 +237,13 @@ def new_page_path(root: Path, base: str, taken: set[str] = frozenset()) -> str:
 
 
 _FACT_ID = re.compile(r"f(\d+)")
+_ANY_FACT_ID = re.compile(r"\^f(\d+)(?![\w-])")
 
 
 def next_fact_id(page: Page, taken: set[str] | None = None) -> str:
-    """The next free ``fN`` block id on a page."""
-    numbers = [int(m.group(1)) for f in page.facts if f.block_id
-               and (m := _FACT_ID.fullmatch(f.block_id))]
+    """The next ``fN`` block id free on the whole page (not only under ``## Facts``: an id in
+    a code block or another section is still taken, so a link to it never changes meaning)."""
+    numbers = [int(m.group(1)) for m in _ANY_FACT_ID.finditer(page.text)]
     numbers += [int(m.group(1)) for b in taken or () if (m := _FACT_ID.fullmatch(b))]
     return f"f{max(numbers, default=0) + 1}"
 

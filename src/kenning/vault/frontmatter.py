@@ -139,6 +139,7 @@ _ROUND_TRIP: YAML | None = None
 _OPEN = re.compile(r"---[ \t]*\r?")
 _CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*\r?$", re.MULTILINE)
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_LONE_CR = re.compile(r"\r(?!\n)")
 
 
 class FrontmatterError(KenningError, ValueError):
@@ -200,6 +201,14 @@ def read(text: str) -> FrontmatterResult:
             (1, "frontmatter starts with '---' but has no closing '---'; read as body"))
     if not block.yaml_text.strip():
         return FrontmatterResult({}, block.body_start, block.body_offset, block, None)
+    lone_cr = _LONE_CR.search(block.yaml_text)
+    if lone_cr is not None:
+        # YAML reads a lone CR as a line break; Kenning's lines end at "\n" (docs/vault-format.md).
+        # Read one way and edited the other, a key would be spliced on the wrong line.
+        line = block.yaml_start + block.yaml_text.count("\n", 0, lone_cr.start())
+        return FrontmatterResult({}, block.body_start, block.body_offset, block, (
+            line, "a carriage return without a newline (lone CR) in frontmatter; save the file "
+                  "with LF or CRLF line endings (frontmatter not read)"))
     data, error = _load(block.yaml_text, block.yaml_start)
     return FrontmatterResult(_copy(data), block.body_start, block.body_offset, block, error)
 
@@ -293,8 +302,11 @@ def _plain_key(key: Any) -> str:
     return plain if isinstance(plain, str) else str(plain)
 
 
-_KEY_LINE = re.compile(r"""(?:"((?:[^"\\]|\\.)*)"|'((?:[^']|'')*)'|([^\s#'"?\-][^:\r\n]*?|-[^\s:]"""
-                       r"""[^:\r\n]*?))[ \t]*:(?:[ \t]|\r?$)""")
+# A plain key is its first character and, greedily, the rest up to its last non-blank before the
+# line's first ':' (a lazy rest followed by [ \t]* is quadratic on a long line of blanks).
+_KEY_LINE = re.compile(r"""(?:"((?:[^"\\]|\\.)*)"|'((?:[^']|'')*)'"""
+                       r"""|([^\s#'"?\-](?:[^:\r\n]*[^: \t\r\n])?"""
+                       r"""|-[^\s:](?:[^:\r\n]*[^: \t\r\n])?))[ \t]*:(?:[ \t]|\r?$)""")
 
 
 def key_line(block: FrontmatterBlock | None, key: str) -> int | None:
@@ -374,6 +386,10 @@ def set_frontmatter(text: str, updates: dict[str, Any], remove: Iterable[str] = 
         return bom + "---" + nl + _with_nl(render(updates), nl) + "---" + nl + text
     if block.close_line is None:
         raise FrontmatterError("frontmatter has no closing '---'; fix it before editing", line=1)
+    # The editor changes only frontmatter the reader reads: one line model, one set of limits.
+    problem = read(text).error
+    if problem is not None:
+        raise FrontmatterError(f"cannot edit frontmatter: {problem[1]}", line=problem[0])
     loaded = _load_rt(block.yaml_text) if block.yaml_text.strip() else None
     if loaded is None:
         loaded = CommentedMap()

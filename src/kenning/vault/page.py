@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kenning import vocabulary
-from kenning.errors import VocabularyError
+from kenning.errors import KenningError, VocabularyError
 from kenning.vault import frontmatter as _fm
 from kenning.vault.frontmatter import FrontmatterError, set_frontmatter
 from kenning.vault.layout import slug
@@ -41,6 +41,7 @@ __all__ = [
     "Heading",
     "Link",
     "Page",
+    "PageEditError",
     "Problem",
     "RetainItem",
     "Tag",
@@ -184,6 +185,7 @@ class _Parsed:
     sections: tuple[_Section, ...]
     items: tuple[tuple[int, int], ...] = ()
     last_line: int = 0
+    closer: str | None = None   # closes a fence/HTML block the page ends inside (markdown.scan)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -451,7 +453,7 @@ def _analyse(text: str, path: str) -> _Parsed:
         code_ranges=struct.code_ranges, problems=tuple(sorted(problems, key=lambda p: p.line)),
         h1=h1, about=about, about_lines=about_lines, tags=tags,
     )
-    return _Parsed(page, tuple(sections), struct.items, last_line)
+    return _Parsed(page, tuple(sections), struct.items, last_line, struct.closer)
 
 
 def _vocab_key(data: dict[str, Any], key: str, fold: Callable[[str], str],
@@ -748,8 +750,27 @@ def _is_blank(lines: list[str], line: int) -> bool:
     return 1 <= line <= len(lines) and not lines[line - 1].strip()
 
 
+class PageEditError(KenningError, ValueError):
+    """An edit that would not read back as written; the page is left as it was."""
+
+
 def _append_to_section(text: str, parsed: _Parsed, name: str, rendered: str,
                        create_before: int | None) -> str:
+    new_text = _appended(text, parsed, name, rendered, create_before)
+    # Whatever the page holds, the appended line must read back as an item of its section
+    # (not as code, a comment or another section's item): else nothing is written.
+    back = _analyse(new_text, parsed.page.path)
+    kinds = {"facts": back.page.facts, "timeline": back.page.timeline,
+             "retain": back.page.retain}[name]
+    lines = _split(new_text)
+    if not any(lines[item.line - 1].rstrip("\r\n") == rendered for item in kinds):
+        raise PageEditError(f"cannot add to ## {name.capitalize()}: the line would not read "
+                            "back as one of its items; nothing written", path=parsed.page.path)
+    return new_text
+
+
+def _appended(text: str, parsed: _Parsed, name: str, rendered: str,
+              create_before: int | None) -> str:
     lines = _split(text)
     section = next((s for s in parsed.sections if s.name == name), None)
     if section is not None:
@@ -758,7 +779,7 @@ def _append_to_section(text: str, parsed: _Parsed, name: str, rendered: str,
             last -= 1
         in_item = any(s <= last <= e for s, e in parsed.items if s > section.heading)
         new = [rendered] if in_item else ["", rendered]
-        return _splice(text, last + 1, last + 1, new)
+        return _splice(text, last + 1, last + 1, _closed(lines, last, parsed, new))
     title = "## " + name.capitalize()
     if create_before is not None:
         new = [title, "", rendered, ""]
@@ -769,7 +790,16 @@ def _append_to_section(text: str, parsed: _Parsed, name: str, rendered: str,
     while end > 0 and not lines[end - 1].strip():
         end -= 1
     new = [title, "", rendered] if end == 0 else ["", title, "", rendered]
-    return _splice(text, end + 1, end + 1, new)
+    return _splice(text, end + 1, end + 1, _closed(lines, end, parsed, new))
+
+
+def _closed(lines: list[str], after: int, parsed: _Parsed, new: list[str]) -> list[str]:
+    """``new`` lines to insert after file line ``after``, led by the line that closes a code
+    fence or HTML block the page ends inside (as Obsidian and CommonMark read it, such a block
+    runs to the end: what follows it would be swallowed). Only lines are added."""
+    if parsed.closer is None or any(line.strip() for line in lines[after:]):
+        return new
+    return [parsed.closer, *new] if new[0] == "" else [parsed.closer, "", *new]
 
 
 def add_fact(text: str, fact: Fact) -> str:
