@@ -224,6 +224,10 @@ def not_kennings(path: str, page: Page, created: Any) -> str | None:
     """
     if may_write(path, page.type, created):
         return None
+    broken = next((p for p in page.problems if p.code == "frontmatter"), None)
+    if broken is not None:  # unreadable frontmatter: say so, not that the page has no type
+        return (f"{path}:{broken.line}: its frontmatter cannot be read ({broken.message}); "
+                "nothing written to it")
     why = "no frontmatter `type:`" if page.type is None else f"type {page.type}"
     return (f"{path} is a note of yours ({why}); Kenning reads it but never writes it")
 

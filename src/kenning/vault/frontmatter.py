@@ -17,12 +17,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedMap
 from ruamel.yaml.constructor import RoundTripConstructor, SafeConstructor
 from ruamel.yaml.error import MarkedYAMLError
 from ruamel.yaml.events import CollectionEndEvent, CollectionStartEvent
-from ruamel.yaml.nodes import MappingNode, Node, SequenceNode
-from ruamel.yaml.scalarstring import FoldedScalarString, LiteralScalarString
+from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from kenning.errors import KenningError
 
@@ -139,7 +137,9 @@ _ROUND_TRIP: YAML | None = None
 _OPEN = re.compile(r"---[ \t]*\r?")
 _CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*\r?$", re.MULTILINE)
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
-_LONE_CR = re.compile(r"\r(?!\n)")
+# Line breaks YAML's C reader counts and Kenning's lines (split at "\n") do not: a lone CR, NEL,
+# and the Unicode line and paragraph separators.
+_ODD_BREAK = re.compile("\r(?!\n)|[\x85\u2028\u2029]")
 
 
 class FrontmatterError(KenningError, ValueError):
@@ -199,16 +199,18 @@ def read(text: str) -> FrontmatterResult:
         return FrontmatterResult(
             {}, 1, 0, block,
             (1, "frontmatter starts with '---' but has no closing '---'; read as body"))
+    odd = _ODD_BREAK.search(block.yaml_text)
+    if odd is not None:
+        # YAML reads these as line breaks; Kenning's lines end at "\n" (docs/vault-format.md).
+        # Read one way and edited the other, a key would be spliced on the wrong line.
+        line = block.yaml_start + block.yaml_text.count("\n", 0, odd.start())
+        what = "a carriage return without a newline (lone CR)" if odd.group() == "\r" else \
+            f"a line separator (U+{ord(odd.group()):04X})"
+        return FrontmatterResult({}, block.body_start, block.body_offset, block, (
+            line, f"{what} in frontmatter; save the file with LF or CRLF line endings "
+                  "(frontmatter not read)"))
     if not block.yaml_text.strip():
         return FrontmatterResult({}, block.body_start, block.body_offset, block, None)
-    lone_cr = _LONE_CR.search(block.yaml_text)
-    if lone_cr is not None:
-        # YAML reads a lone CR as a line break; Kenning's lines end at "\n" (docs/vault-format.md).
-        # Read one way and edited the other, a key would be spliced on the wrong line.
-        line = block.yaml_start + block.yaml_text.count("\n", 0, lone_cr.start())
-        return FrontmatterResult({}, block.body_start, block.body_offset, block, (
-            line, "a carriage return without a newline (lone CR) in frontmatter; save the file "
-                  "with LF or CRLF line endings (frontmatter not read)"))
     data, error = _load(block.yaml_text, block.yaml_start)
     return FrontmatterResult(_copy(data), block.body_start, block.body_offset, block, error)
 
@@ -366,16 +368,26 @@ def render(data: dict[str, Any]) -> str:
     return out.getvalue()
 
 
-def _load_rt(yaml_text: str) -> Any:
-    try:
-        return load_yaml(_rt(), yaml_text)
-    except Exception as exc:
-        raise FrontmatterError(f"cannot edit frontmatter: {_error_message(exc)}") from None
-
-
 def set_frontmatter(text: str, updates: dict[str, Any], remove: Iterable[str] = ()) -> str:
-    """Set/add top-level keys and remove others; every other byte of ``text`` is kept."""
+    """Set/add top-level keys and remove others; every other byte of ``text`` is kept.
+
+    Raises FrontmatterError for frontmatter the reader does not read, and for an edit that would
+    not read back as asked (the page is then left as it was)."""
     removals = [k for k in remove if k not in updates]
+    new = _set_frontmatter(text, updates, removals)
+    after = read(new.removeprefix("\ufeff"))
+    wrong = [k for k in removals if k in after.data] + [
+        k for k, v in updates.items() if str(k) not in after.data
+        or after.data[str(k)] != to_plain(_yamlish(v))]
+    if after.error is not None or wrong:
+        why = after.error[1] if after.error else f"{', '.join(map(str, wrong))} would read back " \
+            "differently"
+        raise FrontmatterError(f"cannot edit frontmatter: the edit would not read back ({why})",
+                               line=after.error[0] if after.error else None)
+    return new
+
+
+def _set_frontmatter(text: str, updates: dict[str, Any], removals: list[str]) -> str:
     bom = "\ufeff" if text.startswith("\ufeff") else ""
     text = text[len(bom):]
     nl = "\r\n" if "\r\n" in text else "\n"
@@ -386,25 +398,31 @@ def set_frontmatter(text: str, updates: dict[str, Any], remove: Iterable[str] = 
         return bom + "---" + nl + _with_nl(render(updates), nl) + "---" + nl + text
     if block.close_line is None:
         raise FrontmatterError("frontmatter has no closing '---'; fix it before editing", line=1)
-    # The editor changes only frontmatter the reader reads: one line model, one set of limits.
-    problem = read(text).error
-    if problem is not None:
-        raise FrontmatterError(f"cannot edit frontmatter: {problem[1]}", line=problem[0])
-    loaded = _load_rt(block.yaml_text) if block.yaml_text.strip() else None
-    if loaded is None:
-        loaded = CommentedMap()
-    if not isinstance(loaded, CommentedMap):
-        raise FrontmatterError("frontmatter is not a mapping of keys", line=2)
-    lines = block.yaml_text.split("\n")
+    # The editor changes only frontmatter the reader reads, and finds its keys with the reader's
+    # own parser: one line model, one set of limits, one notion of valid YAML.
+    result = read(text)
+    if result.error is not None:
+        raise FrontmatterError(f"cannot edit frontmatter: {result.error[1]}",
+                               line=result.error[0])
+    node = _SAFE.compose(block.yaml_text) if block.yaml_text.strip() else None
+    pairs = node.value if isinstance(node, MappingNode) else []
+    # Frontmatter of only white space (or only comments) holds no key to keep in place; white
+    # space alone is replaced (a tab line there would break the YAML once a key follows it).
+    lines = block.yaml_text.split("\n") if block.yaml_text.strip() else [""]
     tail = lines.pop()  # text after the last newline (normally "")
-    keys = list(loaded.keys())
-    starts = [loaded.lc.key(k)[0] for k in keys]
-    flow = loaded.fa.flow_style() or len(set(starts)) != len(starts)
-    if flow or tail.strip():
-        # A one-line {a: 1} mapping has no per-key lines to splice; rewrite the mapping instead.
-        merged = {k: v for k, v in loaded.items() if k not in removals}
-        merged.update({k: _yamlish(v) for k, v in updates.items()})
-        yaml_text = _with_nl(_dump_rt(merged), nl)
+    keys = list(result.data)
+    starts = [k.start_mark.line for k, _ in pairs]
+    # A mapping indented as a whole ("  a: 1") takes new and rewritten keys at its own column.
+    first = lines[starts[0]] if starts and starts[0] < len(lines) else ""
+    indent = " " * (len(first) - len(first.lstrip(" ")))
+    merge = any(k.tag == "tag:yaml.org,2002:merge" for k, _ in pairs)
+    flow = bool(node is not None and node.flow_style) or len(set(starts)) != len(starts)
+    if flow or tail.strip() or merge or len(keys) != len(pairs):
+        # No per-key lines to splice (a one-line {a: 1} mapping, merge keys, keys that read as
+        # the same text): rewrite the mapping from what the reader read.
+        merged = {k: v for k, v in result.data.items() if k not in removals}
+        merged.update(updates)
+        yaml_text = _with_nl(render(merged), nl)
         return bom + text[: block.yaml_offset] + yaml_text + text[block.yaml_offset
                                                                    + len(block.yaml_text):]
     spans: dict[Any, tuple[int, int]] = {}
@@ -412,7 +430,8 @@ def set_frontmatter(text: str, updates: dict[str, Any], remove: Iterable[str] = 
         end = starts[i + 1] if i + 1 < len(keys) else len(lines)
         # Blank lines and comment lines before the next key belong to that key, not this one
         # (inside a block scalar a '#' line is content, so only blank lines are trimmed there).
-        block_scalar = isinstance(loaded[k], LiteralScalarString | FoldedScalarString)
+        value = pairs[i][1]
+        block_scalar = isinstance(value, ScalarNode) and value.style in ("|", ">")
         while end - 1 > starts[i] and (not lines[end - 1].strip() or (
                 not block_scalar and lines[end - 1].lstrip().startswith("#"))):
             end -= 1
@@ -426,7 +445,7 @@ def set_frontmatter(text: str, updates: dict[str, Any], remove: Iterable[str] = 
     for k, v in updates.items():
         if k in spans:
             s, e = spans[k]
-            replace[s] = (e, _with_nl(render({k: v}), nl))
+            replace[s] = (e, _with_nl(_indented(render({k: v}), indent), nl))
         else:
             appended[k] = v
     out: list[str] = []
@@ -440,16 +459,17 @@ def set_frontmatter(text: str, updates: dict[str, Any], remove: Iterable[str] = 
         out.append(lines[i] + "\n")
         i += 1
     if appended:
-        out.append(_with_nl(render(appended), nl))
+        out.append(_with_nl(_indented(render(appended), indent), nl))
     yaml_text = "".join(out)
     return bom + text[: block.yaml_offset] + yaml_text + text[block.yaml_offset
                                                                + len(block.yaml_text):]
 
 
-def _dump_rt(data: Any) -> str:
-    out = io.StringIO()
-    _rt().dump(data, out)
-    return out.getvalue()
+def _indented(rendered: str, indent: str) -> str:
+    if not indent:
+        return rendered
+    return "".join(indent + line if line.strip() else line
+                   for line in rendered.splitlines(keepends=True))
 
 
 def _with_nl(rendered: str, nl: str) -> str:
