@@ -121,11 +121,12 @@ def _closer(tokens: Sequence[Token], body: str) -> str | None:
         return None
     assert last.map is not None
     lines = body.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
+    content = len(lines)
+    while content and not lines[content - 1].strip():
+        content -= 1
     start, end = last.map
-    if end < len(lines):
-        return None  # blank or other lines follow: the block ended before the end
+    if end < content:
+        return None  # other lines follow: the block ended before the end
     final = lines[end - 1] if end - 1 < len(lines) else ""
     if last.type == "fence":
         char, size = last.markup[0], len(last.markup)
