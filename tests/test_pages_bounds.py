@@ -118,6 +118,14 @@ def test_frontmatter_key_lines_on_long_and_spaced_keys() -> None:
     assert [fm.key_line(block, k) for k in ("a b", "q", "-x", "k", "zy")] == [2, 3, 4, 6, None]
 
 
+def test_nested_and_repeated_sections_own_their_items() -> None:
+    text = ("# T\n\n## Facts\n\n- a\n\n### Timeline\n\n- 2020 — x\n\n## Other\n\n- b\n\n"
+            "## Facts\n\n- c\n\n#### Sub\n\n- d\n\n# Top\n\n- e\n")
+    page = parse_page(text, "T.md")
+    assert [f.text for f in page.facts] == ["a", "c", "d"]
+    assert [e.text for e in page.timeline] == ["x"]
+
+
 # -- appended sections land where they are read --------------------------------------------------
 
 _PERSON = "---\ntype: person\n---\n# Hannah Berg\n\nSummary.\n\n"

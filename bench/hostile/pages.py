@@ -198,6 +198,21 @@ def _huge_check(root: Path, runs: list[Run]) -> list[str]:
     return problems
 
 
+def _sections_setup(root: Path) -> None:
+    # Each section's end used to be found by scanning (and copying) every later heading, and each
+    # item's section by scanning every section: quadratic in sections.
+    _notes(root, {"people/Many Sections.md": "---\ntype: person\n---\n# Many Sections\n\n"
+                  + "".join(f"## Facts\n\n- fact number {i}\n\n" for i in range(30_000))})
+
+
+def _sections_check(root: Path, runs: list[Run]) -> list[str]:
+    index, search, facts = runs
+    problems = _failed(index) + _good_found(search) + _failed(facts)
+    if "fact number 29999" not in facts.stdout:
+        problems.append(f"the last fact is not read: {facts.output[-300:]!r}")
+    return problems
+
+
 CASES = [
     Case("pages", "yaml-alias-bomb-recursion-depth", _bomb_setup,
          (("index",), ("doctor",), ("search", "lighthouse keeper"), ("build",),
@@ -218,6 +233,9 @@ CASES = [
     Case("pages", "lone-cr-in-frontmatter-then-record", _lone_cr_setup,
          (("record", "--entity", "Ada Lovelace", "--obs", "Likes maths"), ("index",),
           ("search", "lighthouse keeper")), _lone_cr_check),
+    Case("pages", "30000-facts-sections", _sections_setup,
+         (("index",), ("search", "lighthouse keeper"), ("facts", "Many Sections")),
+         _sections_check),
     Case("pages", "20mb-note-1mb-line-100k-headings-deep-nesting", _huge_setup,
          (("index",), ("search", "lighthouse keeper"), ("search", "w129999")), _huge_check),
 ]

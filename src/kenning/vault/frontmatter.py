@@ -416,10 +416,12 @@ def _set_frontmatter(text: str, updates: dict[str, Any], removals: list[str]) ->
     first = lines[starts[0]] if starts and starts[0] < len(lines) else ""
     indent = " " * (len(first) - len(first.lstrip(" ")))
     merge = any(k.tag == "tag:yaml.org,2002:merge" for k, _ in pairs)
-    flow = bool(node is not None and node.flow_style) or len(set(starts)) != len(starts)
-    if flow or tail.strip() or merge or len(keys) != len(pairs):
-        # No per-key lines to splice (a one-line {a: 1} mapping, merge keys, keys that read as
-        # the same text): rewrite the mapping from what the reader read.
+    flow = isinstance(node, MappingNode) and bool(node.flow_style)
+    null = node is not None and not isinstance(node, MappingNode)  # "~" or "null": no mapping
+    if flow or null or tail.strip() or merge or len(keys) != len(pairs) \
+            or len(set(starts)) != len(starts):
+        # No per-key lines to splice (a one-line {a: 1} mapping, a null document, merge keys,
+        # keys that read as the same text): rewrite the mapping from what the reader read.
         merged = {k: v for k, v in result.data.items() if k not in removals}
         merged.update(updates)
         yaml_text = _with_nl(render(merged), nl)

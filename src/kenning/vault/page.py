@@ -410,25 +410,13 @@ def _analyse(text: str, path: str) -> _Parsed:
     tags = _tags(data, fm.block, lines, first, struct, key_problem,
                  INLINE_TAG.search(body) is not None)
 
-    sections: list[_Section] = []
-    for i, h in enumerate(headings):
-        name = _SECTION_NAMES.get(h.text.casefold()) if h.level >= 2 else None
-        if name is None:
-            continue
-        end = next((n.line - 1 for n in headings[i + 1:] if n.level <= h.level), last_line)
-        sections.append(_Section(name, h.line, h.level, end))
+    sections = _sections(headings, last_line)
 
     facts: list[Fact] = []
     timeline: list[TimelineEntry] = []
     retain: list[RetainItem] = []
     if sections:
-        for start, _end in struct.items:
-            owner = None
-            for sec in sections:  # the innermost (latest-starting) section wins
-                if sec.heading < start <= sec.end:
-                    owner = sec
-            if owner is None:
-                continue
+        for start, owner in _owned_items(sections, struct.items):
             m = _BULLET.fullmatch(lines[start - first])
             if m is None or not m.group(1):
                 continue
@@ -454,6 +442,42 @@ def _analyse(text: str, path: str) -> _Parsed:
         h1=h1, about=about, about_lines=about_lines, tags=tags,
     )
     return _Parsed(page, tuple(sections), struct.items, last_line, struct.closer)
+
+
+def _sections(headings: tuple[Heading, ...], last_line: int) -> tuple[_Section, ...]:
+    """The Facts/Timeline/Retain sections, each running to the line before the next heading of
+    its level or higher (one pass with a stack of open sections: linear in headings)."""
+    out: list[_Section] = []
+    open_: list[tuple[int, str, Heading]] = []  # (index in out, name, heading), levels rising
+    for h in headings:
+        while open_ and open_[-1][2].level >= h.level:
+            i, name, head = open_.pop()
+            out[i] = _Section(name, head.line, head.level, h.line - 1)
+        name = _SECTION_NAMES.get(h.text.casefold()) if h.level >= 2 else None
+        if name is not None:
+            open_.append((len(out), name, h))
+            out.append(_Section(name, h.line, h.level, last_line))
+    return tuple(out)
+
+
+def _owned_items(sections: tuple[_Section, ...], items: tuple[tuple[int, int], ...]
+                 ) -> list[tuple[int, _Section]]:
+    """(first line, section) of each top-level item inside a section; the innermost section
+    wins. Sections nest or are disjoint, so one sweep with a stack finds each owner."""
+    out: list[tuple[int, _Section]] = []
+    stack: list[_Section] = []
+    i = 0
+    for start, _end in items:
+        while i < len(sections) and sections[i].heading < start:
+            while stack and stack[-1].end < sections[i].heading:
+                stack.pop()
+            stack.append(sections[i])
+            i += 1
+        while stack and stack[-1].end < start:
+            stack.pop()
+        if stack:
+            out.append((start, stack[-1]))
+    return out
 
 
 def _vocab_key(data: dict[str, Any], key: str, fold: Callable[[str], str],
@@ -759,14 +783,26 @@ def _append_to_section(text: str, parsed: _Parsed, name: str, rendered: str,
     new_text = _appended(text, parsed, name, rendered, create_before)
     # Whatever the page holds, the appended line must read back as an item of its section
     # (not as code, a comment or another section's item): else nothing is written.
-    back = _analyse(new_text, parsed.page.path)
-    kinds = {"facts": back.page.facts, "timeline": back.page.timeline,
-             "retain": back.page.retain}[name]
-    lines = _split(new_text)
-    if not any(lines[item.line - 1].rstrip("\r\n") == rendered for item in kinds):
+    if not _reads_back(new_text, name, rendered):
         raise PageEditError(f"cannot add to ## {name.capitalize()}: the line would not read "
                             "back as one of its items; nothing written", path=parsed.page.path)
     return new_text
+
+
+def _reads_back(text: str, name: str, rendered: str) -> bool:
+    """True when a line ``rendered`` of ``text`` is a top-level item of a ``name`` section
+    (block structure only: cheaper than a whole parse, the same reading)."""
+    src = text[1:] if text.startswith("\ufeff") else text
+    block = _fm.locate(src)
+    offset, first = (block.body_offset, block.body_start) if block else (0, 1)
+    body = src[offset:]
+    if "\r" in body:
+        body = _LONE_CR.sub(" ", body.replace("\r\n", "\n"))
+    lines = body.split("\n")
+    struct = scan(body, first)
+    sections = _sections(struct.headings, first + len(lines) - 1)
+    return any(owner.name == name and lines[start - first].rstrip() == rendered
+               for start, owner in _owned_items(sections, struct.items))
 
 
 def _appended(text: str, parsed: _Parsed, name: str, rendered: str,
