@@ -102,6 +102,23 @@ def _big_frontmatter_check(root: Path, runs: list[Run]) -> list[str]:
             + one_line_naming(doctor, "notes/Big.md:", "KB of YAML"))
 
 
+def _fm_links_setup(root: Path) -> None:
+    # Each list item's line used to be searched from its key, and each key's line over every
+    # line: quadratic in items and in keys (17 s here for 250 KB).
+    _notes(root, {"people/Rel.md": "---\ntype: person\nrelated:\n"
+                  + "".join(f'  - "[[P{i}]]"\n' for i in range(12_000))
+                  + "".join(f"k{i}: {i}\n" for i in range(5_000)) + "---\n# Rel\n"})
+
+
+def _fm_links_check(root: Path, runs: list[Run]) -> list[str]:
+    index, search = runs
+    problems = _failed(index) + _good_found(search)
+    dangling = re.search(r"([\d,]+) dangling", index.output)
+    if dangling is None or int(dangling.group(1).replace(",", "")) < 12_000:
+        problems.append(f"index did not count the 12,000 links: {index.output[-300:]!r}")
+    return problems
+
+
 # -- links and other per-line syntax -------------------------------------------------------------
 
 
@@ -109,9 +126,11 @@ def _links_setup(root: Path) -> None:
     # 10,000 links on one ~120 KB line, each in its own "sentence": every link's context used to
     # rescan (and copy) the whole line.
     line = " ".join(f"[[Note {i}]]." for i in range(10_000))
+    para = "".join(f"line [[Para {i}]] ^b{i}\n" for i in range(10_000))  # one 10,000-line paragraph
     tags = " ".join(f"#tag{i}" for i in range(10_000))
     fields = "## Facts\n\n- x " + "[from:: [[a]] " * 10_000 + "\n"
-    _notes(root, {"notes/Links.md": f"# Links\n\n{line}\n\n{tags}\n\n{fields}"})
+    _notes(root, {"notes/Links.md": f"# Links\n\n{line}\n\n{tags}\n\n{para}\n{fields}",
+                  "notes/Anchors.md": "# Anchors\n\n[[Links#^b9999]]\n"})
 
 
 def _links_check(root: Path, runs: list[Run]) -> list[str]:
@@ -221,6 +240,8 @@ CASES = [
          _config_bomb_check),
     Case("pages", "frontmatter-500kb", _big_frontmatter_setup,
          (("index",), ("doctor",), ("search", "lighthouse keeper")), _big_frontmatter_check),
+    Case("pages", "frontmatter-12000-links-5000-keys", _fm_links_setup,
+         (("index",), ("search", "lighthouse keeper")), _fm_links_check),
     Case("pages", "10000-links-on-one-line", _links_setup,
          (("index",), ("search", "lighthouse keeper")), _links_check),
     Case("pages", "unclosed-fence-then-record", _fence_setup,

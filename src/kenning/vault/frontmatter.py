@@ -315,15 +315,27 @@ def key_line(block: FrontmatterBlock | None, key: str) -> int | None:
     """File line of a top-level ``key`` in the frontmatter (cheap textual scan), or None."""
     if block is None:
         return None
-    for i, line in enumerate(block.yaml_text.split("\n")):
+    return _key_lines(block.yaml_text, block.yaml_start).get(key)
+
+
+def key_lines(block: FrontmatterBlock | None) -> dict[str, int]:
+    """File line of every top-level key (its first occurrence), in one scan."""
+    if block is None:
+        return {}
+    return dict(_key_lines(block.yaml_text, block.yaml_start))
+
+
+@functools.lru_cache(maxsize=256)  # asked once per key of a page: one scan, not one per key
+def _key_lines(yaml_text: str, yaml_start: int) -> dict[str, int]:
+    found: dict[str, int] = {}
+    for i, line in enumerate(yaml_text.split("\n")):
         m = _KEY_LINE.match(line)
         if m is None:
             continue
-        found = m.group(1) if m.group(1) is not None else (
+        key = m.group(1) if m.group(1) is not None else (
             m.group(2).replace("''", "'") if m.group(2) is not None else m.group(3))
-        if found == key:
-            return block.yaml_start + i
-    return None
+        found.setdefault(key, yaml_start + i)
+    return found
 
 
 # ---------------------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ regular expressions inside the text-bearing blocks only, so links in code are ne
 from __future__ import annotations
 
 import re
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 from urllib.parse import unquote
@@ -227,9 +227,7 @@ def extract_links(lines: list[str], text_ranges: tuple[tuple[int, int], ...],
             starts.append(starts[-1] + len(piece) + 1)
 
         def where(offset: int, starts: list[int] = starts, start: int = start) -> tuple[int, int]:
-            idx = 0
-            while idx + 1 < len(starts) and starts[idx + 1] <= offset:
-                idx += 1
+            idx = bisect_right(starts, offset) - 1  # a scan from the top was quadratic
             return start + idx, offset - starts[idx]
 
         if "[[" in chunk:
