@@ -182,3 +182,16 @@ def test_lone_cr_in_frontmatter_is_a_problem_and_no_edit_deletes_a_key() -> None
     assert fm.read(crlf).error is None
     edited = fm.set_frontmatter(crlf, {"role": "analyst"})
     assert fm.read(edited).data == {"type": "person", "role": "analyst", "emails": ["a@b.c"]}
+
+
+def test_a_lone_surrogate_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    from kenning.api import Vault
+    from kenning.memory.common import MemoryInputError
+    from kenning.vault.layout import init_vault
+
+    init_vault(tmp_path)
+    vault = Vault(tmp_path)
+    with pytest.raises(MemoryInputError, match="lone surrogate"):
+        vault.record([{"name": "Sur", "type": "person"}], None,
+                     [{"entity": "Sur", "text": "bad \ud800 text"}])
+    assert not list(tmp_path.glob("people/*.md"))

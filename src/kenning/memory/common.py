@@ -74,6 +74,8 @@ def cite(path: str, start: int, end: int | None = None) -> str:
 # -- input checks --------------------------------------------------------------------------------
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# A lone surrogate (JSON "\ud800") is not text: it cannot be written as UTF-8.
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _DATE = re.compile(r"\d{4}(?:-\d{2}(?:-\d{2})?)?")
 
 
@@ -105,8 +107,10 @@ class Problems:
         if len(name) > MAX_NAME:
             self.add(where, f"is {len(name)} characters long (at most {MAX_NAME})")
             return None
-        if "\x00" in name or _CONTROL.search(name) or "\n" in name or "\r" in name:
-            self.add(where, f"{_short(name)!r} contains NUL, control characters or a newline")
+        if "\x00" in name or _CONTROL.search(name) or "\n" in name or "\r" in name \
+                or _SURROGATE.search(name):
+            self.add(where, f"{_short(name)!r} contains NUL, control characters, a newline or a "
+                     "lone surrogate")
             return None
         if "/" in name or "\\" in name or name.startswith(".") or ".." in name:
             self.add(where, f"{_short(name)!r} may not contain '/', '\\', '..' or start "
@@ -130,6 +134,9 @@ class Problems:
             return None
         if "\x00" in value:
             self.add(where, "contains a NUL byte")
+            return None
+        if _SURROGATE.search(value):
+            self.add(where, "contains a lone surrogate (not valid Unicode text)")
             return None
         text = value.strip()
         if one_line:
