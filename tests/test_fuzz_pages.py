@@ -36,12 +36,13 @@ from kenning.vault.page import (
     parse_page,
 )
 
-# KENNING_FUZZ_SCALE=20 (and KENNING_FUZZ_RANDOM=1 for new examples) hunts longer, by hand.
+# KENNING_FUZZ_SCALE=20 (and KENNING_FUZZ_RANDOM=1 for new examples) hunts longer, by hand;
+# the default counts take about 5 s.
 _SCALE = int(os.environ.get("KENNING_FUZZ_SCALE", "1"))
-FUZZ = settings(max_examples=300 * _SCALE, deadline=None, database=None,
+FUZZ = settings(max_examples=1000 * _SCALE, deadline=None, database=None,
                 derandomize=not os.environ.get("KENNING_FUZZ_RANDOM"),
                 suppress_health_check=list(HealthCheck))
-EDITS = settings(FUZZ, max_examples=150 * _SCALE)
+EDITS = settings(FUZZ, max_examples=400 * _SCALE)
 
 _PIECES = [
     "---\n", "---", "...\n", "\n", "\r\n", "\r", "\n\n", "\ufeff", "\x00", "\t", " ", "    ",
