@@ -13,6 +13,7 @@ import json
 import posixpath
 import sqlite3
 import time
+from bisect import bisect_right
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -39,7 +40,6 @@ from kenning.index.links import (
 )
 from kenning.index.vectors import EmbedReport, bump_version, embed_text, text_hash
 from kenning.vault import frontmatter
-from kenning.vault.frontmatter import key_line
 from kenning.vault.fsio import UnreadableFile, decode_markdown, too_large
 from kenning.vault.layout import Config, FoundFile, daily_log_date, vault_files
 from kenning.vault.page import Page, parse_page, text_lines
@@ -139,13 +139,21 @@ def _item_lines(edges: list[Edge], page: Page, fm_lines: dict[str, int]) -> list
     starts = sorted(set(fm_lines.values()))
     lines = page.text.split("\n")
     out = []
+    # Items come in the order of their list: each search resumes after the previous item's line
+    # of the same key (from the key's line again when it is not found), so a list of N links
+    # costs N line checks, not N squared.
+    resume: dict[int, int] = {}
     for edge in edges:
         if edge.line is None:
             out.append(edge)
             continue
-        stop = next((s for s in starts if s > edge.line), page.body_start - 1)
-        for number in range(edge.line, max(edge.line, stop - 1) + 1):
-            if edge.ref in lines[number - 1]:
+        at = bisect_right(starts, edge.line)
+        stop = starts[at] if at < len(starts) else page.body_start - 1
+        last = max(edge.line, stop - 1)
+        for begin in dict.fromkeys((resume.get(edge.line, edge.line), edge.line)):
+            number = next((n for n in range(begin, last + 1) if edge.ref in lines[n - 1]), None)
+            if number is not None:
+                resume[edge.line] = number + 1 if number > edge.line else edge.line
                 edge = replace(edge, line=number)
                 break
         out.append(edge)
@@ -154,9 +162,8 @@ def _item_lines(edges: list[Edge], page: Page, fm_lines: dict[str, int]) -> list
 
 def frontmatter_key_lines(page: Page) -> dict[str, int]:
     """Line of each top-level frontmatter key, for edge provenance."""
-    block = frontmatter.locate(page.text)
-    lines = {key: key_line(block, key) for key in page.frontmatter}
-    return {key: line for key, line in lines.items() if line is not None}
+    found = frontmatter.key_lines(frontmatter.locate(page.text))
+    return {key: found[key] for key in page.frontmatter if key in found}
 
 
 class Indexer:

@@ -19,6 +19,7 @@ import functools
 import posixpath
 import re
 import unicodedata
+from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -159,12 +160,18 @@ def page_anchors(page: Page) -> set[str]:
     """Every heading and block id of ``page``, normalised by :func:`anchor_norm`."""
     anchors = {anchor_norm(h.text) for h in page.headings}
     if "^" in page.text:
-        code = page.code_ranges
+        code = sorted(page.code_ranges)
+        code_starts = [start for start, _ in code]
         for number, line in enumerate(page.text.split("\n"), 1):
             if "^" not in line or number < page.body_start:
                 continue
             match = _BLOCK_ID.search(line)
-            if match and not any(start <= number <= end for start, end in code):
+            if match is None:
+                continue
+            # Code blocks do not overlap: the one starting last at or before the line is the only
+            # one that can hold it (a scan of every block per line was quadratic).
+            at = bisect_right(code_starts, number) - 1
+            if at < 0 or number > code[at][1]:
                 anchors.add("^" + match.group(1).casefold())
     anchors.discard("")
     return anchors

@@ -76,6 +76,8 @@ def cite(path: str, start: int, end: int | None = None) -> str:
 # -- input checks --------------------------------------------------------------------------------
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# A lone surrogate (JSON "\ud800") is not text: it cannot be written as UTF-8.
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _DATE = re.compile(r"\d{4}(?:-\d{2}(?:-\d{2})?)?")
 
 
@@ -107,8 +109,10 @@ class Problems:
         if len(name) > MAX_NAME:
             self.add(where, f"is {len(name)} characters long (at most {MAX_NAME})")
             return None
-        if "\x00" in name or _CONTROL.search(name) or "\n" in name or "\r" in name:
-            self.add(where, f"{_short(name)!r} contains NUL, control characters or a newline")
+        if "\x00" in name or _CONTROL.search(name) or "\n" in name or "\r" in name \
+                or _SURROGATE.search(name):
+            self.add(where, f"{_short(name)!r} contains NUL, control characters, a newline or a "
+                     "lone surrogate")
             return None
         if "/" in name or "\\" in name or name.startswith(".") or ".." in name:
             self.add(where, f"{_short(name)!r} may not contain '/', '\\', '..' or start "
@@ -132,6 +136,9 @@ class Problems:
             return None
         if "\x00" in value:
             self.add(where, "contains a NUL byte")
+            return None
+        if _SURROGATE.search(value):
+            self.add(where, "contains a lone surrogate (not valid Unicode text)")
             return None
         text = value.strip()
         if one_line:
@@ -227,6 +234,10 @@ def not_kennings(path: str, page: Page, created: Any) -> str | None:
     """
     if may_write(path, page.type, created):
         return None
+    broken = next((p for p in page.problems if p.code == "frontmatter"), None)
+    if broken is not None:  # unreadable frontmatter: say so, not that the page has no type
+        return (f"{path}:{broken.line}: its frontmatter cannot be read ({broken.message}); "
+                "nothing written to it")
     why = "no frontmatter `type:`" if page.type is None else f"type {page.type}"
     return (f"{path} is a note of yours ({why}); Kenning reads it but never writes it")
 
@@ -240,12 +251,13 @@ def new_page_path(root: Path, base: str, taken: set[str] = frozenset()) -> str:
 
 
 _FACT_ID = re.compile(r"f(\d+)")
+_ANY_FACT_ID = re.compile(r"\^f(\d+)(?![\w-])")
 
 
 def next_fact_id(page: Page, taken: set[str] | None = None) -> str:
-    """The next free ``fN`` block id on a page."""
-    numbers = [int(m.group(1)) for f in page.facts if f.block_id
-               and (m := _FACT_ID.fullmatch(f.block_id))]
+    """The next ``fN`` block id free on the whole page (not only under ``## Facts``: an id in
+    a code block or another section is still taken, so a link to it never changes meaning)."""
+    numbers = [int(m.group(1)) for m in _ANY_FACT_ID.finditer(page.text)]
     numbers += [int(m.group(1)) for b in taken or () if (m := _FACT_ID.fullmatch(b))]
     return f"f{max(numbers, default=0) + 1}"
 

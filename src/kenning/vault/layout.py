@@ -107,11 +107,13 @@ def load_config(root: Path) -> Config:
     path = root / STATE_DIR / CONFIG_NAME
     if not path.exists():
         return Config()
-    from ruamel.yaml import YAML
     from ruamel.yaml.error import YAMLError
 
+    from kenning.vault.frontmatter import load_yaml, safe_yaml
+
     try:
-        data = YAML(typ="safe").load(path.read_text(encoding="utf-8")) or {}
+        # Bounded like frontmatter: an alias bomb in the config must not hang every command.
+        data = load_yaml(safe_yaml(), path.read_text(encoding="utf-8")) or {}
     except YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f":{mark.line + 1}" if mark is not None else ""

@@ -9,11 +9,13 @@ regular expressions inside the text-bearing blocks only, so links in code are ne
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 from urllib.parse import unquote
 
 from markdown_it import MarkdownIt
+from markdown_it.token import Token
 
 # One parser for the process; block parsing keeps no state between calls.
 _MD = MarkdownIt("commonmark")
@@ -52,6 +54,9 @@ class Structure:
     text_ranges: tuple[tuple[int, int], ...]     # paragraphs and headings, inclusive
     items: tuple[tuple[int, int], ...]           # top-level bullet list items, inclusive
     paragraphs: tuple[tuple[int, int], ...] = ()  # top-level paragraphs, inclusive
+    # The line that closes the body's last block when it runs unclosed to the end (a code fence,
+    # an HTML comment, <pre>…): text appended after it would be read inside that block.
+    closer: str | None = None
 
 
 def scan(body: str, first_line: int) -> Structure:
@@ -93,7 +98,54 @@ def scan(body: str, first_line: int) -> Structure:
         elif kind == "list_item_open" and tok.level == 1 and top_bullet and tok.map:
             items.append((tok.map[0] + first_line, tok.map[1] + first_line - 1))
     return Structure(tuple(headings), lead, tuple(code), tuple(texts), tuple(items),
-                     tuple(paragraphs))
+                     tuple(paragraphs), _closer(tokens, body))
+
+
+_CLOSING_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})[ \t]*")
+# CommonMark's HTML blocks that run until a terminator (types 1-5; the others end at a blank
+# line): the opening pattern, and the terminator as a line of its own.
+_HTML_OPENERS: tuple[tuple[re.Pattern[str], str | None], ...] = (
+    (re.compile(r" {0,3}<(script|pre|style|textarea)(?:\s|>|$)", re.IGNORECASE), None),
+    (re.compile(r" {0,3}<!--"), "-->"),
+    (re.compile(r" {0,3}<\?"), "?>"),
+    (re.compile(r" {0,3}<![A-Za-z]"), ">"),
+    (re.compile(r" {0,3}<!\[CDATA\["), "]]>"),
+)
+
+
+def _closer(tokens: Sequence[Token], body: str) -> str | None:
+    """The line that ends the body's last top-level block if it is a fence or an HTML block
+    left open to the end of the text, else None (the block parser's own reading, not a guess)."""
+    last = next((t for t in reversed(tokens) if t.level == 0 and t.map), None)
+    if last is None or last.type not in ("fence", "html_block"):
+        return None
+    assert last.map is not None
+    lines = body.split("\n")
+    content = len(lines)
+    while content and not lines[content - 1].strip():
+        content -= 1
+    start, end = last.map
+    if end < content:
+        return None  # other lines follow: the block ended before the end
+    final = lines[end - 1] if end - 1 < len(lines) else ""
+    if last.type == "fence":
+        char, size = last.markup[0], len(last.markup)
+        m = _CLOSING_FENCE.fullmatch(final)
+        if end - 1 > start and m and m.group(1)[0] == char and len(m.group(1)) >= size:
+            return None
+        return last.markup
+    opener = lines[start]
+    for pattern, terminator in _HTML_OPENERS[::-1]:  # CDATA before the general <!X
+        m = pattern.match(opener)
+        if m is None:
+            continue
+        if terminator is None:
+            tags = ("</script>", "</pre>", "</style>", "</textarea>")
+            if any(t in final.lower() for t in tags):
+                return None
+            return f"</{m.group(1).lower()}>"
+        return None if terminator in final else terminator
+    return None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -175,9 +227,7 @@ def extract_links(lines: list[str], text_ranges: tuple[tuple[int, int], ...],
             starts.append(starts[-1] + len(piece) + 1)
 
         def where(offset: int, starts: list[int] = starts, start: int = start) -> tuple[int, int]:
-            idx = 0
-            while idx + 1 < len(starts) and starts[idx + 1] <= offset:
-                idx += 1
+            idx = bisect_right(starts, offset) - 1  # a scan from the top was quadratic
             return start + idx, offset - starts[idx]
 
         if "[[" in chunk:
@@ -208,15 +258,16 @@ def extract_links(lines: list[str], text_ranges: tuple[tuple[int, int], ...],
     if not found:
         return ()
     found.sort(key=lambda f: (f[0], f[1]))
-    spans_by_line: dict[int, list[tuple[int, int]]] = {}
-    for line, s, e, _ in found:
-        spans_by_line.setdefault(line, []).append((s, e))
+    by_line: dict[int, list[tuple[int, int, int, Link]]] = {}
+    for item in found:
+        by_line.setdefault(item[0], []).append(item)
     out: list[Link] = []
-    for line, s, e, link in found:
-        raw = lines[line - first_line]
-        sentence = sentence_at(raw, s, e, spans_by_line[line])
-        out.append(Link(link.target, link.heading, link.alias, link.embed, link.kind, line,
-                        sentence))
+    for line, items in by_line.items():
+        spans = [(s, e) for _, s, e, _ in items]
+        sentences = sentences_at(lines[line - first_line], spans)
+        for (_, _, _, link), sentence in zip(items, sentences, strict=True):
+            out.append(Link(link.target, link.heading, link.alias, link.embed, link.kind, line,
+                            sentence))
     return tuple(out)
 
 
@@ -263,19 +314,56 @@ def extract_tags(lines: list[str], text_ranges: tuple[tuple[int, int], ...],
 def sentence_at(line: str, start: int, end: int,
                 spans: Sequence[tuple[int, int]] = ()) -> str:
     """The sentence of ``line`` around columns ``start:end``; ends inside ``spans`` don't count."""
+    merged = sorted({*spans, (start, end)})
+    return sentences_at(line, merged)[merged.index((start, end))]
+
+
+def sentences_at(line: str, spans: Sequence[tuple[int, int]]) -> list[str]:
+    """The sentence of ``line`` around each of ``spans`` (sorted by start); sentence ends inside
+    a span don't count. One pass over the line and the spans: linear in links per line."""
     prefix = _LINE_PREFIX.match(line)
-    begin = prefix.end() if prefix else 0
-    stop = len(line)
+    floor = prefix.end() if prefix else 0
+    # Sentence ends outside every span, as (position, end of the mark), in order.
+    ends: list[tuple[int, int]] = []
+    covered_until = -1  # the spans are sorted by start, so one moving index finds the cover
+    i = 0
     for m in _BOUNDARY.finditer(line):
         pos = m.start()
-        if any(s <= pos < e for s, e in spans):
+        while i < len(spans) and spans[i][0] <= pos:
+            covered_until = max(covered_until, spans[i][1])
+            i += 1
+        if pos < covered_until:
             continue
-        if pos < start:
-            begin = max(begin, m.end())
-        elif pos >= end:
-            stop = m.end()
-            break
-    return line[begin:stop].strip()
+        ends.append((pos, m.end()))
+    positions = [p for p, _ in ends]
+    out = []
+    for start, end in spans:
+        before = bisect_left(positions, start)   # ends[:before] lie before the span
+        after = bisect_left(positions, end)      # ends[after] is the first at or past its end
+        begin = max(floor, ends[before - 1][1]) if before else floor
+        stop = ends[after][1] if after < len(ends) else len(line)
+        if stop - begin > SENTENCE_CHARS:
+            # A "sentence" of a whole 100 KB line, once per link, is quadratic in memory.
+            begin, stop = _window(line, begin, stop, start, end)
+        out.append(line[begin:stop].strip())
+    return out
+
+
+SENTENCE_CHARS = 600  # longest link context kept; longer sentences are cut around the link
+_CONTEXT = 240        # characters kept on each side of the link in a cut sentence
+
+
+def _window(line: str, begin: int, stop: int, start: int, end: int) -> tuple[int, int]:
+    """``begin..stop`` narrowed to about ``_CONTEXT`` characters either side of the link, at
+    white space where there is some."""
+    lo, hi = max(begin, start - _CONTEXT), min(stop, end + _CONTEXT)
+    if lo > begin:
+        space = line.find(" ", lo, start)
+        lo = space + 1 if space >= 0 else lo
+    if hi < stop:
+        space = line.rfind(" ", end, hi)
+        hi = space if space >= 0 else hi
+    return lo, hi
 
 
 def resolve_relative(page_path: str, target: str) -> str:

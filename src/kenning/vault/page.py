@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kenning import vocabulary
-from kenning.errors import VocabularyError
+from kenning.errors import KenningError, VocabularyError
 from kenning.vault import frontmatter as _fm
 from kenning.vault.frontmatter import FrontmatterError, set_frontmatter
 from kenning.vault.layout import slug
@@ -41,6 +41,7 @@ __all__ = [
     "Heading",
     "Link",
     "Page",
+    "PageEditError",
     "Problem",
     "RetainItem",
     "Tag",
@@ -184,6 +185,7 @@ class _Parsed:
     sections: tuple[_Section, ...]
     items: tuple[tuple[int, int], ...] = ()
     last_line: int = 0
+    closer: str | None = None   # closes a fence/HTML block the page ends inside (markdown.scan)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -408,25 +410,13 @@ def _analyse(text: str, path: str) -> _Parsed:
     tags = _tags(data, fm.block, lines, first, struct, key_problem,
                  INLINE_TAG.search(body) is not None)
 
-    sections: list[_Section] = []
-    for i, h in enumerate(headings):
-        name = _SECTION_NAMES.get(h.text.casefold()) if h.level >= 2 else None
-        if name is None:
-            continue
-        end = next((n.line - 1 for n in headings[i + 1:] if n.level <= h.level), last_line)
-        sections.append(_Section(name, h.line, h.level, end))
+    sections = _sections(headings, last_line)
 
     facts: list[Fact] = []
     timeline: list[TimelineEntry] = []
     retain: list[RetainItem] = []
     if sections:
-        for start, _end in struct.items:
-            owner = None
-            for sec in sections:  # the innermost (latest-starting) section wins
-                if sec.heading < start <= sec.end:
-                    owner = sec
-            if owner is None:
-                continue
+        for start, owner in _owned_items(sections, struct.items):
             m = _BULLET.fullmatch(lines[start - first])
             if m is None or not m.group(1):
                 continue
@@ -451,7 +441,43 @@ def _analyse(text: str, path: str) -> _Parsed:
         code_ranges=struct.code_ranges, problems=tuple(sorted(problems, key=lambda p: p.line)),
         h1=h1, about=about, about_lines=about_lines, tags=tags,
     )
-    return _Parsed(page, tuple(sections), struct.items, last_line)
+    return _Parsed(page, tuple(sections), struct.items, last_line, struct.closer)
+
+
+def _sections(headings: tuple[Heading, ...], last_line: int) -> tuple[_Section, ...]:
+    """The Facts/Timeline/Retain sections, each running to the line before the next heading of
+    its level or higher (one pass with a stack of open sections: linear in headings)."""
+    out: list[_Section] = []
+    open_: list[tuple[int, str, Heading]] = []  # (index in out, name, heading), levels rising
+    for h in headings:
+        while open_ and open_[-1][2].level >= h.level:
+            i, name, head = open_.pop()
+            out[i] = _Section(name, head.line, head.level, h.line - 1)
+        name = _SECTION_NAMES.get(h.text.casefold()) if h.level >= 2 else None
+        if name is not None:
+            open_.append((len(out), name, h))
+            out.append(_Section(name, h.line, h.level, last_line))
+    return tuple(out)
+
+
+def _owned_items(sections: tuple[_Section, ...], items: tuple[tuple[int, int], ...]
+                 ) -> list[tuple[int, _Section]]:
+    """(first line, section) of each top-level item inside a section; the innermost section
+    wins. Sections nest or are disjoint, so one sweep with a stack finds each owner."""
+    out: list[tuple[int, _Section]] = []
+    stack: list[_Section] = []
+    i = 0
+    for start, _end in items:
+        while i < len(sections) and sections[i].heading < start:
+            while stack and stack[-1].end < sections[i].heading:
+                stack.pop()
+            stack.append(sections[i])
+            i += 1
+        while stack and stack[-1].end < start:
+            stack.pop()
+        if stack:
+            out.append((start, stack[-1]))
+    return out
 
 
 def _vocab_key(data: dict[str, Any], key: str, fold: Callable[[str], str],
@@ -748,8 +774,39 @@ def _is_blank(lines: list[str], line: int) -> bool:
     return 1 <= line <= len(lines) and not lines[line - 1].strip()
 
 
+class PageEditError(KenningError, ValueError):
+    """An edit that would not read back as written; the page is left as it was."""
+
+
 def _append_to_section(text: str, parsed: _Parsed, name: str, rendered: str,
                        create_before: int | None) -> str:
+    new_text = _appended(text, parsed, name, rendered, create_before)
+    # Whatever the page holds, the appended line must read back as an item of its section
+    # (not as code, a comment or another section's item): else nothing is written.
+    if not _reads_back(new_text, name, rendered):
+        raise PageEditError(f"cannot add to ## {name.capitalize()}: the line would not read "
+                            "back as one of its items; nothing written", path=parsed.page.path)
+    return new_text
+
+
+def _reads_back(text: str, name: str, rendered: str) -> bool:
+    """True when a line ``rendered`` of ``text`` is a top-level item of a ``name`` section
+    (block structure only: cheaper than a whole parse, the same reading)."""
+    src = text[1:] if text.startswith("\ufeff") else text
+    block = _fm.locate(src)
+    offset, first = (block.body_offset, block.body_start) if block else (0, 1)
+    body = src[offset:]
+    if "\r" in body:
+        body = _LONE_CR.sub(" ", body.replace("\r\n", "\n"))
+    lines = body.split("\n")
+    struct = scan(body, first)
+    sections = _sections(struct.headings, first + len(lines) - 1)
+    return any(owner.name == name and lines[start - first].rstrip() == rendered
+               for start, owner in _owned_items(sections, struct.items))
+
+
+def _appended(text: str, parsed: _Parsed, name: str, rendered: str,
+              create_before: int | None) -> str:
     lines = _split(text)
     section = next((s for s in parsed.sections if s.name == name), None)
     if section is not None:
@@ -758,7 +815,7 @@ def _append_to_section(text: str, parsed: _Parsed, name: str, rendered: str,
             last -= 1
         in_item = any(s <= last <= e for s, e in parsed.items if s > section.heading)
         new = [rendered] if in_item else ["", rendered]
-        return _splice(text, last + 1, last + 1, new)
+        return _splice(text, last + 1, last + 1, _closed(lines, last, parsed, new))
     title = "## " + name.capitalize()
     if create_before is not None:
         new = [title, "", rendered, ""]
@@ -769,7 +826,16 @@ def _append_to_section(text: str, parsed: _Parsed, name: str, rendered: str,
     while end > 0 and not lines[end - 1].strip():
         end -= 1
     new = [title, "", rendered] if end == 0 else ["", title, "", rendered]
-    return _splice(text, end + 1, end + 1, new)
+    return _splice(text, end + 1, end + 1, _closed(lines, end, parsed, new))
+
+
+def _closed(lines: list[str], after: int, parsed: _Parsed, new: list[str]) -> list[str]:
+    """``new`` lines to insert after file line ``after``, led by the line that closes a code
+    fence or HTML block the page ends inside (as Obsidian and CommonMark read it, such a block
+    runs to the end: what follows it would be swallowed). Only lines are added."""
+    if parsed.closer is None or any(line.strip() for line in lines[after:]):
+        return new
+    return [parsed.closer, *new] if new[0] == "" else [parsed.closer, "", *new]
 
 
 def add_fact(text: str, fact: Fact) -> str:
