@@ -60,8 +60,10 @@ def written_with_warning(landed: Sequence[str], exc: BaseException) -> dict[str,
     from kenning.vault.fsio import readable_name
 
     why = exc.message if isinstance(exc, KenningError) else f"{type(exc).__name__}: {exc}"
-    shown = ", ".join(readable_name(p) for p in landed)
-    return {"written": [readable_name(p) for p in landed], "indexed": False,
+    # The pages, in a stable order; Kenning's own state files (.kenning/…) are not news.
+    pages = sorted(readable_name(p) for p in landed if not p.startswith("."))
+    shown = ", ".join(pages or sorted(readable_name(p) for p in landed))
+    return {"written": pages, "indexed": False,
             "note": f"written ({shown}), but a step after the write failed: "
                     f"{readable_name(why)}; run `kenning index` (do not repeat the write)"}
 
