@@ -19,6 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from kenning.errors import KenningError
+from kenning.vault import provenance
 from kenning.vault.fsio import acquire_flock, atomic_write_text, resolve_inside
 from kenning.vault.layout import STATE_DIR
 
@@ -62,12 +63,14 @@ def write_files(root: Path, writes: Mapping[str, str], removals: tuple[str, ...]
         return
     journal = root / STATE_DIR / JOURNAL
     many = len(writes) + len(removals) > 1
+    untrusted = provenance.planned(root, writes)  # a remote caller's lines, read before
     if many:
         atomic_write_text(journal, json.dumps({"writes": dict(writes),
                                                "removals": list(removals)}, ensure_ascii=False))
     _apply(root, dict(writes), list(removals), threads)
     if many:
         journal.unlink(missing_ok=True)
+    provenance.append(root, untrusted)
 
 
 def recover(root: Path) -> bool:
