@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -497,18 +498,18 @@ def _plan_entity(batch: _Batch, named: dict[str, _Edit], where: str, raw: Any, *
         batch.add_fact(edit, fact)
 
 
-def _names_and_links(text: str, path: str) -> tuple[set[str], set[tuple[str, str]]]:
-    """A page's names, and its links to other pages (a link to itself, such as a superseded
-    fact's ``[by:: [[Page#^f2]]]``, is not one)."""
+def _names_and_links(text: str, path: str) -> tuple[set[str], Counter[tuple[str, str]]]:
+    """A page's names, and its links to other pages, counted (each is an edge; a link to
+    itself, such as a superseded fact's ``[by:: [[Page#^f2]]]``, is not one)."""
     from kenning.index.indexer import norm_name
 
     page = parse_page(text, path)
     own = {norm_name(n) for n in (page.title, *page.aliases, path.rsplit(".", 1)[0],
                                   path.rsplit("/", 1)[-1].rsplit(".", 1)[0])}
-    links = {("link", link.target) for link in page.links if link.target}
-    links |= {(f.relation or "", f.target) for f in page.facts if f.target}
-    return {page.title, *page.aliases}, {(r, t) for r, t in links
-                                         if norm_name(t.split("#")[0]) not in own}
+    links = [("link", norm_name(link.target)) for link in page.links if link.target]
+    links += [(f.relation or "", norm_name(f.target)) for f in page.facts if f.target]
+    return {page.title, *page.aliases}, Counter((r, t) for r, t in links
+                                                if t.split("#")[0] not in own)
 
 
 def _remote_guard(batch: _Batch) -> None:
@@ -524,7 +525,7 @@ def _remote_guard(batch: _Batch) -> None:
             problems.append(f"{edit.path}: remote callers cannot change the names of a page "
                             "they did not create; nothing written")
         if links_after - links_before:
-            new = ", ".join(sorted(t for _, t in links_after - links_before))
+            new = ", ".join(sorted({t for _, t in links_after - links_before}))
             problems.append(f"{edit.path}: remote callers cannot add links ({new}) to a page "
                             "they did not create (a [[source]] or successor is a link); "
                             "nothing written")

@@ -225,5 +225,5 @@ def mark_markdown(path: str, text: str, ledger: Ledger) -> str:
     numbers = set(ledger.marked_lines(path, text))
     if not numbers:
         return head + text
-    return head + "\n".join(MARK + line if i in numbers else line
+    return head + "\n".join(MARK + line if i in numbers and MARK not in line else line
                             for i, line in enumerate(text.split("\n"), 1))
