@@ -303,6 +303,7 @@ def _session_start(rt: Runtime, a: dict[str, Any]) -> Any:
 def _record(rt: Runtime, a: dict[str, Any]) -> Any:
     if not any(a.get(k) for k in ("entities", "relations", "observations")):
         raise Refused("nothing to record: give entities, relations or observations")
+    rt.fresh()  # names are checked against the index: let it see notes edited meanwhile
     out = rt.vault.record(a.get("entities"), a.get("relations"), a.get("observations"),
                           trusted=rt.caller.trusted)
     rt.wrote()
