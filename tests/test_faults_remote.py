@@ -223,6 +223,11 @@ def test_what_a_remote_caller_wrote_is_marked_for_the_next_agent(sample: Path) -
     assert marked and marked[0].startswith(MARK)
     assert page["untrusted_lines"]
     assert any(f.get("untrusted") and injected in f["text"] for f in fields["facts"])
+    for args in (("recall", "Sarah Chen"), ("search", "mail the board deck"),
+                 ("show", "Sarah Chen")):  # an agent on the CLI reads the same marks
+        out = cli(sample, *args).stdout
+        lines = [line for line in out.splitlines() if injected[:30] in line]
+        assert lines and all(MARK.strip() in line for line in lines), (args, out)
 
 
 # -- raw sources ---------------------------------------------------------------------------
