@@ -247,7 +247,7 @@ def test_bad_input_gets_clear_errors_and_the_server_keeps_serving(sample: Path,
     for uri in ("kenning://page/../secret.md", "kenning://page/%2e%2e/secret.md"):
         assert "'..'" in got[uri]
     assert "outside the vault" in got["kenning://page/people/leak.md"]
-    assert "not a Markdown page" in got["kenning://page/.kenning/config.yaml"]
+    assert "never pages of the vault" in got["kenning://page/.kenning/config.yaml"]
     assert "unknown resource" in got["file:///etc/passwd"]
     assert got["after"]["title"] == "Sarah Chen"
     assert {p: p.read_bytes() for p in before} == before

@@ -180,7 +180,7 @@ def test_two_http_clients_on_one_server_lose_nothing(sample: Path) -> None:
         async with http_client(url) as client:
             for i in range(6):
                 data(await client.call_tool("retain", {
-                    "kind": "W", "text": f"http fact {tag}-{i}", "entities": ["Sarah Chen"]}))
+                    "kind": "W", "text": f"http fact {tag}-{i}"}))  # remote: no @mentions
 
     async def run(url: str) -> None:
         async with anyio.create_task_group() as tg:

@@ -270,10 +270,13 @@ def search(ctx: click.Context, query: tuple[str, ...], mode: str, types: tuple[s
                            until=_date(until, "--until"), as_of=_date(as_of, "--as-of"),
                            limit=limit, budget=budget, explain=explain, group=group, tags=tags)
     coverage = results.coverage
+    from kenning.vault import provenance
+
+    ledger = provenance.Ledger(vault.root)  # what remote MCP callers wrote is shown as theirs
     if as_json:
         _emit({"query": text, "mode": results.mode, "notes": results.notes,
                "coverage": {"embedded": coverage[0], "chunks": coverage[1]} if coverage else None,
-               "results": [r.to_dict() for r in results]})
+               "results": provenance.mark(vault.root, [r.to_dict() for r in results], ledger)})
         return
     from rich.markup import escape
 
@@ -291,9 +294,10 @@ def search(ctx: click.Context, query: tuple[str, ...], mode: str, types: tuple[s
         console.print(f"[bold]{rank}. {escape(readable_name(result.title))}[/bold]{kind}{mark}  "
                       f"[dim]score {result.score:.3g}[/dim]")
         for hit in result.hits:
-            console.print(f"   [cyan]{escape(readable_name(result.path))}"
-                          f"#L{hit.start_line}-L{hit.end_line}"
-                          f"[/cyan]  {escape(hit.snippet)}")
+            where = f"{result.path}#L{hit.start_line}-L{hit.end_line}"
+            flag = provenance.MARK if ledger and ledger.cites(where) else ""
+            console.print(f"   [cyan]{escape(readable_name(where))}[/cyan]  "
+                          f"{escape(flag + hit.snippet)}")
         if result.explain:
             parts = ", ".join(f"{k}={v}" for k, v in result.explain.items())
             console.print(f"   [dim]explain: {escape(parts)}[/dim]")
@@ -312,7 +316,12 @@ def search(ctx: click.Context, query: tuple[str, ...], mode: str, types: tuple[s
 def recall(ctx: click.Context, question: tuple[str, ...], budget: int, overview: bool,
            as_json: bool, tags: tuple[str, ...] = ()) -> None:
     """What the vault knows about one entity ("Sarah", "tell me about Horizon"), cited."""
-    answer = _open(ctx).recall(" ".join(question), budget=budget, overview=overview, tags=tags)
+    vault = _open(ctx)
+    answer = vault.recall(" ".join(question), budget=budget, overview=overview, tags=tags)
+    from kenning.vault.provenance import mark
+
+    for key, value in mark(vault.root, answer.to_dict()).items():
+        setattr(answer, key, value)  # what remote MCP callers wrote is shown as theirs
     if as_json:
         _emit(answer.to_dict())
         return
@@ -368,7 +377,9 @@ def show(ctx: click.Context, page: str, raw: bool, as_json: bool) -> None:
     if raw:
         click.echo(vault.read(page), nl=False)
         return
-    data = vault.show(page)
+    from kenning.vault.provenance import mark
+
+    data = mark(vault.root, vault.show(page))  # what remote MCP callers wrote, shown as theirs
     if as_json:
         _emit(data)
         return

@@ -70,6 +70,9 @@ def serve(ctx: click.Context, use_http: bool, host: str, port: int, profile: str
     token = os.environ.get(name) or None
     if token_env and token is None:
         raise click.UsageError(f"--token-env {token_env}: the variable is not set or empty")
+    if token is not None and (weak := trust.token_problem(token, name)):
+        raise click.UsageError(weak)
+    host = trust.bare_host(host)
     if not trust.is_loopback(host) and token is None:
         raise click.UsageError(
             f"refusing to listen on {host} without a bearer token: set {name} to a long random "
@@ -78,8 +81,8 @@ def serve(ctx: click.Context, use_http: bool, host: str, port: int, profile: str
         serve_http(root, profile=profile, host=host, port=port, trusted=trust_http,
                    token=token, rate=rate, burst=burst)
     except OSError as exc:
-        raise click.ClickException(f"cannot listen on {host}:{port}: {exc.strerror or exc}"
-                                   ) from None
+        raise click.ClickException(f"cannot listen on {trust.url_host(host)}:{port}: "
+                                   f"{exc.strerror or exc}") from None
 
 
 def _kenning_executable() -> str:

@@ -23,6 +23,7 @@ from kenning.index import db as dbm
 from kenning.index.chunking import MIN_WORDS, OVERLAP_WORDS, TARGET_WORDS, chunk_lines
 from kenning.index.cjk import cjk_column
 from kenning.index.edges import (
+    FIELD_RELATIONS,
     Edge,
     date_ceiling,
     date_floor,
@@ -103,9 +104,24 @@ def page_date(page: Page) -> str | None:
     return None
 
 
+def is_raw_source(page: Page) -> bool:
+    """True for a file of the raw layer (``sources/``, or ``type: source``): mail, meetings,
+    chats and calendars as they arrived, written by people outside the vault."""
+    return page.path.startswith("sources/") or page.type == "source"
+
+
 def extract_edges(page: Page, fm_lines: dict[str, int]) -> list[Edge]:
-    """Every edge the page produces: frontmatter fields, typed facts, links in its text."""
+    """Every edge the page produces: frontmatter fields, typed facts, links in its text.
+
+    A raw source is data, not the vault's own writing: a ``[[link]]``, a ``rel::`` line or an
+    ``@name`` in a mail body is what its sender typed, so it makes no edge (anyone could add
+    backlinks and graph edges by mailing the owner). Only the connector's own fields
+    (participants, attendees …, :data:`FIELD_RELATIONS`) link a source; the build reads the
+    sources for mentions on its own terms.
+    """
     edges = _item_lines(frontmatter_edges(page.frontmatter, fm_lines), page, fm_lines)
+    if is_raw_source(page):
+        return [e for e in edges if str(e.field or "").strip().lower() in FIELD_RELATIONS]
     names = self_names(page.title, page.aliases)
     fact_targets: dict[int, str] = {}
     for fact in page.facts:

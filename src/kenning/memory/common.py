@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from kenning import vocabulary
 from kenning.errors import KenningError, UnsafePath, VocabularyError
+from kenning.vault import provenance
 from kenning.vault.created import may_write
 from kenning.vault.fsio import atomic_write_text, decode_markdown, resolve_inside
 from kenning.vault.layout import (
@@ -207,8 +208,12 @@ def read_page(root: Path, rel: str) -> tuple[str, Page]:
 
 
 def write_page(root: Path, rel: str, text: str) -> None:
-    atomic_write_text(resolve_inside(root, rel), text)
+    """Write one page atomically (noting a remote caller's lines, see vault.provenance)."""
+    target = resolve_inside(root, rel)
+    untrusted = provenance.planned(root, {rel: text})
+    atomic_write_text(target, text)
     note_landed(rel)
+    provenance.append(root, untrusted)
 
 
 def link_to(path: str, title: str, anchor: str = "") -> str:
@@ -325,6 +330,32 @@ class Resolver:
         return (None, found) if found else (None, [])
 
 
+def lookalike_key(name: str) -> str:
+    """How two names compare when one must not pass for the other: compatibility-normalised
+    (NFKC: full-width and ligature forms fold), invisible format characters dropped, case
+    folded, spaces collapsed."""
+    import unicodedata
+
+    visible = "".join(ch for ch in name if unicodedata.category(ch) != "Cf")
+    return " ".join(unicodedata.normalize("NFKC", visible).casefold().split())
+
+
+def name_holders(vault: Vault, names: list[str]) -> dict[str, list[str]]:
+    """For each of ``names``: the paths of pages whose title, alias or file name is the same
+    name under :func:`lookalike_key` (from the index; a name no page holds is left out)."""
+    wanted = {lookalike_key(n): n for n in names}
+    out: dict[str, list[str]] = {}
+    with contextlib.suppress(Exception):  # a broken index must not stop a write
+        rows = vault.db.execute(
+            "SELECT DISTINCT n.name, p.path FROM names n JOIN pages p ON p.id = n.page_id"
+            " WHERE n.kind IN ('title', 'alias', 'stem', 'heading')").fetchall()
+        for held, path in rows:
+            name = wanted.get(lookalike_key(str(held)))
+            if name is not None and path not in out.get(name, []):
+                out.setdefault(name, []).append(path)
+    return out
+
+
 # -- after a write -------------------------------------------------------------------------------
 
 
@@ -334,7 +365,10 @@ def journal(root: Path, entries: list[dict[str, Any]]) -> None:
         return
     path = root / STATE_DIR / JOURNAL
     stamp = now().isoformat()
-    data = "".join(json.dumps({"at": stamp, **e}, ensure_ascii=False) + "\n" for e in entries)
+    # Who wrote it travels with the entry: a handoff built from it marks a remote caller's text.
+    extra = {"remote": True} if provenance.is_remote() else {}
+    data = "".join(json.dumps({"at": stamp, **e, **extra}, ensure_ascii=False) + "\n"
+                   for e in entries)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     try:
         os.write(fd, data.encode("utf-8"))

@@ -47,6 +47,7 @@ from kenning.memory.common import (
     write_lock,
     write_page,
 )
+from kenning.vault import provenance
 from kenning.vault.created import update_created
 from kenning.vault.frontmatter import read as read_frontmatter
 from kenning.vault.fsio import is_utf8_name
@@ -124,6 +125,18 @@ def session_start(vault: Vault, project: str | None = None, *, budget: int = 200
         handoff = {"path": rel, "text": _body((vault.root / rel).read_text(encoding="utf-8"))}
     since = state.get("closed")
     changed = _changed(vault, state.get("closed_clock"))
+    # What remote callers wrote is shown as theirs: the next agent reads it as data.
+    ledger = provenance.Ledger(vault.root)
+    if ledger:
+        memory = provenance.mark_markdown("memory.md", memory, ledger)
+        if handoff:
+            handoff["text"] = provenance.mark_markdown(handoff["path"], handoff["text"], ledger)
+        for c in changed:
+            if ledger.page(c["path"]):
+                c["title"] = provenance.MARK + c["title"]
+                c["untrusted"] = True
+            elif ledger.lines.get(c["path"]):
+                c["changed"] += "; has lines a remote caller wrote"
 
     # Budget: the handoff is the most specific, then core memory, then the list of changes.
     head = f"# Session start — {slug} — {now().isoformat(sep=' ', timespec='minutes')}\n"
@@ -346,7 +359,8 @@ def session_close(vault: Vault, transcript: str | list[dict[str, Any]], *,
                         raise
                     result = write.record_decision(
                         vault, f"{parts['name']} ({stamp})", "general", parts["decided"],
-                        parts["because"], parts["rejected"], source=f"[[{link}#L{line}]]")
+                        parts["because"], parts["rejected"], source=f"[[{link}#L{line}]]",
+                        trusted=trusted)
                 decisions.append({"path": result["path"], "title": result["title"],
                                   "decided": parts["decided"], "from": where,
                                   "citation": result["citations"]["decided"]})
@@ -479,6 +493,9 @@ def _handoff(vault: Vault, slug: str, closed: str, tpath: str, note: str | None,
         for c in changes:
             op, path = c.get("op"), str(c.get("path", ""))
             title = path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+            if c.get("remote"):  # a remote caller's words, copied here: marked as theirs
+                title = provenance.MARK + title
+                path = provenance.MARK + path
             if op == "revise":
                 lines.append(f"- Revised {path}: {c.get('old', '')!r} → {c.get('text', '')!r}"
                              f" ({c.get('citation', '')}); the old fact stays, superseded")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -72,6 +73,7 @@ _REL_KEYS = {"from", "rel", "to", "text", "valid_from", "valid_to", "epistemic",
              "source"}
 _HEADING = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)", re.M)
 _LINK = re.compile(r"\[\[|\]\(")
+_MENTION = re.compile(r"(?<![\w@])@[\w\[]")
 
 
 @dataclass
@@ -101,10 +103,11 @@ class _Edit:
 class _Batch:
     """Pages a call will write, built in memory first."""
 
-    def __init__(self, vault: Vault, problems: Problems) -> None:
+    def __init__(self, vault: Vault, problems: Problems, *, trusted: bool = True) -> None:
         self.vault = vault
         self.root = vault.root
         self.p = problems
+        self.trusted = trusted
         self.edits: dict[str, _Edit] = {}
         self.resolver = Resolver(vault)
         self.created = read_created(self.root)
@@ -201,6 +204,8 @@ class _Batch:
                    if e.foreign and e.changed]
         if foreign:  # every operation refuses earlier with its own words; this is the guard
             raise MemoryInputError(foreign)
+        if not self.trusted:
+            _remote_guard(self)
         changed = {edit.path: edit.text for edit in self.edits.values() if edit.changed}
         made = {e.path: "record" for e in self.edits.values() if e.created}
         registry = created_change(self.root, add=made, day=today()) if made else None
@@ -279,6 +284,11 @@ def _fact_body(p: Problems, where: str, text: str, *, trusted: bool) -> tuple[
         p.add(where, f"cannot be stored as a fact: {why}")
         return None
     fact = facts[0]
+    if fact.relation and not trusted:
+        p.add(where, f"{text[:60]!r} starts with '{fact.relation}::': remote callers cannot "
+              "write typed facts in text (they are graph edges); use relations between "
+              "recorded entities")
+        return None
     if (fact.valid_from, fact.valid_to, fact.recorded, fact.expired, fact.successor,
             fact.confidence, fact.source, fact.block_id) != (None,) * 8 \
             or fact.status != "active" or fact.epistemic != vocabulary.EPISTEMIC_DEFAULT:
@@ -386,7 +396,7 @@ def record(vault: Vault, entities: list[dict[str, Any]] | None = None,
     with write_lock(vault.root):
         if not dry_run and (done := replay(vault.root, given, "record", fingerprint)):
             return {**done, **reindex(vault)}
-        batch = _Batch(vault, p)
+        batch = _Batch(vault, p, trusted=trusted)
         named: dict[str, _Edit] = {}   # normalised name or alias → page, for this call
         links: list[dict[str, Any]] = []  # relations from a person's note: manual links
         found: dict[str, _Edit | None] = {}   # name → page it resolved to, for this call
@@ -438,6 +448,11 @@ def record(vault: Vault, entities: list[dict[str, Any]] | None = None,
                           "relation from it (record it from a page Kenning keeps)")
                     continue
                 links.append(_manual_link(src.path, rel, dst.path, fact, text))
+                continue
+            if not trusted and not _remote_own(batch, src):
+                p.add(where + ".from", f"{src.path} is not a page a remote caller created; "
+                      "remote callers add relations only from entities they record (a "
+                      "relation is a link on that page, and links rank every search)")
                 continue
             link = link_to(dst.path, dst.title)
             fact = replace(fact, relation=rel, target=link[2:-2].split("|")[0],
@@ -551,6 +566,8 @@ def _plan_entity(batch: _Batch, named: dict[str, _Edit], where: str, raw: Any, *
     if candidates:
         p.add(where + ".name", f"{name!r} names several pages: {', '.join(candidates)}")
         return
+    if not trusted and not _remote_names(batch, where, name, aliases, path):
+        return
     if path is not None:
         edit = batch.open(path, where)
         if edit is None:
@@ -599,6 +616,86 @@ def _plan_entity(batch: _Batch, named: dict[str, _Edit], where: str, raw: Any, *
         named.setdefault(norm_name(alias), edit)
     for fact in facts:
         batch.add_fact(edit, fact, defer=True)
+
+
+def _names_and_links(text: str, path: str) -> tuple[set[str], Counter[tuple[str, str]]]:
+    """A page's names, and its links to other pages, counted (each is an edge; a link to
+    itself, such as a superseded fact's ``[by:: [[Page#^f2]]]``, is not one)."""
+    from kenning.index.indexer import norm_name
+
+    page = parse_page(text, path)
+    own = {norm_name(n) for n in (page.title, *page.aliases, path.rsplit(".", 1)[0],
+                                  path.rsplit("/", 1)[-1].rsplit(".", 1)[0])}
+    links = [("link", norm_name(link.target)) for link in page.links if link.target]
+    links += [(f.relation or "", norm_name(f.target)) for f in page.facts if f.target]
+    return {page.title, *page.aliases}, Counter((r, t) for r, t in links
+                                                if t.split("#")[0] not in own)
+
+
+def _remote_guard(batch: _Batch) -> None:
+    """The last check of a remote caller's batch: no page it did not create gains a name or a
+    link (a ``[[source]]``, a successor, a relation), whatever the operation built."""
+    problems = []
+    for edit in batch.edits.values():
+        if not edit.changed or _remote_own(batch, edit):
+            continue
+        names_before, links_before = _names_and_links(edit.original, edit.path)
+        names_after, links_after = _names_and_links(edit.text, edit.path)
+        if names_after - names_before:
+            problems.append(f"{edit.path}: remote callers cannot change the names of a page "
+                            "they did not create; nothing written")
+        if links_after - links_before:
+            new = ", ".join(sorted({t for _, t in links_after - links_before}))
+            problems.append(f"{edit.path}: remote callers cannot add links ({new}) to a page "
+                            "they did not create (a [[source]] or successor is a link); "
+                            "nothing written")
+    if problems:
+        raise MemoryInputError(problems)
+
+
+def _remote_own(batch: _Batch, edit: _Edit) -> bool:
+    """True for a page a remote caller may link from or rename: created in this call, or by
+    an earlier remote call (the provenance ledger)."""
+    from kenning.vault import provenance
+
+    return edit.created or provenance.Ledger(batch.root).page(edit.path)
+
+
+def _remote_names(batch: _Batch, where: str, name: str, aliases: list[str],
+                  path: str | None) -> bool:
+    """A remote caller's entity may not take a name another page holds (its title, an alias,
+    a look-alike of either) nor change the aliases of a page it did not create: names decide
+    which page a link and a recall mean. False (with problems) when it tries."""
+    from kenning.memory.common import lookalike_key, name_holders
+
+    p = batch.p
+    ok = True
+    current: set[str] = set()
+    if path is not None:
+        edit = batch.open(path, where)
+        if edit is None:
+            return False
+        page = parse_page(edit.text, path)
+        current = {lookalike_key(a) for a in (*page.aliases, page.title)}
+        new = [a for a in aliases if lookalike_key(a) not in current]
+        if new and not _remote_own(batch, edit):
+            p.add(where + ".aliases", f"remote callers cannot change the aliases of {path}, "
+                  "a page they did not create")
+            return False
+    asked = [a for a in aliases if lookalike_key(a) not in current]
+    holders = name_holders(batch.vault, [*asked, *([name] if path is None else [])])
+    for j, alias in enumerate(aliases):
+        others = [h for h in holders.get(alias, []) if h != path]
+        if alias in asked and others:
+            p.add(f"{where}.aliases[{j}]", f"{alias!r} is already a name of "
+                  f"{', '.join(others)}; remote callers cannot give a page a name another "
+                  "page holds")
+            ok = False
+    if path is None and holders.get(name):
+        p.add(where + ".name", f"{name!r} looks like the name of {', '.join(holders[name])} "
+              "(same letters after Unicode folding); use that name, or one that differs")
+        ok = False
+    return ok
 
 
 # -- decisions -----------------------------------------------------------------------------------
@@ -787,7 +884,7 @@ def revise(vault: Vault, entity: str, observation: str, new_text: str | None = N
     with write_lock(vault.root):
         if (done := replay(vault.root, given, "revise", fingerprint)):
             return {**done, **reindex(vault)}
-        batch = _Batch(vault, p)
+        batch = _Batch(vault, p, trusted=trusted)
         edit = _entity(p, batch, "entity", entity, writing=True)
         if edit is not None and new_text is not None and not superseding_entity:
             done = _revised_today(edit, observation, new_text)
@@ -914,7 +1011,7 @@ def invalidate(vault: Vault, entity: str, observation: str, *, reason: str,
     with write_lock(vault.root):
         if (done := replay(vault.root, given, "invalidate", fingerprint)):
             return {**done, **reindex(vault)}
-        batch = _Batch(vault, p)
+        batch = _Batch(vault, p, trusted=trusted)
         cited = _source(p, "source", source, batch.resolver, trusted=trusted)
         edit = _entity(p, batch, "entity", entity, writing=True)
         old = _match_fact(p, "observation", parse_page(edit.text, edit.path), observation) \
@@ -965,6 +1062,11 @@ def retain(vault: Vault, kind: str, text: str, entities: list[str] | None = None
         p.add("text", "remote callers cannot write links in text")
     names = [n for i, e in enumerate(_items(p, "entities", entities))
              if (n := p.name(f"entities[{i}]", e))]
+    if not trusted and (names or (body and _MENTION.search(body))):
+        # A retain bullet's @names are mention edges, and reflect folds the bullet into
+        # those pages: a remote caller records on the entity instead.
+        p.add("entities" if names else "text", "remote callers cannot @mention entities in "
+              "retained bullets (mentions are links); record an observation on the entity")
     conf = p.confidence("confidence", confidence)
     if body and letter in vocabulary.RETAIN_KINDS:
         item = RetainItem(0, letter, tuple(dict.fromkeys(names)), conf, body)

@@ -69,7 +69,7 @@ def build_app(root: Path, *, profile: str, host: str, trusted: bool, token: str 
 
     kmcp = KenningMCP(root, profile=profile, caller=Caller("http", trusted=trusted))
     inner = kmcp.server.streamable_http_app(
-        streamable_http_path=MCP_PATH, json_response=True, host=host,
+        streamable_http_path=MCP_PATH, json_response=True, host=trust.bare_host(host),
         max_request_body_size=trust.MAX_BODY_BYTES)
     bucket = TokenBucket(rate, burst) if rate > 0 else None
     app = Guard(inner, token=token, bucket=bucket)
@@ -79,10 +79,11 @@ def build_app(root: Path, *, profile: str, host: str, trusted: bool, token: str 
 
 def bind(host: str, port: int) -> socket.socket:
     """A listening socket on ``host:port`` (port 0: any free port)."""
-    family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET
+    host = trust.bare_host(host)
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host.strip("[]"), port))
+    sock.bind((host, port))
     sock.listen(128)
     sock.set_inheritable(True)
     return sock
@@ -95,11 +96,12 @@ def serve_http(root: Path, *, profile: str, host: str, port: int, trusted: bool,
     import anyio
     import uvicorn
 
+    host = trust.bare_host(host)  # the SDK's DNS-rebinding guard knows "::1", not "[::1]"
     app = build_app(root, profile=profile, host=host, trusted=trusted, token=token,
                     rate=rate, burst=burst)
     sock = bind(host, port)
     real_port = sock.getsockname()[1]
-    shown = f"[{host}]" if ":" in host else host
+    shown = trust.url_host(host)
     who = "trusted" if trusted else "remote (no delete, no link)"
     print(f"kenning: serving {root} (profile {profile}; HTTP callers {who}"
           f"{'; bearer token required' if token else ''}) at http://{shown}:{real_port}"

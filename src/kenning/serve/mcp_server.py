@@ -140,8 +140,17 @@ class KenningMCP:
 
     async def _run(self, spec: ToolSpec, rt: Runtime, args: dict[str, Any]) -> Any:
         # Not cancellable: a client that leaves mid-call does not cut a write in half.
-        return await anyio.to_thread.run_sync(spec.handler, rt, args,
+        return await anyio.to_thread.run_sync(self._handle, spec, rt, args,
                                               limiter=self._worker(spec.read_only))
+
+    def _handle(self, spec: ToolSpec, rt: Runtime, args: dict[str, Any]) -> Any:
+        """Run one handler on the worker thread: a remote caller's writes are noted as its
+        (vault.provenance); what remote callers wrote is marked in every answer."""
+        from kenning.vault import provenance
+
+        with provenance.remote_writes(self.caller.remote):
+            data = spec.handler(rt, args)
+        return provenance.mark(self.vault.root, data)
 
     async def run_sync(self, fn: Any, *args: Any) -> Any:
         """Run ``fn`` (a read) on the vault's read thread."""
@@ -176,7 +185,7 @@ class KenningMCP:
                              ) -> types.ReadResourceResult:
         uri = str(params.uri)
         path = self._resource_path(uri)
-        text = await self.run_sync(_read_page, path)
+        text = await self.run_sync(_read_page, path, self.vault.root)
         return types.ReadResourceResult(contents=[types.TextResourceContents(
             uri=uri, mime_type="text/markdown", text=text)])
 
@@ -270,10 +279,13 @@ def _close_text(project: str | None, tools: set[str]) -> str:
             + "\nWrite facts as dated, sourced statements; mark guesses as hypothesis.")
 
 
-def _read_page(path: Path) -> str:
+def _read_page(path: Path, root: Path) -> str:
+    from kenning.vault import provenance
     from kenning.vault.fsio import decode_markdown
 
-    return decode_markdown(path.read_bytes())
+    text = decode_markdown(path.read_bytes())
+    rel = path.relative_to(root.resolve()).as_posix()
+    return provenance.mark_markdown(rel, text, provenance.Ledger(root))
 
 
 def _error(message: str) -> types.CallToolResult:

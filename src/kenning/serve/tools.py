@@ -231,8 +231,17 @@ def _page(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
     ref = _check_ref(rt, a["ref"])
     rt.fresh()
     if a.get("format") == "markdown":
+        from kenning.vault import provenance
+
         page = rt.vault.find(ref)
-        return {"path": page.path, "text": rt.vault.read(page.path)}
+        ledger = provenance.Ledger(rt.root)
+        text = rt.vault.read(page.path)
+        marked = ledger.marked_lines(page.path, text)
+        out: dict[str, Any] = {"path": page.path,
+                               "text": provenance.mark_markdown(page.path, text, ledger)}
+        if marked or ledger.page(page.path):
+            out["untrusted_lines"] = marked
+        return out
     data = rt.vault.show(ref)
     as_of, believed_on = _date(a, "as_of"), _date(a, "believed_on")
     if as_of or believed_on:
@@ -298,6 +307,7 @@ def _session_start(rt: Runtime, a: dict[str, Any]) -> Any:
 def _record(rt: Runtime, a: dict[str, Any]) -> Any:
     if not any(a.get(k) for k in ("entities", "relations", "observations")):
         raise Refused("nothing to record: give entities, relations or observations")
+    rt.fresh()  # names are checked against the index: let it see notes edited meanwhile
     out = rt.vault.record(a.get("entities"), a.get("relations"), a.get("observations"),
                           trusted=rt.caller.trusted, key=a.get("key"))
     rt.wrote()

@@ -35,6 +35,9 @@ MAX_LOCAL_ARGUMENT_BYTES = 10_000_000  # trusted callers (a long session transcr
 MAX_BODY_BYTES = 1_048_576
 RATE_PER_SECOND = 20.0
 RATE_BURST = 40
+# A bearer token shorter than this is guessable by the rate limit alone (16 random hex
+# characters are 64 bits); `openssl rand -hex 32` gives 64.
+MIN_TOKEN_CHARS = 16
 
 # Tools a remote caller never sees and cannot call.
 TRUSTED_ONLY = frozenset({"delete", "link"})
@@ -118,12 +121,35 @@ def safe_path(root: Path, relative: str) -> Path:
     return resolve_inside(root, relative)
 
 
+def token_problem(token: str, variable: str) -> str | None:
+    """Why ``token`` (read from ``variable``) is too weak to guard the server, or None."""
+    if len(token.strip()) < MIN_TOKEN_CHARS:
+        return (f"{variable} holds a {len(token.strip())}-character bearer token; use at least "
+                f"{MIN_TOKEN_CHARS} random characters (e.g. `export {variable}="
+                "$(openssl rand -hex 32)`)")
+    if token != token.strip():
+        return f"{variable}: the bearer token starts or ends with white space; remove it"
+    return None
+
+
+def bare_host(host: str) -> str:
+    """``host`` without the brackets a URL puts around an IPv6 address (``[::1]`` → ``::1``)."""
+    host = host.strip()
+    return host[1:-1] if host.startswith("[") and host.endswith("]") else host
+
+
+def url_host(host: str) -> str:
+    """``host`` as it goes into a URL: an IPv6 address in one pair of brackets."""
+    bare = bare_host(host)
+    return f"[{bare}]" if ":" in bare else bare
+
+
 def is_loopback(host: str) -> bool:
     """True when ``host`` names this machine only (127.0.0.0/8, ::1, localhost)."""
     if host.lower() == "localhost":
         return True
     try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
+        return ipaddress.ip_address(bare_host(host)).is_loopback
     except ValueError:
         return False
 

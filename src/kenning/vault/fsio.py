@@ -29,6 +29,9 @@ _HOST = re.sub(r"[^A-Za-z0-9_]", "_", socket.gethostname())[:40] or "host"
 _TEMP = re.compile(r"^\.(?P<name>.+)\.(?:(?P<host>[A-Za-z0-9_]*)_(?P<pid>\d+)-)?"
                    r"[a-z0-9_]{8}\.tmp$")
 OLD_TEMP_AGE_S = 600.0  # an unnamed writer's temp file this old is no longer being written
+# Folders that are never pages (tool state, trash, version control), besides every dot-folder.
+ALWAYS_EXCLUDED = frozenset({".kenning", ".obsidian", ".trash", ".git", ".hg", ".svn",
+                             "node_modules"})
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
@@ -256,14 +259,37 @@ def not_utf8_reason(name: str, *, folder: bool = False) -> str:
             f" (read as Windows-1252 it is {guess!r})")
 
 
-def resolve_inside(root: Path, relative: str) -> Path:
-    """Resolve a vault-relative path; refuse absolute paths, ``..`` and symlinks out of ``root``."""
+def hidden_part(rel: str) -> str | None:
+    """The first part of vault path ``rel`` that is never a page (a dot-folder such as
+    ``.kenning`` or ``.github``, a dot-file, ``.trash``, ``node_modules``), or None."""
+    for part in rel.replace("\\", "/").split("/"):
+        if part in ALWAYS_EXCLUDED or (part.startswith(".") and part not in (".", "..")):
+            return part
+    return None
+
+
+def resolve_inside(root: Path, relative: str, *, hidden_ok: bool = False) -> Path:
+    """Resolve a vault-relative path; refuse absolute paths, ``..`` and symlinks out of ``root``.
+
+    Unless ``hidden_ok`` (Kenning's own state files), the path must also be a page's: neither
+    the path as given nor the real path it resolves to (through any symlink) may lie in a
+    dot-folder or tool folder (:func:`hidden_part`). Every reader and writer of pages goes
+    through here, so ``notes.md -> .kenning/config.yaml`` is never read or written as a page.
+    """
     if not relative or os.path.isabs(relative) or relative.startswith(("~", "\\")):
         raise UnsafePath(f"path must be relative to the vault: {relative!r}")
     root_real = root.resolve()
     candidate = (root / relative).resolve()
     if candidate != root_real and root_real not in candidate.parents:
         raise UnsafePath(f"path leads outside the vault: {relative!r}")
+    if not hidden_ok and candidate != root_real:
+        real_rel = candidate.relative_to(root_real).as_posix()
+        part = hidden_part(relative) or hidden_part(real_rel)
+        if part is not None:
+            via = "" if real_rel == relative.replace("\\", "/").strip("/") \
+                else f" (it leads to {real_rel})"
+            raise UnsafePath(f"{relative!r} is hidden ({part}{via}): dot-folders, dot-files "
+                             "and tool folders are never pages of the vault")
     return candidate
 
 

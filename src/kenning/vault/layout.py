@@ -12,7 +12,14 @@ from pathlib import Path
 from typing import Any
 
 from kenning.errors import NotAVault
-from kenning.vault.fsio import atomic_write_text, is_utf8_name, not_utf8_reason, readable_name
+from kenning.vault.fsio import ALWAYS_EXCLUDED as ALWAYS_EXCLUDED
+from kenning.vault.fsio import (
+    atomic_write_text,
+    hidden_part,
+    is_utf8_name,
+    not_utf8_reason,
+    readable_name,
+)
 
 STATE_DIR = ".kenning"
 CONFIG_NAME = "config.yaml"
@@ -22,8 +29,6 @@ ENTITY_FOLDERS = (
 )
 FOLDERS = (*ENTITY_FOLDERS, "memory", "sources", "sessions")
 MARKDOWN_SUFFIXES = (".md", ".markdown")
-# Folders never indexed: tool state, trash, version control.
-ALWAYS_EXCLUDED = {".kenning", ".obsidian", ".trash", ".git", ".hg", ".svn", "node_modules"}
 # Files Kenning writes for a person to review, never part of what recall answers from.
 NEVER_INDEXED = {"memory.proposed.md"}
 
@@ -233,8 +238,7 @@ def _walk(root: Path, exclude: tuple[str, ...], limit: int | None,
                 stack.append((rel, entry.path))
                 continue
             if not name.lower().endswith(MARKDOWN_SUFFIXES):
-                if attachments and (not is_link or _inside(os.path.realpath(entry.path),
-                                                           root_real)):
+                if attachments and (not is_link or _linked_page(entry.path, root_real)):
                     yield FoundFile(rel, 0, 0, attachment=True)
                 continue
             if is_link:
@@ -243,6 +247,13 @@ def _walk(root: Path, exclude: tuple[str, ...], limit: int | None,
                     yield FoundFile(rel, 0, 0, skip="symlink to a file outside the vault")
                     continue
                 target = _relative(real, root_real)
+                part = hidden_part(target)
+                if part is not None:
+                    # README.md -> .github/README.md, notes.md -> .kenning/config.yaml: what a
+                    # hidden folder holds is never a page, whatever the way to it.
+                    yield FoundFile(rel, 0, 0, skip=f"symlink into {part} ({target}): hidden "
+                                    "folders are never pages")
+                    continue
                 if target.lower().endswith(MARKDOWN_SUFFIXES) and not _hidden(target, exclude) \
                         and os.path.isfile(real):
                     continue  # another note of the vault: indexed at its own path
@@ -259,6 +270,12 @@ def _walk(root: Path, exclude: tuple[str, ...], limit: int | None,
             count += 1
             if limit is not None and count >= limit:
                 return
+
+
+def _linked_page(path: str, root_real: str) -> bool:
+    """True when the symlink at ``path`` leads to a file of the vault outside hidden folders."""
+    real = os.path.realpath(path)
+    return _inside(real, root_real) and hidden_part(_relative(real, root_real)) is None
 
 
 def _relative(real: str, root_real: str) -> str:
