@@ -22,6 +22,7 @@ import pkgutil
 import resource
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -77,7 +78,7 @@ class Outcome:
 
     @property
     def seconds(self) -> float:
-        return max((r.seconds for r in self.runs), default=0.0)
+        return sum(r.seconds for r in self.runs)  # the whole case: every command, in turn
 
     @property
     def max_rss_mib(self) -> float:
@@ -109,23 +110,33 @@ def run_command(root: Path, args: Sequence[str], env: dict[str, str] | None = No
         argv = [sys.executable, str(HERE / "mcp_call.py"), args[0], str(root), *args[1:]]
     else:
         argv = [*kenning_cmd(), "-C", str(root), *args]
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     start = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            errors="replace", env={**base_env(), **(env or {})},
-                            preexec_fn=_limit_memory, start_new_session=True)
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env={**base_env(), **(env or {})}, preexec_fn=_limit_memory,
+                            start_new_session=True)
+    streams: dict[str, bytes] = {}
+    readers = [threading.Thread(target=lambda n=n, f=f: streams.__setitem__(n, f.read()))
+               for n, f in (("out", proc.stdout), ("err", proc.stderr))]
+    for t in readers:
+        t.start()
+    # Reaped with wait4, which gives this command's own peak RSS (its waited-for children, an
+    # MCP server, included), not the largest of every process this runner ever started.
     timed_out = False
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        timed_out = True
-        os.killpg(proc.pid, 9)
-        out, err = proc.communicate()
+    deadline = start + timeout
+    while True:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            break
+        if time.perf_counter() > deadline and not timed_out:
+            timed_out = True
+            os.killpg(proc.pid, 9)
+        time.sleep(0.02)
     seconds = time.perf_counter() - start
-    # ru_maxrss of children is the largest waited-for descendant so far: exact for the first
-    # run that grows past every earlier one, a lower bound otherwise, which is what a cap needs.
-    after = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return Run(args, proc.returncode, out, err, seconds, max(after, before) / 1024, timed_out)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    for t in readers:
+        t.join()
+    out, err = (streams.get(n, b"").decode("utf-8", "replace") for n in ("out", "err"))
+    return Run(args, proc.returncode, out, err, seconds, usage.ru_maxrss / 1024, timed_out)
 
 
 def run_case(case: Case, workdir: Path) -> Outcome:
