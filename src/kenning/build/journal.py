@@ -38,7 +38,7 @@ from kenning.vault.fsio import (
     atomic_write_text,
     fault_point,
     fsync_dir,
-    resolve_inside,
+    resolve_own,
 )
 from kenning.vault.layout import STATE_DIR
 
@@ -69,7 +69,7 @@ def _digest(text: str | None) -> str | None:
 
 def _read(root: Path, rel: str) -> str | None:
     try:
-        return resolve_inside(root, rel).read_bytes().decode("utf-8", "surrogateescape")
+        return resolve_own(root, rel).read_bytes().decode("utf-8", "surrogateescape")
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         return None
 
@@ -164,7 +164,7 @@ def _entries(root: Path) -> list[dict[str, Any]] | None:
         if before is not None and not isinstance(before, str):
             continue
         try:
-            resolve_inside(root, entry["path"])
+            resolve_own(root, entry["path"])
         except UnsafePath:
             continue  # not a journal Kenning wrote: never a path outside the vault
         out.append(entry)
@@ -214,7 +214,7 @@ def rollback(root: Path) -> list[str]:
         raw = {k: v for k, v in writes.items() if _has_surrogates(v)}
         write_files(root, {k: v for k, v in writes.items() if k not in raw}, removals)
         for rel, text in raw.items():
-            atomic_write_bytes(resolve_inside(root, rel), text.encode("utf-8", "surrogateescape"))
+            atomic_write_bytes(resolve_own(root, rel), text.encode("utf-8", "surrogateescape"))
         journal_path(root).unlink(missing_ok=True)
         fsync_dir(_dir(root))
     n = len(writes) + len(removals)

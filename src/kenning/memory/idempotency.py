@@ -36,7 +36,8 @@ def digest(op: str, payload: Any) -> str:
     """A stable fingerprint of a call: the operation and its arguments as canonical JSON."""
     data = json.dumps([op, payload], ensure_ascii=False, sort_keys=True, default=str,
                       separators=(",", ":"))
-    return hashlib.sha256(data.encode("utf-8")).hexdigest()
+    # surrogatepass: a lone surrogate is refused later, with its field named, not here.
+    return hashlib.sha256(data.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def entry_path(key: str) -> str:

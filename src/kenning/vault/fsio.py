@@ -29,6 +29,7 @@ _HOST = re.sub(r"[^A-Za-z0-9_]", "_", socket.gethostname())[:40] or "host"
 _TEMP = re.compile(r"^\.(?P<name>.+)\.(?:(?P<host>[A-Za-z0-9_]*)_(?P<pid>\d+)-)?"
                    r"[a-z0-9_]{8}\.tmp$")
 OLD_TEMP_AGE_S = 600.0  # an unnamed writer's temp file this old is no longer being written
+STATE_DIR = ".kenning"  # Kenning's own state in a vault (re-exported by vault.layout)
 # Folders that are never pages (tool state, trash, version control), besides every dot-folder.
 ALWAYS_EXCLUDED = frozenset({".kenning", ".obsidian", ".trash", ".git", ".hg", ".svn",
                              "node_modules"})
@@ -291,6 +292,12 @@ def resolve_inside(root: Path, relative: str, *, hidden_ok: bool = False) -> Pat
             raise UnsafePath(f"{relative!r} is hidden ({part}{via}): dot-folders, dot-files "
                              "and tool folders are never pages of the vault")
     return candidate
+
+
+def resolve_own(root: Path, rel: str) -> Path:
+    """Where Kenning itself reads or writes vault path ``rel``: a page (as :func:`resolve_inside`
+    checks it) or Kenning's own state under ``.kenning/``, a path Kenning names, never a caller."""
+    return resolve_inside(root, rel, hidden_ok=rel.startswith(f"{STATE_DIR}/"))
 
 
 def acquire_flock(fd: int, wait: float, busy: Callable[[], Exception], *,

@@ -13,6 +13,7 @@ from typing import Any
 
 from kenning.errors import NotAVault
 from kenning.vault.fsio import ALWAYS_EXCLUDED as ALWAYS_EXCLUDED
+from kenning.vault.fsio import STATE_DIR as STATE_DIR
 from kenning.vault.fsio import (
     atomic_write_text,
     hidden_part,
@@ -21,7 +22,6 @@ from kenning.vault.fsio import (
     readable_name,
 )
 
-STATE_DIR = ".kenning"
 CONFIG_NAME = "config.yaml"
 ENTITY_FOLDERS = (
     "people", "organizations", "projects", "topics", "meetings",

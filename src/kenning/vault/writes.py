@@ -25,7 +25,7 @@ from typing import Any
 
 from kenning.errors import KenningError
 from kenning.vault import provenance
-from kenning.vault.fsio import acquire_flock, atomic_write_text, resolve_inside
+from kenning.vault.fsio import acquire_flock, atomic_write_text, resolve_own
 from kenning.vault.layout import STATE_DIR
 
 WRITE_LOCK = "write.lock"
@@ -109,7 +109,7 @@ def write_files(root: Path, writes: Mapping[str, str], removals: tuple[str, ...]
     """
     root = Path(root)
     for rel in (*writes, *removals):
-        _target(root, rel)  # raises on a path outside the vault or into a hidden folder
+        resolve_own(root, rel)  # raises on a path outside the vault or into a hidden folder
     if not writes and not removals:
         return
     journal = root / STATE_DIR / JOURNAL
@@ -158,17 +158,11 @@ def recover(root: Path) -> bool:
     if isinstance(writes, dict) and isinstance(removals, list):
         for rel in writes:
             with contextlib.suppress(KenningError, OSError):
-                _remove_temp(_target(Path(root), str(rel)))
+                _remove_temp(resolve_own(Path(root), str(rel)))
         _apply(Path(root), {str(k): str(v) for k, v in writes.items()},
                [str(r) for r in removals], 8)
     journal.unlink(missing_ok=True)
     return True
-
-
-def _target(root: Path, rel: str) -> Path:
-    """Where vault path ``rel`` is written: inside the vault, and a page's path unless it is
-    Kenning's own state (``.kenning/…``, named by Kenning, never by a caller)."""
-    return resolve_inside(root, rel, hidden_ok=rel.startswith(f"{STATE_DIR}/"))
 
 
 def _remove_temp(target: Path) -> None:
@@ -184,7 +178,7 @@ def _apply(root: Path, writes: dict[str, str], removals: list[str], threads: int
     done = [] if done is None else done
 
     def one(item: tuple[str, str]) -> None:
-        atomic_write_text(_target(root, item[0]), item[1])
+        atomic_write_text(resolve_own(root, item[0]), item[1])
         done.append(item[0])  # list.append is atomic under the GIL
 
     if len(writes) > 1 and threads > 1:
@@ -195,5 +189,5 @@ def _apply(root: Path, writes: dict[str, str], removals: list[str], threads: int
             one(item)
     for rel in removals:
         with contextlib.suppress(FileNotFoundError):
-            _target(root, rel).unlink()
+            resolve_own(root, rel).unlink()
         done.append(rel)
