@@ -186,6 +186,10 @@ BROKEN = "---\ntype: topic\nkey: [unclosed\n---\n# Broken Page\n\nThe zeppelin h
 def test_malformed_frontmatter_keeps_body_and_doctor_names_the_line(vault: Vault) -> None:
     write(vault, "topics/Broken Page.md", BROKEN)
     write(vault, "topics/Fine.md", "# Fine\n\nNothing wrong here.\n")
+    shown = cli(vault.root, "index")  # the run that finds it names the file and line
+    assert shown.returncode == 0, shown.stderr
+    assert "  topics/Broken Page.md:3: " in shown.stdout, shown.stdout
+    assert cli(vault.root, "index").stdout.count("Broken Page.md:3") == 0  # found once
     report = vault.index()
     assert report.problems == 1
     assert report.skipped == []

@@ -162,6 +162,10 @@ def _print_report(report: IndexReport, verb: str) -> None:
         f"{links.get('unresolved', 0)} dangling, {links.get('ambiguous', 0)} ambiguous. "
         f"Problems: {report.problems}"
         + (" (see `kenning doctor`)." if report.problems else "."))
+    for line in report.found[:10]:  # what this run found, each naming its file and line
+        click.echo(f"  {readable_name(line)}")
+    if len(report.found) > 10:
+        click.echo(f"  … {len(report.found) - 10} more in `kenning doctor`")
     if report.skipped:
         click.echo(f"Skipped {len(report.skipped)} file(s):")
         for path, reason in report.skipped[:20]:

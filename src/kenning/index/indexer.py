@@ -67,6 +67,7 @@ class IndexReport:
     deleted: int = 0
     skipped: list[tuple[str, str]] = field(default_factory=list)
     problems: int = 0
+    found: list[str] = field(default_factory=list)  # "path:line: problem" of files read this run
     links: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
     embedding: EmbedReport | None = None
@@ -287,6 +288,8 @@ class Indexer:
             self._skip(known, found, digest, exc.reason)
             return
         page = parse_page(text, found.path)
+        report.found += [f"{found.path}:{p.line}: {p.message}" if p.line else
+                         f"{found.path}: {p.message}" for p in page.problems]
         file_id = self._upsert_file(known, found, digest, "ok", None)
         self._write_page(file_id, page)
         if known is None or known[5] != "ok":
