@@ -37,6 +37,7 @@ from kenning.vault.fsio import (
     atomic_write_bytes,
     atomic_write_text,
     fault_point,
+    flock_held,
     fsync_dir,
     resolve_own,
 )
@@ -107,19 +108,7 @@ class Journal:
 
 def lock_held(root: Path) -> bool:
     """True while some process holds the build lock (a build is running)."""
-    import fcntl
-
-    path = _dir(root) / BUILD_LOCK
-    if not path.exists():
-        return False
-    fd = os.open(path, os.O_RDWR)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        return True
-    finally:
-        os.close(fd)
-    return False
+    return flock_held(_dir(root) / BUILD_LOCK)
 
 
 def interrupted(root: Path) -> bool:

@@ -8,7 +8,6 @@ order on open and recorded in ``PRAGMA user_version``.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator
@@ -16,7 +15,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from kenning.errors import IndexBusy
-from kenning.vault.fsio import acquire_flock
+from kenning.vault.fsio import acquire_flock, flock_held
 from kenning.vault.layout import STATE_DIR
 
 T = TypeVar("T")
@@ -408,17 +407,7 @@ def writer_lock(root: Path, *, wait: float = 0.0) -> Iterator[None]:
 
 def lock_held(root: Path) -> bool:
     """True when some process currently holds the index write lock."""
-    path = state_dir(root) / LOCK_NAME
-    if not path.exists():
-        return False
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        return True
-    finally:
-        os.close(fd)
-    return False
+    return flock_held(state_dir(root) / LOCK_NAME)
 
 
 def in_batches(items: Iterable[T], size: int = 900) -> Iterator[tuple[list[T], str]]:

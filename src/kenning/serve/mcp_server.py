@@ -32,7 +32,7 @@ from kenning.errors import KenningError
 from kenning.serve import trust
 from kenning.serve.tools import Runtime, ToolSpec, fold_vocabulary, offered
 from kenning.serve.trust import Caller
-from kenning.vault.fsio import utf8_data, utf8_text
+from kenning.vault.fsio import is_utf8_name, utf8_data, utf8_text
 
 log = logging.getLogger("kenning.serve")
 
@@ -99,7 +99,7 @@ class KenningMCP:
             data = {**data, "notes": [*data.get("notes", []), *rt.notes]} if isinstance(
                 data, dict) else {"result": data, "notes": rt.notes}
         text = json.dumps(data, ensure_ascii=False, default=str)
-        if not _utf8(text):
+        if not is_utf8_name(text):
             # A lone surrogate (a file name that is not UTF-8, a "\ud800" in a source) cannot
             # be sent: escape it rather than fail the call after its work was done.
             data = utf8_data(json.loads(text))
@@ -292,14 +292,6 @@ def _error(message: str) -> types.CallToolResult:
     message = utf8_text(message)
     return types.CallToolResult(content=[types.TextContent(text=f"error: {message}")],
                                 is_error=True)
-
-
-def _utf8(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _where(path: Any) -> str:

@@ -300,6 +300,22 @@ def resolve_own(root: Path, rel: str) -> Path:
     return resolve_inside(root, rel, hidden_ok=rel.startswith(f"{STATE_DIR}/"))
 
 
+def flock_held(path: Path) -> bool:
+    """True when some process holds the flock on lock file ``path`` (tried, not waited for)."""
+    import fcntl
+
+    if not path.exists():
+        return False
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+    return False
+
+
 def acquire_flock(fd: int, wait: float, busy: Callable[[], Exception], *,
                   poll: float = 0.05) -> None:
     """Take an exclusive ``flock`` on ``fd``, retrying for ``wait`` seconds, then raise
