@@ -108,6 +108,12 @@ def test_cli_record_takes_a_key(ada: Vault) -> None:
     env["KENNING_TODAY"] = "2026-03-09"
     again = subprocess.run([*args, "--json"], capture_output=True, text=True, env=env)
     assert json.loads(again.stdout)["replayed"] is True
+    said = subprocess.run(args, capture_output=True, text=True, env=env).stdout
+    assert said.startswith("Nothing written: a call with this key was already made"), said
+    env["KENNING_TODAY"] = "2026-03-04"
+    unkeyed = subprocess.run(args[:-2], capture_output=True, text=True, env=env).stdout
+    assert unkeyed.startswith("Nothing new: already recorded today"), unkeyed
+    assert "Chairs the board" in unkeyed and "(already there)" in unkeyed
     other = subprocess.run([*args[:-4], "--obs", "Other", "--key", "k"], capture_output=True,
                            text=True, env=env)
     assert other.returncode != 0 and "'k' was already used" in other.stderr

@@ -113,9 +113,16 @@ def register(main: click.Group) -> None:
             {"from": a, "rel": r, "to": b} for a, r, b in relations]
         with _open(ctx) as vault:
             result = vault.record(entities, rels, obs, key=key)
-        _show(result, as_json, [f"{'Created' if p in result['created'] else 'Updated'} {p}"
-                                for p in result["created"] + result["updated"]]
-              + [f"  {f['id']}: {f['text']}  ({f['citation']})" for f in result["facts"]])
+        if result.get("replayed"):
+            head = ["Nothing written: a call with this key was already made; its result:"]
+        elif not (result["created"] or result["updated"]):
+            head = ["Nothing new: already recorded today"]
+        else:
+            head = []
+        _show(result, as_json, head + [f"{'Created' if p in result['created'] else 'Updated'} {p}"
+                                       for p in result["created"] + result["updated"]]
+              + [f"  {f['id']}: {f['text']}  ({f['citation']})"
+                 + ("  (already there)" if f.get("existing") else "") for f in result["facts"]])
 
     @main.command()
     @click.argument("name")
