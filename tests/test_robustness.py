@@ -244,6 +244,7 @@ def test_unreadable_files_are_skipped_with_a_reason_then_indexed_once_fixed(vaul
     shown = cli(vault.root, "index")
     assert shown.returncode == 0, shown
     assert "Skipped 3 file(s):" in shown.stdout
+    assert "0 added, 0 updated, 0 deleted, 2 unchanged, 3 skipped." in shown.stdout  # each once
     for rel, (_, reason) in BAD_FILES.items():
         line = next(x for x in shown.stdout.splitlines() if x.strip().startswith(rel + ":"))
         assert reason in line, line

@@ -155,8 +155,11 @@ def _print_report(report: IndexReport, verb: str) -> None:
     click.echo(
         f"{verb} {report.scanned} Markdown files in {report.seconds:.2f} s: "
         f"{report.added} added, {report.updated} updated, {report.deleted} deleted, "
-        f"{report.unchanged + report.touched} unchanged"
-        + (f" ({report.touched} touched, not re-parsed)" if report.touched else "") + ".")
+        # Every file is counted once: a skipped one as skipped, whether new or seen before.
+        f"{max(report.scanned - report.added - report.updated - len(report.skipped), 0)} "
+        "unchanged"
+        + (f" ({report.touched} touched, not re-parsed)" if report.touched else "")
+        + (f", {len(report.skipped)} skipped" if report.skipped else "") + ".")
     click.echo(
         f"Links: {links.get('resolved', 0)} resolved, {links.get('file', 0)} to attachments, "
         f"{links.get('unresolved', 0)} dangling, {links.get('ambiguous', 0)} ambiguous. "
