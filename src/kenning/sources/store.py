@@ -213,6 +213,7 @@ class SourceStore:
         self.state_path = self.root / STATE_DIR / SYNC_DIR / f"{connector}.json"
         self.state = self._load_state()
         self._dirty = False
+        self._owners: dict[str, set[str]] | None = None  # path → source ids (see _path_owners)
 
     # -- state -------------------------------------------------------------------------------
 
@@ -505,6 +506,11 @@ class SourceStore:
         return fm
 
     def _remember(self, source_id: str, rel: str, keys: list[str], body: str) -> None:
+        if self._owners is not None:
+            old = self.state["sources"].get(source_id)
+            if old is not None:
+                self._owners[old["path"]].discard(source_id)
+            self._owners.setdefault(rel, set()).add(source_id)
         self.state["sources"][source_id] = {"path": rel, "keys": keys, "hash": content_hash(body),
                                             "renderer": self.renderer}
         self._dirty = True
@@ -513,11 +519,20 @@ class SourceStore:
         folder = f"{SOURCES}/{FOLDERS[doc.kind]}"
         stem = doc.name or "-".join(p for p in ((doc.date or "")[:10], slugify(doc.title)) if p)
         stem = slugify(stem, limit=80)
-        taken = {r["path"] for sid, r in self.state["sources"].items() if sid != doc.source_id}
         rel = f"{folder}/{stem}.md"
-        if rel in taken or self._owned_by_other(rel, doc.source_id):
+        taken = bool(self._path_owners().get(rel, set()) - {doc.source_id})
+        if taken or self._owned_by_other(rel, doc.source_id):
             rel = f"{folder}/{stem}-{hashlib.sha1(doc.source_id.encode()).hexdigest()[:8]}.md"
         return rel
+
+    def _path_owners(self) -> dict[str, set[str]]:
+        """Vault path → ids of the sources written there: built once per sync and kept by
+        :meth:`_remember`, so naming a new file does not scan every source (10,000 events)."""
+        if self._owners is None:
+            self._owners = {}
+            for sid, record in self.state["sources"].items():
+                self._owners.setdefault(record["path"], set()).add(sid)
+        return self._owners
 
     def _owned_by_other(self, rel: str, source_id: str) -> bool:
         path = self.root / rel
