@@ -117,6 +117,28 @@ def test_cjk_query_does_not_match_unrelated_text(v: Vault) -> None:
     assert v.search("資金") == []
 
 
+@pytest.mark.parametrize(("question", "expected_line"), [
+    # Natural questions, not keywords: hiragana particles and verb endings between the words.
+    ("会議室で定例会議を開いたのはいつですか", "第3回定例会議を会議室Bで開いた。ミナト社は出資した。"),
+    ("ミナト社は出資しましたか", "第3回定例会議を会議室Bで開いた。ミナト社は出資した。"),
+])
+def test_a_japanese_question_finds_the_words_it_asks_about(v: Vault, question: str,
+                                                          expected_line: str) -> None:
+    results = v.search(question, mode="lexical")
+    assert results and results[0].path == "notes/ja.md"
+    assert lines_of(v, results[0].citation) == [expected_line]
+    assert v.search("資金はありましたか", mode="lexical") == []  # its words are nowhere
+
+
+def test_a_run_of_one_script_stays_one_phrase() -> None:
+    from kenning.index.cjk import query_words
+
+    assert query_words("会議の議事録を共有する方法") == ["会議", "議事録", "共有", "方法"]
+    assert query_words("定例会議") == ["定例会議"]          # Chinese or kanji-only: a phrase
+    assert query_words("ありがとう") == ["ありがとう"]       # all hiragana: kept whole
+    assert query_words("送る") == ["送"]                    # only a single kanji is left
+
+
 def test_stopword_only_query_still_searches(v: Vault) -> None:
     put(v, "notes/the.md", "# The Who\n\nwho what\n")
     v.index()

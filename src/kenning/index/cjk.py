@@ -3,7 +3,9 @@
 FTS5's unicode61 tokenizer would index a whole CJK run as one token, so 会議 could never find
 定例会議. Kenning writes every CJK run into a separate column as overlapping bigrams
 (定例会議 → 定例 例会 会議) and rewrites queries the same way: a two-character word is one bigram
-and matches wherever it occurs; a longer word is a phrase of consecutive bigrams.
+and matches wherever it occurs; a longer word is a phrase of consecutive bigrams. A Japanese
+question is split into its words first (:func:`query_words`), so it finds the notes that hold
+them, not only a note that repeats the question word for word.
 """
 
 from __future__ import annotations
@@ -31,6 +33,22 @@ def cjk_column(text: str) -> str:
     if not HAS_CJK.search(text):
         return ""
     return "\n".join(" ".join(bigrams(run)) for run in CJK_RUN.findall(text))
+
+
+_HIRAGANA = re.compile("[\u3040-\u309f]+")
+
+
+def query_words(run: str) -> list[str]:
+    """The words of one CJK run of a query, each searched on its own (any of them, like English
+    terms). Japanese writes particles and verb endings in hiragana between its kanji and katakana
+    words (会議の議事録を共有する方法 → 会議, 議事録, 共有, 方法), so a run that mixes them is cut
+    at the hiragana, which is dropped, as are single characters left over (送る → 送) when longer
+    words remain. A run of one kind (a Chinese phrase, a hiragana word, Korean) stays whole."""
+    parts = [p for p in _HIRAGANA.split(run) if p]
+    if not parts or parts == [run]:
+        return [run]
+    words = [p for p in parts if len(p) > 1]
+    return words or [max(parts, key=len)]
 
 
 def split_query(query: str) -> tuple[list[str], str]:

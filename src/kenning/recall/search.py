@@ -21,7 +21,7 @@ from datetime import date
 from typing import Any
 
 from kenning.index.chunking import heading_at
-from kenning.index.cjk import HAS_CJK, run_to_fts, split_query
+from kenning.index.cjk import HAS_CJK, query_words, run_to_fts, split_query
 from kenning.index.indexer import norm_name
 from kenning.recall import when
 
@@ -149,7 +149,8 @@ def parse_query(text: str) -> Query:
     terms = [t for t in tokens if t not in STOPWORDS] or tokens
     seen: dict[str, None] = dict.fromkeys(terms)
     clean_phrases = tuple(" ".join(_TOKEN.findall(p)) for p in phrases)
-    return Query(tuple(seen), tuple(p for p in clean_phrases if p), tuple(dict.fromkeys(runs)))
+    words = [w for run in runs for w in query_words(run)]
+    return Query(tuple(seen), tuple(p for p in clean_phrases if p), tuple(dict.fromkeys(words)))
 
 
 @dataclass(frozen=True)
