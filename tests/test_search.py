@@ -117,10 +117,13 @@ def test_cjk_query_does_not_match_unrelated_text(v: Vault) -> None:
     assert v.search("資金") == []
 
 
+JA_LINE = "第3回定例会議を会議室Bで開いた。ミナト社は出資した。"
+
+
 @pytest.mark.parametrize(("question", "expected_line"), [
     # Natural questions, not keywords: hiragana particles and verb endings between the words.
-    ("会議室で定例会議を開いたのはいつですか", "第3回定例会議を会議室Bで開いた。ミナト社は出資した。"),
-    ("ミナト社は出資しましたか", "第3回定例会議を会議室Bで開いた。ミナト社は出資した。"),
+    ("会議室で定例会議を開いたのはいつですか", JA_LINE),
+    ("ミナト社は出資しましたか", JA_LINE),
 ])
 def test_a_japanese_question_finds_the_words_it_asks_about(v: Vault, question: str,
                                                           expected_line: str) -> None:

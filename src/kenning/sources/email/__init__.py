@@ -20,7 +20,6 @@ whose text is already in the file is not written twice.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -30,8 +29,6 @@ from typing import Any
 
 from kenning.sources.owner import Owner
 from kenning.sources.store import (
-    FOLDERS,
-    SOURCES,
     Entry,
     Progress,
     SourceDoc,
@@ -86,8 +83,7 @@ def sync(root: Path, target: str, *, progress: Progress | None = None,
         raise SyncError(f"{target}: no such file or folder")
     owner = Owner.load(root)
     report = SyncReport(CONNECTOR)
-    _remove_stale_temps(root)
-    with SourceStore(root, CONNECTOR) as store:
+    with SourceStore(root, CONNECTOR) as store:  # which removes a killed sync's temp files
         if store.load_warning:
             report.warn(str(store.state_path), store.load_warning)
         messages, total = files.read(path, report)
@@ -408,16 +404,6 @@ def _truncation_of(first: str, second: str) -> str | None:
     if long_[: len(head)] != head or (short and not long_[len(head)].startswith(short[-1])):
         return None
     return which
-
-
-def _remove_stale_temps(root: Path) -> None:
-    """A sync killed mid-write leaves the temporary file of its atomic write: remove it."""
-    folder = Path(root) / SOURCES / FOLDERS["email"]
-    if not folder.is_dir():
-        return
-    for tmp in folder.glob(".*.md.*.tmp"):
-        with contextlib.suppress(OSError):
-            tmp.unlink()
 
 
 def _sibling_states(store: SourceStore) -> list[dict[str, Any]]:
