@@ -346,9 +346,10 @@ def rerank_fused(db: sqlite3.Connection, query: str, fused: dict[int, dict[str, 
                  reranker: Reranker) -> list[str]:
     """Re-order the top ``top_n`` chunks of the fused order by the reranker; notes on failure.
 
-    The pool is the same whatever ``--limit`` is. On success the pool's chunks swap their fused
-    scores so the reranked first carries the pool's best fused score, and so on: the scale the
-    page signals multiply stays the mode's own, and chunks outside the pool stay below it. Each
+    The pool is the same whatever ``--limit`` is. On success the rerank scores are mapped
+    linearly onto the pool's range of fused scores (the reranked first gets the pool's best
+    fused score, the last its lowest): the scale the page signals multiply stays the mode's own,
+    a clear lead by the reranker stays a clear lead, and chunks outside the pool stay below. Each
     pooled chunk keeps its ``rerank`` score and ``rerank_rank`` for ``--explain``. On any failure
     ``fused`` is left exactly as it was.
     """
@@ -372,12 +373,14 @@ def rerank_fused(db: sqlite3.Connection, query: str, fused: dict[int, dict[str, 
     if len(scores) != len(pool) or not all(math.isfinite(s) for s in scores):
         return [f"the reranker {reranker.model_id} gave unusable scores: results are in fused "
                 "order, not reranked"]
-    fused_scores = [fused[c]["score"] for c in pool]  # already best first
+    high, low = fused[pool[0]]["score"], fused[pool[-1]]["score"]
+    top, bottom = max(scores), min(scores)
     by_rerank = sorted(range(len(pool)), key=lambda i: (-scores[i], i))
     for rank, i in enumerate(by_rerank, 1):
         parts = fused[pool[i]]
         parts["fused"] = parts["score"]
-        parts["score"] = fused_scores[rank - 1]
+        if top > bottom:  # all scores equal say nothing: the fused order stands
+            parts["score"] = low + (high - low) * (scores[i] - bottom) / (top - bottom)
         parts["rerank"] = scores[i]
         parts["rerank_rank"] = rank
     return []
