@@ -87,6 +87,7 @@ class Vault:
         self._config: Config | None = None
         self._indexed = False
         self._embedder: Any = False
+        self._reranker: Any = False
         self._pool: Any = None
 
     # -- opening ---------------------------------------------------------------------------
@@ -400,12 +401,42 @@ class Vault:
         results = search(db, query, filters=filters, limit=limit, mode=mode, dense=dense,
                          signals=self.signals, activity=activity.last_recalled(self.root),
                          today=as_of or date.today().isoformat(), explain=explain,
-                         budget=budget, group=group)
+                         budget=budget, group=group, reranker=self._reranker_or_note(notes))
         results.notes = notes + results.notes
         results.coverage = coverage
         if record and results:
             activity.record(self.root, [r.path for r in results[:3]])
         return results
+
+    def reranker(self) -> Any:
+        """The configured reranker (None when none is); raises RerankUnavailable."""
+        if self._reranker is False:
+            from kenning.recall.rerank import load_reranker
+
+            self._reranker = load_reranker(self.rerank_config)
+        return self._reranker
+
+    @property
+    def rerank_config(self) -> Any:
+        """The ``rerank`` section of the config (env KENNING_RERANK overrides provider)."""
+        from kenning.recall.rerank import RerankConfig
+
+        raw = (self.config.raw or {}).get("rerank")
+        override = os.environ.get("KENNING_RERANK")
+        if override:
+            raw = {**(raw if isinstance(raw, dict) else {}), "provider": override}
+        return RerankConfig.from_raw(raw)
+
+    def _reranker_or_note(self, notes: list[str]) -> Any:
+        """The reranker, or None with a note saying why the configured one cannot run."""
+        from kenning.recall.rerank import RerankUnavailable
+
+        try:
+            return self.reranker()
+        except RerankUnavailable as exc:
+            notes.append(f"{exc.message}: results are in fused order, not reranked "
+                         f"(fix: {exc.fix})")
+            return None
 
     def _dense_arm(self, query: str, mode: str) -> tuple[Any, list[str], Any]:
         """The query vector and matrix for dense/hybrid search, or notes on why there is none."""

@@ -87,6 +87,7 @@ def check(vault: Vault) -> Health:
     _links(db, health)
     _aliases(db, health)
     _vectors(vault, health)
+    _reranker(vault, health)
     health.stats.update(dict(db.execute(
         "SELECT 'pages', count(*) FROM pages UNION ALL SELECT 'chunks', count(*) FROM chunks"
         " UNION ALL SELECT 'links', count(*) FROM links UNION ALL"
@@ -337,6 +338,27 @@ def _vectors(vault: Vault, health: Health) -> None:
                     "kenning index (resumes embedding)"))
     else:
         add(Finding("ok", "vectors", f"all {total} chunks have vectors ({embedder.model_id})"))
+
+
+def _reranker(vault: Vault, health: Health) -> None:
+    """Say whether the configured reranker loads and answers a small probe within its budget."""
+    from kenning.recall.rerank import RerankUnavailable, probe
+
+    add = health.findings.append
+    try:
+        reranker = vault.reranker()
+        if reranker is None:
+            return  # the default: no reranker, nothing to report
+        probe(reranker)
+    except RerankUnavailable as exc:
+        add(Finding("warn", "rerank", f"{exc.message}; searches keep the fused order",
+                    exc.fix))
+        return
+    except KenningError as exc:
+        add(Finding("error", "config", exc.message, "fix .kenning/config.yaml"))
+        return
+    add(Finding("ok", "rerank", f"the reranker {reranker.model_id} answers; the top "
+                f"{reranker.top_n} passages of each search are reranked"))
 
 
 def _aliases(db: Any, health: Health) -> None:

@@ -197,8 +197,11 @@ class Results(list):  # type: ignore[type-arg]
 def search(db: sqlite3.Connection, text: str, *, filters: Filters = Filters(), limit: int = 10,
            mode: str = "lexical", dense: DenseArm | None = None, signals: Signals = Signals(),
            activity: dict[str, str] | None = None, today: str | None = None,
-           explain: bool = False, budget: int | None = None, group: str = "page") -> Results:
+           explain: bool = False, budget: int | None = None, group: str = "page",
+           reranker: Any = None) -> Results:
     """Search chunks lexically, densely or both (RRF), apply signals, cite lines.
+
+    ``reranker`` (see :mod:`kenning.recall.rerank`) re-orders the top of the fused order.
 
     ``group="page"`` returns one result per page with its best chunks (for reading);
     ``group="chunk"`` one result per chunk, best passages first, at most ``passages_per_page``
@@ -270,6 +273,10 @@ def search(db: sqlite3.Connection, text: str, *, filters: Filters = Filters(), l
 
     if signals.speaker_factor != 1.0 and query.terms and fused:
         _weigh_speakers(db, fused, query, signals.speaker_factor)
+    if reranker is not None:  # the fused order is final here; reranking re-orders its top
+        from kenning.recall.rerank import rerank_fused
+
+        out.notes.extend(rerank_fused(db, text, fused, reranker))
 
     best: dict[int, list[int]] = {}
     for chunk_id in sorted(fused, key=lambda c: -fused[c]["score"]):
