@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from kenning.cli import main
 from kenning.evaluate import qmsum
-from kenning.evaluate.locomo import EvalError
+from kenning.evaluate.budget import EvalError
 
 VAL = Path(__file__).resolve().parents[2] / "shared" / "eval" / "meetings" / "qmsum" / "val"
 if not VAL.is_dir():

@@ -65,22 +65,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kenning.evaluate.locomo import (
+from kenning.evaluate.budget import (
     EvalError,
-    _environment,
-    _f,
-    _f1,
-    _forget_activity,
-    _index,
-    _latency,
-    _LineWords,
-    _ms,
-    _report_fields,
-    _safe_name,
-    _searcher,
-    _table,
+    Line,
+    LineWords,
     check_modes,
+    environment,
+    fmt,
+    fmt0,
+    fmt_ms,
+    forget_activity,
+    index_vault,
+    latency,
     pack_lines,
+    report_fields,
+    safe_name,
+    searcher,
+    table,
 )
 from kenning.vault.fsio import atomic_write_text
 
@@ -91,7 +92,6 @@ BASELINE = "bm25-lines"
 TRANSCRIPT_HEADING = "## Transcript"
 
 Progress = Callable[[int, int, str], None]
-Line = tuple[str, int]
 
 _TOKEN = re.compile(r"\w+")
 _TURN = re.compile(r"- \*\*(?:\[[0-9:]+\] )?.*?:\*\* ?(.*)")
@@ -188,7 +188,7 @@ def read_meeting(path: str | Path) -> MeetingData:
 
 def write_transcript(meeting: MeetingData, folder: Path) -> Path:
     """The meeting as a QMSum transcript file a user would sync: turns and topics, no queries."""
-    target = Path(folder) / f"{_safe_name(meeting.name)}.json"
+    target = Path(folder) / f"{safe_name(meeting.name)}.json"
     text = json.dumps({"meeting_transcripts": meeting.transcript, "topic_list": meeting.topics},
                       ensure_ascii=False, indent=1)
     if not target.exists() or target.read_text(encoding="utf-8") != text:
@@ -379,7 +379,7 @@ def run_qmsum(folder: str | Path, *, modes: Sequence[str] = DEFAULT_MODES,
     total = sum(len(s) + len(g) for s, g in map(queries, meetings))
     rows: list[dict[str, Any]] = []
     general_rows: list[dict[str, Any]] = []
-    latency: dict[str, list[float]] = {r: [] for r in runs}
+    times: dict[str, list[float]] = {r: [] for r in runs}
     fallback: dict[str, int] = dict.fromkeys(runs, 0)
     index_info: dict[str, Any] = {"seconds": 0.0}
     empty_gold = 0
@@ -408,16 +408,16 @@ def run_qmsum(folder: str | Path, *, modes: Sequence[str] = DEFAULT_MODES,
             raise EvalError(f"the meetings connector wrote no source for {', '.join(missing)} "
                             f"({'; '.join(report.warnings[:3]) or 'no warnings'})")
         if modes:
-            _forget_activity(vault.root)
+            forget_activity(vault.root)
             started = time.perf_counter()
-            indexed = _index(vault, embed=any(m != "lexical" for m in modes))
+            indexed = index_vault(vault, embed=any(m != "lexical" for m in modes))
             index_info["seconds"] = time.perf_counter() - started
-            index_info["report"] = _report_fields(indexed)
+            index_info["report"] = report_fields(indexed)
             index_info["embed_error"] = getattr(indexed, "embed_error", None)
         if progress:
             progress(0, total, f"{len(meetings)} meetings synced, indexed in "
                                f"{index_info['seconds']:.1f}s")
-        words = _LineWords(vault.root)
+        words = LineWords(vault.root)
         maps: dict[str, tuple[str, dict[int, int]]] = {}
         docs: list[tuple[str, int, str]] = []
         for name, meeting in written.items():
@@ -458,7 +458,7 @@ def run_qmsum(folder: str | Path, *, modes: Sequence[str] = DEFAULT_MODES,
                         results = list(found)
                         if getattr(found, "mode", None) != run.split("/")[0]:
                             fallback[run] += 1
-                    latency[run].append((time.perf_counter() - started) * 1000.0)
+                    times[run].append((time.perf_counter() - started) * 1000.0)
                     if is_general:
                         row["scores"][run] = score_general(results, topics, budgets, words)
                     elif gold:
@@ -479,9 +479,9 @@ def run_qmsum(folder: str | Path, *, modes: Sequence[str] = DEFAULT_MODES,
                      "budgets": list(budgets), "limit": limit, "limit_meetings": limit_meetings,
                      "limit_queries": limit_queries, "baseline": baseline,
                      "cost": "words per line, len(line.split()); overflowing lines skipped"},
-        "environment": _environment(),
+        "environment": environment(),
         "index": index_info,
-        "latency_ms": {r: _latency(v) for r, v in latency.items()},
+        "latency_ms": {r: latency(v) for r, v in times.items()},
         "fallbacks": {r: n for r, n in fallback.items() if n},
         "scores": _aggregate(rows, runs, budgets),
         "general": _aggregate_general(general_rows, runs, budgets),
@@ -507,7 +507,7 @@ def meeting_sources(root: Path, names: set[str]) -> dict[str, str]:
 
 def _grouped(vault: Any, mode: str, group: str) -> Callable[[str, int], Any]:
     """``search(query, limit)`` in one mode and grouping, recording no recall activity."""
-    plain = _searcher(vault, mode)  # sets mode=, record=False (and group="chunk")
+    plain = searcher(vault, mode)  # sets mode=, record=False (and group="chunk")
     if group == "chunk":
         return plain
     return lambda q, n: vault.search(q, limit=n, mode=mode, record=False, group="page")
@@ -567,19 +567,19 @@ def format_report(result: dict[str, Any]) -> str:
     for key, title in (("hit", "Evidence hit (any gold turn inside the budget)"),
                        ("recall", "Evidence recall (share of gold turns inside the budget)")):
         out += [f"**{title}**", ""]
-        out += _table(["run", "queries", *heads],
-                      [[r, f"{sc[r]['queries']:,}", *[_f(sc[r][key][b]) for b in budgets]]
+        out += table(["run", "queries", *heads],
+                      [[r, f"{sc[r]['queries']:,}", *[fmt(sc[r][key][b]) for b in budgets]]
                        for r in runs])
         out.append("")
     out += ["**Words taken (mean per specific query; the budget is a ceiling)**", ""]
-    out += _table(["run", *heads], [[r, *[_f1(sc[r]["words"][b]) for b in budgets]]
+    out += table(["run", *heads], [[r, *[fmt0(sc[r]["words"][b]) for b in budgets]]
                                     for r in runs])
     out.append("")
     if d["general_queries"]:
         out += [f"**General queries ({d['general_queries']:,}; no gold turns): topic coverage — "
                 f"share of the meeting's topics with a taken line (words taken)**", ""]
-        out += _table(["run", *heads], [[r, *[
-            f"{_f(gen[r]['topic_coverage'][b])} ({_f1(gen[r]['words'][b])})" for b in budgets]]
+        out += table(["run", *heads], [[r, *[
+            f"{fmt(gen[r]['topic_coverage'][b])} ({fmt0(gen[r]['words'][b])})" for b in budgets]]
             for r in runs])
         out.append("")
     idx = result["index"]
@@ -587,8 +587,8 @@ def format_report(result: dict[str, Any]) -> str:
                f"({'fresh' if idx.get('fresh') else 're-used vault, incremental'}; "
                f"{d['lines']:,} turn lines); {result['environment']['machine']}")
     out.append("")
-    out += _table(["run", "queries", "p50 ms", "p95 ms", "mean ms"],
-                  [[r, f"{v['queries']:,}", _ms(v["p50"]), _ms(v["p95"]), _ms(v["mean"])]
+    out += table(["run", "queries", "p50 ms", "p95 ms", "mean ms"],
+                  [[r, f"{v['queries']:,}", fmt_ms(v["p50"]), fmt_ms(v["p95"]), fmt_ms(v["mean"])]
                    for r, v in result["latency_ms"].items()])
     for run, count in result.get("fallbacks", {}).items():
         out += ["", f"**Warning**: {run} searched in another mode on {count:,} queries (no "
