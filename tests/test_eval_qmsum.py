@@ -89,6 +89,9 @@ def test_hand_computed_hit_and_recall(tmp_path: Path) -> None:
     assert rows["zebra"]["words"] == {4: 3, 7: 3, 20: 10}
     general = result["general"][qmsum.BASELINE]
     assert general["queries"] == 1
+    # "Summarize the whole meeting.": only alpha's turn 3 has a query word ("the", 7 words)
+    assert general["meeting"] == {4: 0.0, 7: 1.0, 20: 1.0}
+    assert general["topic_coverage"] == {4: 0.0, 7: 1.0, 20: 1.0}
 
 
 def test_score_query_exact() -> None:
