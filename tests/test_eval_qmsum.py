@@ -52,7 +52,8 @@ def _split(tmp_path: Path) -> Path:
 def test_turn_lines_map_each_turn_to_its_line(tmp_path: Path) -> None:
     result = qmsum.run_qmsum(_split(tmp_path), modes=(), workdir=tmp_path / "work")
     root = tmp_path / "work" / "vault"
-    sources = qmsum.meeting_sources(root, {"alpha.json", "beta.json"})
+    sources = qmsum.meeting_sources(root)
+    assert sorted(sources) == ["alpha.json", "beta.json"]
     text = (root / sources["alpha.json"]).read_text(encoding="utf-8")
     lines = text.split("\n")
     where = qmsum.turn_lines(text, json.loads(
@@ -62,6 +63,10 @@ def test_turn_lines_map_each_turn_to_its_line(tmp_path: Path) -> None:
     assert lines[where[3] - 1] == "- **Bob:** the zebra budget is tight"
     assert lines[where[5] - 1] == "- **Bob:** lunch"
     assert result["data"]["empty_gold_turns"] == 1
+    # the kept vault holds both meetings: a run over fewer would score against extra meetings
+    with pytest.raises(EvalError, match="holds meetings this run does not ask about"):
+        qmsum.run_qmsum(tmp_path / "split", modes=(), limit_meetings=1,
+                        workdir=tmp_path / "work")
 
 
 def test_turn_lines_refuses_a_shifted_file() -> None:

@@ -407,7 +407,12 @@ def run_qmsum(folder: str | Path, *, modes: Sequence[str] = DEFAULT_MODES,
         started = time.perf_counter()
         report = connector.sync(vault.root, inputs)  # what `kenning sync meetings DIR` runs
         index_info["sync_seconds"] = time.perf_counter() - started
-        sources = meeting_sources(vault.root, set(written))
+        sources = meeting_sources(vault.root)
+        extra = sorted(set(sources) - set(written))
+        if extra:
+            raise EvalError(f"{root} holds meetings this run does not ask about "
+                            f"({', '.join(extra[:3])}{' …' if len(extra) > 3 else ''}); "
+                            f"use a new --workdir or ask for at least as many meetings")
         missing = sorted(set(written) - set(sources))
         if missing:
             raise EvalError(f"the meetings connector wrote no source for {', '.join(missing)} "
@@ -498,14 +503,14 @@ def run_qmsum(folder: str | Path, *, modes: Sequence[str] = DEFAULT_MODES,
 _ORIGINAL = re.compile(r"^original_file: ['\"]?(.+?)['\"]?$", re.MULTILINE)
 
 
-def meeting_sources(root: Path, names: set[str]) -> dict[str, str]:
+def meeting_sources(root: Path) -> dict[str, str]:
     """Input file name → vault path of the meeting source the connector wrote from it (read
     from each source's ``original_file`` field)."""
     out: dict[str, str] = {}
     for path in sorted((root / "sources" / "meetings").rglob("*.md")):
         head = path.read_text(encoding="utf-8").split("\n---", 1)[0]
         m = _ORIGINAL.search(head)
-        if m and m[1] in names:
+        if m:
             out[m[1]] = path.relative_to(root).as_posix()
     return out
 
