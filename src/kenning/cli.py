@@ -671,6 +671,47 @@ def eval_locomo(path: Path, modes: tuple[str, ...], budgets: tuple[int, ...],
     click.echo(locomo.to_json(result) if as_json else locomo.format_report(result))
 
 
+@eval_group.command("qmsum")
+@click.argument("folder", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("-m", "--mode", "modes", multiple=True,
+              type=click.Choice(["lexical", "dense", "hybrid"]),
+              help="Search modes to measure (repeat; default all three).")
+@click.option("-g", "--group", "groups", multiple=True, type=click.Choice(["page", "chunk"]),
+              help="Result grouping (repeat; default both: page is `kenning search`'s default).")
+@click.option("-b", "--budget", "budgets", multiple=True, type=click.IntRange(1, 100_000),
+              help="Word budgets (repeat; default 250 500 1000 2000).")
+@click.option("--limit-meetings", type=click.IntRange(1, None),
+              help="Only the first N meetings (by file name).")
+@click.option("--limit-queries", type=click.IntRange(1, None),
+              help="Only the first N queries of each meeting.")
+@click.option("--no-baseline", is_flag=True, help="Leave out the BM25-over-lines baseline.")
+@click.option("--workdir", type=click.Path(file_okay=False, path_type=Path),
+              help="Keep the vault here and re-use it (vectors are not re-computed).")
+@click.option("--limit", type=click.IntRange(1, 1000), default=100, show_default=True,
+              help="Results asked for per query.")
+@JSON_OPTION
+def eval_qmsum(folder: Path, modes: tuple[str, ...], groups: tuple[str, ...],
+               budgets: tuple[int, ...], limit_meetings: int | None, limit_queries: int | None,
+               no_baseline: bool, workdir: Path | None, limit: int, as_json: bool) -> None:
+    """Evidence hit and recall at word budgets on a QMSum split folder (e.g.
+    ../shared/eval/meetings/qmsum/val).
+
+    The meetings are synced into one vault with the meetings connector and indexed; every
+    specific query is asked in each mode and grouping and beside a BM25-over-lines baseline;
+    general queries are reported apart (topic coverage). Prints index time and query latency.
+    """
+    from kenning.evaluate import qmsum
+
+    with _progress("Queries") as bars:
+        result = qmsum.run_qmsum(
+            folder, modes=modes or qmsum.DEFAULT_MODES, groups=groups or qmsum.DEFAULT_GROUPS,
+            budgets=budgets or qmsum.DEFAULT_BUDGETS, limit=limit,
+            limit_meetings=limit_meetings, limit_queries=limit_queries,
+            baseline=not no_baseline, workdir=workdir,
+            progress=lambda d, t, m: bars.files(d, t, m))
+    click.echo(qmsum.to_json(result) if as_json else qmsum.format_report(result))
+
+
 @eval_group.command("resolution")
 @click.argument("path", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--enron", is_flag=True, help="PATH is the Enron folder: check the address ↔ "

@@ -88,22 +88,35 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import inspect
 import json
-import math
-import os
-import platform
 import re
 import statistics
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass, is_dataclass
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-from kenning.errors import KenningError
+from kenning.evaluate.budget import (
+    EvalError,
+    Line,
+    ResultLike,
+    check_modes,
+    pack_lines,
+)
+from kenning.evaluate.budget import LineWords as _LineWords
+from kenning.evaluate.budget import environment as _environment
+from kenning.evaluate.budget import fmt as _f
+from kenning.evaluate.budget import fmt0 as _f1
+from kenning.evaluate.budget import fmt_ms as _ms
+from kenning.evaluate.budget import forget_activity as _forget_activity
+from kenning.evaluate.budget import index_vault as _index
+from kenning.evaluate.budget import latency as _latency
+from kenning.evaluate.budget import report_fields as _report_fields
+from kenning.evaluate.budget import safe_name as _safe_name
+from kenning.evaluate.budget import searcher as _searcher
+from kenning.evaluate.budget import table as _table
 from kenning.vault.fsio import atomic_write_text
 
 CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop",
@@ -115,7 +128,6 @@ DEFAULT_BUDGETS = (250, 500, 1000, 2000)
 CHATS_FOLDER = "sources/chats"
 
 Progress = Callable[[int, int, str], None]
-Line = tuple[str, int]
 
 _EVIDENCE = re.compile(r"D:?(\d+):(\d+)")
 _SESSION_KEY = re.compile(r"session_(\d+)")
@@ -125,10 +137,6 @@ _MONTHS = {m: i for i, m in enumerate(
 _PLAIN = re.compile(r"[A-Za-z][\w.'-]*(?: [\w.'-]+)*")
 _YAML_WORDS = {"true", "false", "null", "yes", "no", "on", "off", "y", "n"}
 _QUESTION_ID = re.compile(r"locomo_(\d+)_qa(\d+)")
-
-
-class EvalError(KenningError):
-    """The evaluation cannot run: bad data file, unknown conversation, unsupported mode."""
 
 
 # -- evidence ------------------------------------------------------------------------------------
@@ -269,53 +277,6 @@ def write_conversation(sample: dict[str, Any], root: Path) -> dict[str, tuple[st
 
 
 # -- packing and scoring -------------------------------------------------------------------------
-
-
-class HitLike(Protocol):
-    """What packing needs from a hit."""
-
-    start_line: int
-    end_line: int
-
-
-class ResultLike(Protocol):
-    """What packing needs from a result."""
-
-    path: str
-    hits: Sequence[HitLike]
-
-
-def pack_lines(results: Iterable[ResultLike], budget: int, words: Callable[[str, int], int],
-               *, overflow: str = "skip") -> list[Line]:
-    """The (path, line) pairs a reader with ``budget`` words takes from ranked ``results``.
-
-    Results in order, hits in order, each hit's lines in order; a line already taken is free
-    and skipped; a line costs ``words(path, line)``. A line that would overflow the budget is not
-    taken; ``overflow="skip"`` goes on with later lines, ``"stop"`` ends the packing there.
-    Packing ends when the budget is spent exactly.
-    """
-    if overflow not in ("skip", "stop"):
-        raise ValueError(f"overflow must be 'skip' or 'stop', not {overflow!r}")
-    taken: list[Line] = []
-    seen: set[Line] = set()
-    left = budget
-    for result in results:
-        for hit in result.hits:
-            for line in range(hit.start_line, hit.end_line + 1):
-                key = (result.path, line)
-                if key in seen:
-                    continue
-                cost = words(result.path, line)
-                if cost > left:
-                    if overflow == "stop":
-                        return taken
-                    continue
-                seen.add(key)
-                taken.append(key)
-                left -= cost
-                if left <= 0:
-                    return taken
-    return taken
 
 
 def reciprocal_rank(results: Iterable[ResultLike], gold: set[Line]) -> float:
@@ -573,56 +534,6 @@ def run_locomo(path: str | Path, *, modes: Sequence[str] = DEFAULT_MODES,
     }
 
 
-def check_modes(vault_cls: Any, modes: Sequence[str]) -> None:
-    """Raise EvalError when the Vault cannot search in one of ``modes``."""
-    if any(m != "lexical" for m in modes) and not _has_mode(vault_cls.search):
-        raise EvalError(
-            f"this Kenning's Vault.search has no mode= argument, so only lexical search can be "
-            f"evaluated (asked for {', '.join(modes)}); run with mode lexical")
-
-
-def _has_mode(search: Callable[..., Any]) -> bool:
-    return "mode" in _parameters(search)
-
-
-def _searcher(vault: Any, mode: str) -> Callable[[str, int], Sequence[Any]]:
-    """``search(question, limit)`` in one mode, recording no recall activity."""
-    params = _parameters(vault.search)
-    extra: dict[str, Any] = {}
-    if "mode" in params:
-        extra["mode"] = mode
-    elif mode != "lexical":
-        raise EvalError(f"Vault.search cannot search in mode {mode!r}")
-    if "record" in params:
-        # Recalled pages gain recency: recording would let earlier questions rank later ones.
-        extra["record"] = False
-    if "group" in params:
-        # The budget goes to the best passages first, not to whole pages in page order.
-        extra["group"] = "chunk"
-    return lambda q, n: vault.search(q, limit=n, **extra)
-
-
-def _index(vault: Any, *, embed: bool) -> Any:
-    """Index the vault; vectors only when a dense or hybrid mode is measured."""
-    if "embed" in _parameters(vault.index):
-        return vault.index(embed=embed)
-    return vault.index()
-
-
-def _parameters(func: Callable[..., Any]) -> Any:
-    try:
-        return inspect.signature(func).parameters
-    except (TypeError, ValueError):
-        return {}
-
-
-def _forget_activity(root: Path) -> None:
-    """Remove recall activity a re-used eval vault may hold (it would bias recency)."""
-    for suffix in ("", "-wal", "-shm"):
-        with contextlib.suppress(FileNotFoundError):
-            (root / ".kenning" / f"activity.db{suffix}").unlink()
-
-
 def _question_row(ci: int, qi: int, sid: str, qa: dict[str, Any], category: int,
                   lookup: dict[str, Line], info: dict[str, Any], fix: Correction | None,
                   applied: dict[str, Any]) -> dict[str, Any]:
@@ -811,24 +722,6 @@ def format_report(result: dict[str, Any]) -> str:
 # -- helpers -------------------------------------------------------------------------------------
 
 
-class _LineWords:
-    """Word count of a vault file's line, read once per file."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self.cache: dict[str, list[int]] = {}
-
-    def __call__(self, path: str, line: int) -> int:
-        counts = self.cache.get(path)
-        if counts is None:
-            try:
-                text = (self.root / path).read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
-                text = ""
-            counts = self.cache[path] = [len(t.split()) for t in text.split("\n")]
-        return counts[line - 1] if 1 <= line <= len(counts) else 0
-
-
 def _choose(samples: list[dict[str, Any]], wanted: Sequence[str] | None
             ) -> list[tuple[int, dict[str, Any]]]:
     indexed = list(enumerate(samples))
@@ -850,38 +743,6 @@ def _category(qa: dict[str, Any]) -> int | None:
         return None
 
 
-def _report_fields(report: Any) -> dict[str, Any]:
-    """The JSON-friendly scalar fields of an index report, whatever it carries."""
-    if is_dataclass(report) and not isinstance(report, type):
-        fields = asdict(report)
-    else:
-        fields = dict(getattr(report, "__dict__", {}))
-    out: dict[str, Any] = {}
-    for key, value in fields.items():
-        if value is None or isinstance(value, (bool, int, float, str)):
-            out[key] = value
-        elif isinstance(value, dict) and all(
-                v is None or isinstance(v, (bool, int, float, str)) for v in value.values()):
-            out[key] = {str(k): v for k, v in value.items()}
-        elif isinstance(value, (list, tuple)):
-            out[key] = len(value)
-    return out
-
-
-def _latency(values: list[float]) -> dict[str, Any]:
-    if not values:
-        return {"queries": 0, "p50": None, "p95": None, "mean": None, "max": None}
-    ordered = sorted(values)
-    return {"queries": len(values), "p50": _percentile(ordered, 50),
-            "p95": _percentile(ordered, 95), "mean": statistics.fmean(values),
-            "max": ordered[-1]}
-
-
-def _percentile(ordered: list[float], p: float) -> float:
-    """Nearest-rank percentile of sorted values."""
-    return ordered[max(0, math.ceil(p / 100 * len(ordered)) - 1)]
-
-
 def _mean(values: Iterable[float]) -> float | None:
     items = list(values)
     return statistics.fmean(items) if items else None
@@ -889,18 +750,6 @@ def _mean(values: Iterable[float]) -> float | None:
 
 def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def _environment() -> dict[str, Any]:
-    from kenning import __version__
-
-    return {"kenning": __version__, "python": sys.version.split()[0],
-            "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs",
-            "date": time.strftime("%Y-%m-%d")}
-
-
-def _safe_name(name: str) -> str:
-    return re.sub(r"[^\w.-]+", "-", name).strip(".-") or "conversation"
 
 
 def _one_line(value: object) -> str:
@@ -915,25 +764,6 @@ def _yaml_scalar(value: str) -> str:
     if _PLAIN.fullmatch(value) and value.casefold() not in _YAML_WORDS:
         return value
     return json.dumps(value, ensure_ascii=False)
-
-
-def _table(headers: list[str], rows: list[list[str]]) -> list[str]:
-    lines = ["| " + " | ".join(headers) + " |",
-             "|" + "|".join("---" if i == 0 else "---:" for i in range(len(headers))) + "|"]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
-    return lines
-
-
-def _f(value: float | None) -> str:
-    return "—" if value is None else f"{value:.3f}"
-
-
-def _f1(value: float | None) -> str:
-    return "—" if value is None else f"{value:.0f}"
-
-
-def _ms(value: float | None) -> str:
-    return "—" if value is None else f"{value:.1f}"
 
 
 def _n(count: int, noun: str) -> str:
