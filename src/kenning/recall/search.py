@@ -14,7 +14,7 @@ import math
 import re
 import sqlite3
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import date
@@ -287,18 +287,35 @@ def search(db: sqlite3.Connection, text: str, *, filters: Filters = Filters(), l
         if page_id in ceiling:
             ceiling[page_id] += EXACT_TITLE_BOOST
     order = sorted(best, key=lambda pid: (-ceiling[pid], pid))
-    pool = max(limit * 3, POOL_PAGES)
+    pool = max(limit * 3, POOL_PAGES, sum(1 for pid, _ in exact if pid in ceiling))
+    scored: dict[int, Result] = {}
+    read = 0
     while True:
-        ranked = _rank_pool(db, text, query, order[:pool], best, fused, info, exact,
-                            filters=filters, mode=mode, group=group, per_page=per_page,
-                            signals=signals, activity=activity, today=today, explain=explain)
-        ranked = _distinct(ranked, limit)
+        # A page's score depends on that page alone, so a second round reads only new pages.
+        scored.update(_score_pages(
+            db, text, query, order[read:pool], best, fused, info, exact if not read else [],
+            filters=filters, mode=mode, group=group, per_page=per_page, signals=signals,
+            activity=activity, today=today, explain=explain))
+        read = pool
+        ranked = _distinct([replace(r) for r in _ranked(scored.values(), fused, group,
+                                                         signals.page_weight)], limit)
         if pool >= len(order) or (len(ranked) == limit
                                   and ranked[-1].score > ceiling[order[pool]]):
             break
-        pool *= 2
+        # Every page that could still reach the last result kept, in one more round.
+        floor = ranked[-1].score if len(ranked) == limit else -math.inf
+        pool = max(pool + 1, sum(1 for pid in order if ceiling[pid] >= floor))
     out.extend(_within_budget(ranked, budget) if budget else ranked)
     return out
+
+
+def _ranked(pages: Iterable[Result], fused: dict[int, dict[str, float]], group: str,
+            page_weight: float) -> list[Result]:
+    """Scored pages in rank order, or their passages when results are chunks."""
+    if group == "chunk":
+        return sorted((passage for r in pages for passage in _passages(r, fused, page_weight)),
+                      key=lambda r: (-r.score, r.path, r.hits[0].start_line))
+    return sorted(pages, key=lambda r: (-r.score, r.path))
 
 
 def _score_ceilings(db: sqlite3.Connection, best: dict[int, list[int]],
@@ -351,14 +368,14 @@ def _page_factors(meta: tuple[Any, ...], backlinks: int, signals: Signals,
     return factors
 
 
-def _rank_pool(db: sqlite3.Connection, text: str, query: Query, shortlist: list[int],
+def _score_pages(db: sqlite3.Connection, text: str, query: Query, shortlist: list[int],
                best: dict[int, list[int]], fused: dict[int, dict[str, float]],
                info: dict[int, tuple[int, int, str]],
                exact: list[tuple[int, tuple[str, str, str | None]]], *, filters: Filters,
                mode: str, group: str, per_page: int, signals: Signals,
                activity: dict[str, str] | None, today: str | None, explain: bool
-               ) -> list[Result]:
-    """Score the pages of ``shortlist`` (and exact title matches) on their evidence, ranked."""
+               ) -> dict[int, Result]:
+    """Score the pages of ``shortlist`` (and exact title matches) on their evidence."""
 
     # Mark the matches only in the chunks that can still make the answer.
     rarity = _rarity(db, query) if query.size > 1 else {}
@@ -456,13 +473,7 @@ def _rank_pool(db: sqlite3.Connection, text: str, query: Query, shortlist: list[
                               "more_chunks": round(extra, 4),
                               **{k: round(v, 4) for k, v in factors.items()},
                               "exact_title": result.exact, "score": round(result.score, 4)}
-    if group == "chunk":
-        ranked = sorted((passage for r in pages.values()
-                         for passage in _passages(r, fused, signals.page_weight)),
-                        key=lambda r: (-r.score, r.path, r.hits[0].start_line))
-    else:
-        ranked = sorted(pages.values(), key=lambda r: (-r.score, r.path))
-    return ranked
+    return pages
 
 
 # A transcript turn: "- **Name** (time): text", "- **[00:01:02] Name:** text", "**Name:** text".
