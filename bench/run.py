@@ -157,13 +157,13 @@ def bench_size(n: int, generator: Path, out: Path, seed: int, vectors: str = "ra
     latency_queries = list(queries.get("latency") or queries.get("generic") or [])
     while len(latency_queries) < 50:
         latency_queries += latency_queries[: 50 - len(latency_queries)]
-    timings = timed(lambda q: v.search(q, mode="lexical", record=False), latency_queries[:50])
+    timings = timed(lambda q: v.search(q, mode="lexical"), latency_queries[:50])
 
     def top5(items: list[dict[str, str]], mode: str = "lexical") -> str:
         hits = 0
         for item in items:
             target = item.get("target_path") or item.get("target")
-            results = v.search(item["query"], limit=5, mode=mode, record=False)
+            results = v.search(item["query"], limit=5, mode=mode)
             hits += any(r.path == target for r in results)
         return f"{hits}/{len(items)}"
 
@@ -195,7 +195,7 @@ def bench_size(n: int, generator: Path, out: Path, seed: int, vectors: str = "ra
             fill_random_vectors(v, seed)
         hybrid["vectors"] = v.db.execute("SELECT count(*) FROM embeddings").fetchone()[0]
         for mode in ("hybrid", "dense"):
-            ms = timed(lambda q, m=mode: v.search(q, mode=m, record=False),
+            ms = timed(lambda q, m=mode: v.search(q, mode=m),
                        latency_queries[:50])
             hybrid[f"{mode}_p50_ms"] = round(statistics.median(ms), 2)
             hybrid[f"{mode}_p95_ms"] = round(percentile(ms, 0.95), 2)

@@ -55,7 +55,7 @@ def measure(root: Path, *, sample: int, seed: int, limit: int,
     picked = random.Random(seed).sample(subjects, min(sample, len(subjects)))
     ranks, above = [], []
     for path, title in picked:
-        result = vault.search(title, mode="lexical", limit=limit, record=False)
+        result = vault.search(title, mode="lexical", limit=limit)
         hits = [getattr(h, "path", None) or h.get("path") for h in _hits(result)]
         rank = hits.index(path) + 1 if path in hits else limit + 1
         ranks.append(rank)

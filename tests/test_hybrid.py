@@ -204,13 +204,13 @@ def test_rebuild_keeps_the_vectors(hv: Vault, fake: FakeEmbedder) -> None:
     assert report.embedding is not None and report.embedding.embedded == 0
     assert len(fake.passages) == calls
     assert vectors.coverage(hv.db, fake.model_id) == (7, 7)
-    assert hv.search("vehicle purchase", mode="dense", record=False)[0].path == FLEET
+    assert hv.search("vehicle purchase", mode="dense")[0].path == FLEET
 
 
 def test_dense_search_after_rebuild_uses_the_new_index(hv: Vault, fake: FakeEmbedder) -> None:
     # A long-lived process (MCP server, web view) searches, then the index is rebuilt with one
     # more note: the cached matrix must not be reused for the new database.
-    assert hv.search("vehicle purchase", mode="dense", record=False)[0].path == FLEET
+    assert hv.search("vehicle purchase", mode="dense")[0].path == FLEET
     put(hv, "notes/boat.md", "# Sailing\n\nA vessel moored on the lake.\n")
     hv.rebuild()
     db = hv.db
@@ -219,7 +219,7 @@ def test_dense_search_after_rebuild_uses_the_new_index(hv: Vault, fake: FakeEmbe
                             " WHERE p.path = 'notes/boat.md'").fetchone()[0]
     expected = float(fake.vector(vectors.chunk_embed_text(db, boat_chunk))
                      @ fake.vector("vessel lake"))
-    found = hv.search("vessel lake", mode="dense", explain=True, record=False, limit=50)
+    found = hv.search("vessel lake", mode="dense", explain=True, limit=50)
     # The dense arm ranks every chunk that has a vector: every page, each with its own vector.
     assert {r.path for r in found} == pages and found[0].path == "notes/boat.md" and (
         found[0].explain["dense"] == round(expected, 4)), (
@@ -235,7 +235,7 @@ def test_index_without_embedding_falls_back_to_lexical(vault: Vault, fake: FakeE
     notes(vault)
     report = vault.index(embed=False)
     assert report.embedding is None and fake.batches == []
-    results = vault.search("car", record=False)
+    results = vault.search("car")
     assert results.mode == "lexical"
     assert results.coverage == (0, 7)
     assert any("no vectors yet" in n and "kenning index" in n for n in results.notes)
@@ -245,7 +245,7 @@ def test_index_without_embedding_falls_back_to_lexical(vault: Vault, fake: FakeE
     vault.index()
     put(vault, "notes/late.md", "# Late\n\nA note added without vectors.\n")
     vault.index(embed=False)
-    partial = vault.search("vehicle purchase", explain=True, record=False)
+    partial = vault.search("vehicle purchase", explain=True)
     assert partial.mode == "hybrid" and partial.coverage == (7, 8)
     assert any("vectors cover 7 of 8 chunks" in n for n in partial.notes)
     assert next(r for r in partial if r.path == FLEET).explain["dense_rank"] == 1
@@ -306,7 +306,7 @@ def test_an_interrupted_embedding_pass_keeps_its_batches_and_resumes(
     health = v.doctor()
     assert any(f.check == "vectors" and f.level == "warn" and "4 of 7" in f.message
                for f in health.findings)
-    assert v.search("vehicle purchase", record=False).mode == "hybrid"
+    assert v.search("vehicle purchase").mode == "hybrid"
 
     resumed = FakeEmbedder()
     v._embedder = resumed
@@ -323,10 +323,10 @@ def test_an_interrupted_embedding_pass_keeps_its_batches_and_resumes(
 
 
 def test_a_new_model_is_noted_then_replaces_the_old_vectors(hv: Vault, fake: FakeEmbedder) -> None:
-    assert hv.search("vehicle purchase", record=False).mode == "hybrid"
+    assert hv.search("vehicle purchase").mode == "hybrid"
     other = FakeEmbedder(model_id="fake:other@2", dim=96)
     hv._embedder = other
-    results = hv.search("vehicle purchase", record=False)
+    results = hv.search("vehicle purchase")
     assert results.mode == "lexical"
     assert any(fake.model_id in n and other.model_id in n and "kenning index" in n
                for n in results.notes), results.notes
@@ -343,7 +343,7 @@ def test_a_new_model_is_noted_then_replaces_the_old_vectors(hv: Vault, fake: Fak
     assert db.execute("SELECT DISTINCT length(vector) FROM embeddings").fetchall() == [(384,)]
     assert dbm.get_meta(db, "embed_model") == other.model_id
     assert dbm.get_meta(db, "embed_dim") == "96"
-    after = hv.search("vehicle purchase", mode="dense", record=False)
+    after = hv.search("vehicle purchase", mode="dense")
     assert after.mode == "dense" and after.notes == [] and after.coverage == (7, 7)
     assert after[0].path == FLEET and other.queries == ["vehicle purchase"]
 
@@ -361,7 +361,7 @@ def test_an_interrupted_model_change_never_mixes_vectors(vault: Vault,
     # Both models' rows exist for now; search uses the new model's 2 vectors only.
     assert {r[0] for r in v.db.execute("SELECT model FROM embeddings")} == {
         fake.model_id, other.model_id}
-    results = v.search("vehicle purchase", mode="dense", record=False, limit=50)
+    results = v.search("vehicle purchase", mode="dense", limit=50)
     assert results.mode == "dense" and results.coverage == (2, 7)
     assert sum(len(r.hits) for r in results) <= 2
     assert all_finite(results)
@@ -395,7 +395,7 @@ def test_damaged_vectors_are_skipped_reported_and_re_embedded(
     monkeypatch.setattr(vectors, "_CACHE", {})  # as a new process would see it
 
     for mode in ("dense", "hybrid"):
-        results = hv.search("vehicle purchase", mode=mode, explain=True, record=False)
+        results = hv.search("vehicle purchase", mode=mode, explain=True)
         assert results.mode == mode and results, mode
         assert all_finite(results)
         # The damaged vector is not trusted: the paraphrase is no longer found by meaning.
@@ -415,7 +415,7 @@ def test_damaged_vectors_are_skipped_reported_and_re_embedded(
     assert report.embedding is not None and report.embedding.embedded == 1
     assert vectors.damaged(hv.db) == 0
     assert all(f.level != "error" for f in hv.doctor().findings)
-    assert hv.search("vehicle purchase", mode="dense", record=False)[0].path == FLEET
+    assert hv.search("vehicle purchase", mode="dense")[0].path == FLEET
 
 
 def test_a_vector_of_nan_is_never_scored(hv: Vault, fake: FakeEmbedder,
@@ -437,19 +437,19 @@ def test_a_vector_of_nan_is_never_scored(hv: Vault, fake: FakeEmbedder,
 
     json.loads(done.stdout, parse_constant=no_nan)
     for mode in ("dense", "hybrid"):
-        assert all_finite(hv.search("vehicle purchase", mode=mode, explain=True, record=False))
+        assert all_finite(hv.search("vehicle purchase", mode=mode, explain=True))
 
 
 # -- 5. modes ----------------------------------------------------------------------------------
 
 
 def test_a_paraphrase_is_found_by_meaning_not_by_words(hv: Vault, fake: FakeEmbedder) -> None:
-    lexical = hv.search("vehicle purchase", mode="lexical", record=False)
+    lexical = hv.search("vehicle purchase", mode="lexical")
     assert lexical.mode == "lexical" and FLEET not in [r.path for r in lexical]
-    dense = hv.search("vehicle purchase", mode="dense", explain=True, record=False)
+    dense = hv.search("vehicle purchase", mode="dense", explain=True)
     assert dense.mode == "dense" and dense[0].path == FLEET
     assert "lexical_rank" not in dense[0].explain and dense[0].explain["dense_rank"] == 1
-    hybrid = hv.search("vehicle purchase", mode="hybrid", explain=True, record=False)
+    hybrid = hv.search("vehicle purchase", mode="hybrid", explain=True)
     assert hybrid.mode == "hybrid"
     fleet = next(r for r in hybrid if r.path == FLEET)
     assert fleet.explain["dense_rank"] == 1 and "lexical_rank" not in fleet.explain
@@ -468,7 +468,7 @@ def test_a_long_page_does_not_outrank_the_best_match_by_length_alone(
     # Cosines squeezed into a narrow band, as real models give them.
     vault._embedder = FakeEmbedder(squeeze=0.75)
     vault.index()
-    results = vault.search("vehicle purchase", mode=mode, explain=True, record=False)
+    results = vault.search("vehicle purchase", mode=mode, explain=True)
     by_path = {r.path: r.explain for r in results}
     assert by_path[FLEET]["dense_rank"] == 1
     assert by_path[TWO_PART]["dense_rank"] > 1 and by_path[TWO_PART]["dense"] < by_path[FLEET][
@@ -485,7 +485,7 @@ def test_a_long_page_does_not_outrank_the_best_match_by_length_alone(
 
 def test_hybrid_score_is_the_reciprocal_rank_sum_of_the_arms(hv: Vault,
                                                              fake: FakeEmbedder) -> None:
-    results = hv.search("car purchase", mode="hybrid", explain=True, record=False)
+    results = hv.search("car purchase", mode="hybrid", explain=True)
     assert results.mode == "hybrid" and len(results) >= 3
     both = 0
     for r in results:
@@ -510,12 +510,12 @@ def test_hybrid_score_is_the_reciprocal_rank_sum_of_the_arms(hv: Vault,
 
 def test_lexical_mode_never_calls_the_embedder(hv: Vault, fake: FakeEmbedder) -> None:
     before = len(fake.queries)
-    results = hv.search("car purchase", mode="lexical", explain=True, record=False)
+    results = hv.search("car purchase", mode="lexical", explain=True)
     assert results.mode == "lexical" and results.notes == [] and results.coverage is None
     assert [r.path for r in results] == [PARKING]
     assert "dense_rank" not in results[0].explain
     assert len(fake.queries) == before
-    hv.search("car purchase", mode="dense", record=False)
+    hv.search("car purchase", mode="dense")
     assert fake.queries[before:] == ["car purchase"]
 
 
@@ -532,13 +532,13 @@ def test_superseded_pages_and_facts_are_down_weighted(vault: Vault) -> None:
         "- Keeps the basalt crates in hall three\n"
         "- Keeps the marble crates in hall four [status:: invalidated]\n")
     vault.index()
-    results = {r.path: r for r in vault.search("quartz samples", explain=True, record=False)}
+    results = {r.path: r for r in vault.search("quartz samples", explain=True)}
     assert results["notes/old-plan.md"].explain["superseded"] == 0.5
     assert "superseded" not in results["notes/new-plan.md"].explain
     assert results["notes/new-plan.md"].score > results["notes/old-plan.md"].score
 
     for word, stale in (("zircon", True), ("basalt", False), ("marble", True)):
-        (r,) = vault.search(f"{word} crates", explain=True, record=False)
+        (r,) = vault.search(f"{word} crates", explain=True)
         cited = (vault.root / r.path).read_text().splitlines()[r.hits[0].start_line - 1]
         assert word in cited
         assert (r.explain.get("superseded") == 0.5) is stale, (word, r.explain)
@@ -554,12 +554,11 @@ def test_folder_weights_and_recency_come_from_the_config(vault: Vault) -> None:
     v = write_config(vault, "version: 1\nsearch:\n  folder_weights:\n    alpha: 3.0\n"
                      "    beta: 0.5\n")
     v.index()
-    results = {r.path: r for r in v.search("river otter sightings", explain=True,
-                                           record=False)}
+    results = {r.path: r for r in v.search("river otter sightings", explain=True)}
     assert results["alpha/otter.md"].explain["folder"] == 3.0
     assert results["beta/otter.md"].explain["folder"] == 0.5
     assert "folder" not in results["gamma/otter.md"].explain
-    order = [r.path for r in v.search("river otter sightings", record=False)]
+    order = [r.path for r in v.search("river otter sightings")]
     assert order.index("alpha/otter.md") < order.index("gamma/otter.md") < order.index(
         "beta/otter.md")
     dated, undated = results["gamma/otter.md"], results["gamma/undated.md"]
@@ -568,8 +567,7 @@ def test_folder_weights_and_recency_come_from_the_config(vault: Vault) -> None:
     with_recency = dated.score / undated.score
 
     v = write_config(v, "version: 1\nsearch:\n  recency_weight: 0\n  folder_weights: {}\n")
-    results = {r.path: r for r in v.search("river otter sightings", explain=True,
-                                           record=False)}
+    results = {r.path: r for r in v.search("river otter sightings", explain=True)}
     assert all("recency" not in r.explain for r in results.values())
     assert all("folder" not in r.explain for r in results.values())
     without = results["gamma/otter.md"].score / results["gamma/undated.md"].score
@@ -580,7 +578,7 @@ def test_folder_weights_and_recency_come_from_the_config(vault: Vault) -> None:
 def test_rrf_k_from_the_config_changes_the_fused_score(hv: Vault, fake: FakeEmbedder) -> None:
     def fused(vault: Vault, k: int) -> dict[str, float]:
         out = {}
-        for r in vault.search("car purchase", explain=True, record=False):
+        for r in vault.search("car purchase", explain=True):
             lex, den = Signals().arm_weights  # the default arm weights
             weights = {"lexical_rank": lex, "dense_rank": den}
             ranks = {a: r.explain[a] for a in weights if a in r.explain}
@@ -618,10 +616,10 @@ def test_entity_filter_keeps_the_page_and_pages_linking_to_it(vault: Vault, fake
                                                               mode: str) -> None:
     entity_vault(vault)
     vault.index()
-    every = {r.path for r in vault.search("kestrel budget", mode=mode, record=False)}
+    every = {r.path for r in vault.search("kestrel budget", mode=mode)}
     assert {"notes/unlinked.md", "projects/kestrel.md"} <= every
     for name in ("Sarah Chen", "Sarah", "people/sarah-chen.md"):
-        results = vault.search("kestrel budget", mode=mode, entity=name, record=False, limit=50)
+        results = vault.search("kestrel budget", mode=mode, entity=name, limit=50)
         assert results.mode == mode
         # Sarah's page, a page that links to her, an organization naming her as key person;
         # not a page she links to, nor one that only shares the words.
@@ -641,15 +639,14 @@ def test_as_of_hides_later_pages_and_judges_facts_then(vault: Vault, fake: FakeE
         "- Nest site is the south bridge [from:: 2026-01]\n")
     vault.index()
     for mode in ("lexical", "hybrid"):
-        now = {r.path for r in vault.search("osprey", mode=mode, record=False)}
+        now = {r.path for r in vault.search("osprey", mode=mode)}
         assert {"notes/early.md", "notes/late.md", "notes/daily.md"} <= now
-        then = {r.path for r in vault.search("osprey", mode=mode, as_of="2025-06-01",
-                                             record=False)}
+        then = {r.path for r in vault.search("osprey", mode=mode, as_of="2025-06-01")}
         assert "notes/early.md" in then
         assert not then & {"notes/late.md", "notes/daily.md"}, (mode, then)
 
     def superseded(query: str, as_of: str | None) -> float | None:
-        (r,) = vault.search(query, mode="lexical", as_of=as_of, explain=True, record=False)
+        (r,) = vault.search(query, mode="lexical", as_of=as_of, explain=True)
         assert r.path == "notes/nests.md"
         return r.explain.get("superseded")
 
@@ -676,14 +673,14 @@ def test_budget_cuts_results_in_rank_order(vault: Vault, fake: FakeEmbedder, mod
         put(vault, f"notes/heron-{i}.md",
             f"# Page {i}\n\n{first}\n\n## More\n\n" + "heron by the reeds " * (i + 1) + "\n")
     vault.index()
-    full = vault.search("heron", mode=mode, record=False)
+    full = vault.search("heron", mode=mode)
     assert len([r for r in full if r.path.startswith("notes/heron-")]) == 8
     assert all(len(r.hits) == 2 for r in full if r.path.startswith("notes/heron-"))
     paths = [r.path for r in full]
     hits = {r.path: [(h.start_line, h.end_line) for h in r.hits] for r in full}
     total = cost(full)
     for budget in (total, total - 1, total // 2, total // 5, 40):
-        cut = vault.search("heron", mode=mode, budget=budget, record=False)
+        cut = vault.search("heron", mode=mode, budget=budget)
         assert cost(cut) <= budget
         assert [r.path for r in cut] == paths[: len(cut)]
         for r in cut:
@@ -694,10 +691,10 @@ def test_budget_cuts_results_in_rank_order(vault: Vault, fake: FakeEmbedder, mod
         else:
             assert cost(cut) < total
     first = estimate_tokens(full[0].hits[0].snippet) + estimate_tokens(full[0].path) + 4
-    one = vault.search("heron", mode=mode, budget=first, record=False)
+    one = vault.search("heron", mode=mode, budget=first)
     assert [r.path for r in one] == paths[:1] and len(one[0].hits) == 1
-    assert list(vault.search("heron", mode=mode, budget=first - 1, record=False)) == []
-    assert list(vault.search("heron", mode=mode, budget=1, record=False)) == []
+    assert list(vault.search("heron", mode=mode, budget=first - 1)) == []
+    assert list(vault.search("heron", mode=mode, budget=1)) == []
 
 
 # -- 9. bad input ------------------------------------------------------------------------------
@@ -723,7 +720,7 @@ def test_a_100_kb_query(hv: Vault, fake: FakeEmbedder) -> None:
     assert len(query.encode()) == 100_000
     started = time.perf_counter()
     for mode in ("lexical", "hybrid"):
-        results = hv.search(query, mode=mode, record=False)
+        results = hv.search(query, mode=mode)
         assert PARKING in [r.path for r in results] and all_finite(results)
     assert len(fake.queries[-1]) <= 2000  # the query vector reads a bounded prefix
     done = cli("-C", str(hv.root), "search", query, "--json")
@@ -736,7 +733,7 @@ def test_a_100_kb_query(hv: Vault, fake: FakeEmbedder) -> None:
                                    "AND OR NOT", "NEAR(a b)", "*", "c++ -x \"unterminated"])
 def test_odd_queries_never_crash(hv: Vault, fake: FakeEmbedder, query: str) -> None:
     for mode in ("lexical", "dense", "hybrid"):
-        results = hv.search(query, mode=mode, explain=True, record=False)
+        results = hv.search(query, mode=mode, explain=True)
         assert all_finite(results)
     done = cli("-C", str(hv.root), "search", query, "--json")
     assert done.exit_code == 0, done.output
@@ -746,7 +743,7 @@ def test_odd_queries_never_crash(hv: Vault, fake: FakeEmbedder, query: str) -> N
 def test_a_query_of_stop_words_still_searches_them(hv: Vault) -> None:
     put(hv, "notes/faq.md", "# FAQ\n\nWhat is the plan? Nobody knows.\n")
     hv.index()
-    results = hv.search("what is the", mode="lexical", record=False)
+    results = hv.search("what is the", mode="lexical")
     assert results and results[0].path == "notes/faq.md"
 
 
@@ -779,7 +776,7 @@ def test_api_rejects_bad_filters(hv: Vault) -> None:
     with pytest.raises(ValueError, match="lexical, dense or hybrid"):
         hv.search("car", mode="semantic")
     # Synonyms fold: "company" is an organization.
-    assert hv.search("car", types=["company"], record=False) == []
+    assert hv.search("car", types=["company"]) == []
 
 
 # -- 10. the real bundled model ----------------------------------------------------------------
@@ -841,8 +838,8 @@ def real(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Vault]]
 def test_real_model_finds_the_cache_decision_by_meaning(real: dict[str, Vault]) -> None:
     vault = real["cache"]
     query = "what did we decide about the cache"
-    assert list(vault.search(query, mode="lexical", record=False)) == []
-    results = vault.search(query, mode="hybrid", explain=True, record=False)
+    assert list(vault.search(query, mode="lexical")) == []
+    results = vault.search(query, mode="hybrid", explain=True)
     assert results.mode == "hybrid" and results.coverage == (4, 4) and results.notes == []
     assert results[0].path == "notes/query-layer.md", [(r.path, r.explain) for r in results]
     assert results[0].explain["dense_rank"] == 1 and "lexical_rank" not in results[0].explain
@@ -853,8 +850,8 @@ def test_real_model_finds_the_cache_decision_by_meaning(real: dict[str, Vault]) 
 def test_real_model_matches_japanese_to_english(real: dict[str, Vault]) -> None:
     vault = real["ja"]
     query = "budget approval meeting"
-    assert list(vault.search(query, mode="lexical", record=False)) == []
-    results = vault.search(query, mode="dense", explain=True, record=False)
+    assert list(vault.search(query, mode="lexical")) == []
+    results = vault.search(query, mode="dense", explain=True)
     assert results.mode == "dense"
     assert results[0].path == "notes/teirei.md", [(r.path, r.explain) for r in results]
     assert "定例会議で予算を承認した。" in results[0].snippet
@@ -895,12 +892,12 @@ def test_real_model_runs_with_the_network_cut_off(tmp_path: Path) -> None:
 
 def test_a_new_process_maps_the_matrix_from_disk_and_never_a_stale_one(
         hv: Vault, fake: FakeEmbedder) -> None:
-    first = [(r.path, r.score) for r in hv.search("vehicle purchase", mode="dense", record=False)]
+    first = [(r.path, r.score) for r in hv.search("vehicle purchase", mode="dense")]
     state = hv.root / ".kenning"
     files = sorted(p.name for p in state.glob("matrix-*"))
     assert len(files) == 3 and any(n.endswith("-ids.npy") for n in files)
     vectors._CACHE.clear()  # what a new process starts with
-    again = [(r.path, r.score) for r in hv.search("vehicle purchase", mode="dense", record=False)]
+    again = [(r.path, r.score) for r in hv.search("vehicle purchase", mode="dense")]
     assert again == first
     loaded = next(iter(vectors._CACHE.values()))
     assert not loaded.vectors.flags.writeable  # mapped from the cache file, not rebuilt
@@ -908,18 +905,16 @@ def test_a_new_process_maps_the_matrix_from_disk_and_never_a_stale_one(
     put(hv, "notes/boat.md", "# Sailing\n\nA vessel moored on the lake.\n")
     hv.index()
     vectors._CACHE.clear()
-    assert any(r.path == "notes/boat.md" for r in hv.search("vessel", mode="dense", record=False))
+    assert any(r.path == "notes/boat.md" for r in hv.search("vessel", mode="dense"))
     assert not set(files) & {p.name for p in state.glob("matrix-*")}
 
 
 def test_large_vaults_search_through_an_hnsw_index_built_from_the_matrix(
         hv: Vault, fake: FakeEmbedder) -> None:
     pytest.importorskip("usearch", reason="the optional extra kenning[ann] is not installed")
-    exact = [(r.path, round(r.score, 4)) for r in hv.search("vehicle purchase", mode="dense",
-                                                             record=False)]
+    exact = [(r.path, round(r.score, 4)) for r in hv.search("vehicle purchase", mode="dense")]
     fresh = write_config(hv, "search:\n  ann_threshold: 1\n")
-    approx = [(r.path, round(r.score, 4)) for r in fresh.search("vehicle purchase", mode="dense",
-                                                                record=False)]
+    approx = [(r.path, round(r.score, 4)) for r in fresh.search("vehicle purchase", mode="dense")]
     # A handful of vectors: HNSW finds every neighbour (scores differ by its 16-bit storage).
     assert [p for p, _ in approx] == [p for p, _ in exact]
     assert [s for _, s in approx] == pytest.approx([s for _, s in exact], abs=2e-3)
@@ -928,7 +923,7 @@ def test_large_vaults_search_through_an_hnsw_index_built_from_the_matrix(
     put(hv, "notes/boat.md", "# Sailing\n\nA vessel moored on the lake.\n")
     fresh.index()
     assert any(r.path == "notes/boat.md"
-               for r in fresh.search("vessel", mode="dense", record=False))
+               for r in fresh.search("vessel", mode="dense"))
     assert [p.name for p in (hv.root / ".kenning").glob("ann-*.usearch")] != [files[0].name]
 
 
@@ -946,7 +941,7 @@ def test_an_unreachable_embedding_server_degrades_to_lexical_with_clear_notes(
     report = v.index()
     assert report.added == 6 and report.embedding is None
     assert report.embed_error and f"127.0.0.1:{port}" in report.embed_error
-    results = v.search("automobile", record=False)
+    results = v.search("automobile")
     assert results.mode == "lexical" and results
     assert any("cannot reach the embedding server" in n for n in results.notes)
     finding = next(f for f in v.doctor().findings if f.check == "vectors")
@@ -961,12 +956,12 @@ def test_a_chunk_found_first_by_meaning_is_cited_whole(vault: Vault, fake: FakeE
                                 "for the field team instead.\n")
     put(vault, PARKING, "# Parking\n\nThe car park is full on Mondays and car owners wait.\n")
     vault.index()
-    results = vault.search("automobile purchase", mode="hybrid", explain=True, record=False,
+    results = vault.search("automobile purchase", mode="hybrid", explain=True,
                            group="chunk")
     trip = next(r for r in results if r.path == "notes/trip.md")
     assert trip.explain["dense_rank"] <= trip.explain.get("lexical_rank", 10**6)
     assert (trip.hits[0].start_line, trip.hits[0].end_line) == (3, 4)
-    lexical = vault.search("automobile purchase", mode="lexical", record=False, group="chunk")
+    lexical = vault.search("automobile purchase", mode="lexical", group="chunk")
     narrow = next(r for r in lexical if r.path == "notes/trip.md")
     assert (narrow.hits[0].start_line, narrow.hits[0].end_line) == (4, 4)
 
@@ -976,7 +971,7 @@ def test_int8_storage_is_four_times_smaller_and_ranks_the_same(vault: Vault,
                                                                tmp_path: Path) -> None:
     notes(vault)
     vault.index()
-    floats = [r.path for r in vault.search("vehicle purchase", record=False)]
+    floats = [r.path for r in vault.search("vehicle purchase")]
     other, _ = Vault.init(tmp_path / "small")
     notes(other)
     other = write_config(other, "embeddings:\n  storage: int8\n")
@@ -986,7 +981,7 @@ def test_int8_storage_is_four_times_smaller_and_ranks_the_same(vault: Vault,
     assert sizes == {dim + 4}
     assert {length for (length,) in vault.db.execute("SELECT length(vector) FROM embeddings")} \
         == {4 * dim}
-    assert [r.path for r in other.search("vehicle purchase", record=False)] == floats
+    assert [r.path for r in other.search("vehicle purchase")] == floats
     assert other.doctor().ok
     other.close()
 
@@ -1028,13 +1023,12 @@ def test_a_chunk_is_searched_with_its_neighbours_as_context(vault: Vault,
     # "that one" next to the pottery turn is found for "pottery"; the same words elsewhere
     # are not. Without context the two are the same text to the dense arm.
     def rank(v: Vault) -> list[str]:
-        return [r.snippet.split()[-1] for r in v.search("pottery", mode="dense", group="chunk",
-                                                         record=False)
+        return [r.snippet.split()[-1] for r in v.search("pottery", mode="dense", group="chunk")
                 if r.snippet.startswith("that one")]
     assert rank(vault) == ["b31", "d31"]
     plain = write_config(vault, "search:\n  context_weight: 0\n")
     scores = {r.snippet.split()[-1]: r.hits[0].score for r in plain.search(
-        "pottery", mode="dense", group="chunk", record=False, explain=True)
+        "pottery", mode="dense", group="chunk", explain=True)
         if r.snippet.startswith("that one")}
     assert set(scores) == {"b31", "d31"} and scores["b31"] == pytest.approx(scores["d31"])
     plain.close()
@@ -1047,7 +1041,7 @@ def test_a_bad_context_weight_names_the_field(vault: Vault, fake: FakeEmbedder,
     vault.index()
     broken = write_config(vault, f"search:\n  context_weight: {value}\n")
     with pytest.raises(KenningError, match=r"search\.context_weight.*number ≥ 0"):
-        broken.search("car", mode="hybrid", record=False)
+        broken.search("car", mode="hybrid")
     broken.close()
 
 
@@ -1066,7 +1060,7 @@ def test_hybrid_ranks_a_turn_by_the_words_of_the_turn_before_it(vault: Vault,
 
     def answers(v: Vault) -> list[Any]:
         return [r for r in v.search("pottery bowl", mode="hybrid", group="chunk",
-                                    explain=True, record=False)
+                                    explain=True)
                 if "came out well" in r.snippet]
 
     found = answers(vault)
@@ -1075,8 +1069,8 @@ def test_hybrid_ranks_a_turn_by_the_words_of_the_turn_before_it(vault: Vault,
     assert "lexical_context" not in next(
         (r.explain for r in found if r.path == "sources/chats/garden.md"), {})
     # Lexical mode stays words only: the answer turn holds none of them.
-    assert not [r for r in vault.search("pottery bowl", mode="lexical", group="chunk",
-                                         record=False) if "came out well" in r.snippet]
+    assert not [r for r in vault.search("pottery bowl", mode="lexical", group="chunk")
+                if "came out well" in r.snippet]
     plain = write_config(vault, "search:\n  context_weight: 0\n  lexical_context_weight: 0\n")
     assert all("lexical_context" not in r.explain for r in answers(plain))
     plain.close()

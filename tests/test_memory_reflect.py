@@ -126,4 +126,4 @@ def test_the_proposal_for_memory_md_is_never_indexed(vault) -> None:
     (vault.root / "memory.proposed.md").write_text("# Proposed\n\n- zebrafish husbandry notes\n")
     vault.index()
     assert "memory.proposed.md" in NEVER_INDEXED
-    assert vault.search("zebrafish husbandry", mode="lexical", record=False) == []
+    assert vault.search("zebrafish husbandry", mode="lexical") == []

@@ -222,10 +222,10 @@ def test_a_rebuild_swaps_under_an_open_reader(vault: Vault) -> None:
     _many_notes(root, 20)
     vault.index(embed=False)
     reader = Vault(root)  # another process's view (a `kenning serve`), kept open
-    assert reader.search("lighthouse keeper 7", record=False)
+    assert reader.search("lighthouse keeper 7")
     (root / "notes" / "n007.md").write_text("# Note 7\n\nThe foghorn sounds.\n")
     vault.rebuild(embed=False)
-    assert any(r.path == "notes/n007.md" for r in reader.search("foghorn", record=False))
+    assert any(r.path == "notes/n007.md" for r in reader.search("foghorn"))
     assert reader.db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     reader.close()
 

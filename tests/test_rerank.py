@@ -139,7 +139,7 @@ def configure(root: Path, **rerank: Any) -> None:
 
 def titles(root: Path, query: str = "budget", **kw: Any) -> tuple[list[str], list[str], Any]:
     with Vault.open(root) as v:
-        results = v.search(query, record=False, **{"mode": "lexical", **kw})
+        results = v.search(query, **{"mode": "lexical", **kw})
         return [r.title for r in results], list(results.notes), results
 
 

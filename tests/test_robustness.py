@@ -130,7 +130,7 @@ def search_snapshot(vault: Vault, queries: list[str]) -> list[list[tuple[object,
     """Search results without chunk ids: path, score, and each hit's lines and snippet."""
     return [sorted((r.path, round(r.score, 9),
                     tuple((h.start_line, h.end_line, h.snippet) for h in r.hits))
-                   for r in vault.search(q, record=False)) for q in queries]
+                   for r in vault.search(q)) for q in queries]
 
 
 def index_snapshot(db: sqlite3.Connection) -> dict[str, object]:

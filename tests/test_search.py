@@ -150,9 +150,9 @@ def test_stopword_only_query_still_searches(v: Vault) -> None:
 
 def test_rebuild_gives_identical_results(v: Vault) -> None:
     queries = ["latency", "read model", "会議", "Pat", "customers"]
-    before = [[r.to_dict() for r in v.search(q, record=False)] for q in queries]
+    before = [[r.to_dict() for r in v.search(q)] for q in queries]
     v.rebuild()
-    after = [[r.to_dict() for r in v.search(q, record=False)] for q in queries]
+    after = [[r.to_dict() for r in v.search(q)] for q in queries]
     assert after == before
 
 
@@ -170,17 +170,17 @@ def test_citations_count_lines_like_the_parser_with_odd_separators(v: Vault) -> 
     assert result.citation == "notes/odd.md#L4-L4"
 
 
-def test_recalled_pages_gain_recency_and_rebuild_keeps_that_history(v: Vault) -> None:
-    first = v.search("latency", record=False, explain=True)
-    recalled = v.search("latency")  # records the top results as recalled today
-    again = v.search("latency", record=False, explain=True)
-    top = recalled[0].path
+def test_opened_pages_gain_recency_and_rebuild_keeps_that_history(v: Vault) -> None:
+    first = v.search("latency", explain=True)
+    top = first[0].path
+    v.show(top)  # opening a page is deliberate use: it is recorded as recalled today
+    again = v.search("latency", explain=True)
     before = next(r for r in first if r.path == top)
     after = next(r for r in again if r.path == top)
     assert after.explain["recency"] == pytest.approx(1.2)
     assert after.score > before.score
     v.rebuild()
-    assert next(r for r in v.search("latency", record=False) if r.path == top).score == \
+    assert next(r for r in v.search("latency") if r.path == top).score == \
         pytest.approx(after.score)
 
 
@@ -189,9 +189,9 @@ def test_the_same_text_in_two_notes_is_returned_once(v: Vault) -> None:
     put(v, "notes/original.md", f"# Original\n\n{text}\n")
     put(v, "notes/copy.md", f"# Copy of the notes\n\n{text}\n")
     v.index()
-    results = v.search("okapi review Thursdays", record=False)
+    results = v.search("okapi review Thursdays")
     assert len([r for r in results if r.path in ("notes/original.md", "notes/copy.md")]) == 1
-    passages = v.search("okapi review Thursdays", record=False, group="chunk")
+    passages = v.search("okapi review Thursdays", group="chunk")
     assert len([r for r in passages if "okapi" in r.snippet]) == 1
 
 
@@ -201,7 +201,7 @@ def test_scores_do_not_depend_on_the_hash_seed(v: Vault) -> None:
 
     code = ("import sys; from kenning import Vault; v = Vault(sys.argv[1]);"
             "print([(r.path, round(r.score, 9), [(h.start_line, h.end_line) for h in r.hits])"
-            " for r in v.search('latency read model customers sightings', record=False)])")
+            " for r in v.search('latency read model customers sightings')])")
     runs = {subprocess.run([sys.executable, "-c", code, str(v.root)], capture_output=True,
                            text=True, check=True, env={**__import__("os").environ,
                                                        "PYTHONHASHSEED": seed}).stdout
@@ -217,17 +217,15 @@ def test_turns_of_the_person_the_query_names_outrank_the_others(vault: Vault) ->
         f"- **Ana** (09:01): the budget for the offsite should double, {filler}\n"
         f"- **Bo** (09:02): weather looks fine for the trip, {filler}\n")
     vault.index()
-    said = vault.search("What did Ana say about the budget?", group="chunk", explain=True,
-                        record=False)
+    said = vault.search("What did Ana say about the budget?", group="chunk", explain=True)
     assert said[0].snippet.startswith("- **Ana**"), [r.snippet for r in said]
     bo = next(r for r in said if r.snippet.startswith("- **Bo**") and "budget" in r.snippet)
     assert bo.explain["speaker"] == 0.75 and "speaker" not in said[0].explain
     # Naming nobody (or everybody) changes nothing: Bo's earlier line is as good as Ana's.
-    plain = vault.search("the budget for the offsite", group="chunk", explain=True,
-                         record=False)
+    plain = vault.search("the budget for the offsite", group="chunk", explain=True)
     assert all("speaker" not in r.explain for r in plain)
     both = vault.search("What did Ana and Bo say about the budget?", group="chunk",
-                        explain=True, record=False)
+                        explain=True)
     assert all("speaker" not in r.explain for r in both)
 
 
@@ -252,7 +250,7 @@ def test_snippets_leave_out_inline_fields_and_block_ids(vault: Vault) -> None:
         "- works_at:: [[Horizon]] Partner on the seed team [from:: 2024-05-01] "
         "[source:: [[sources/email/abc#L4]]] [epistemic:: assertion] ^f1\n")
     vault.index()
-    (result,) = vault.search("partner seed team", mode="lexical", record=False)
+    (result,) = vault.search("partner seed team", mode="lexical")
     assert result.snippet == "- works_at:: [[Horizon]] Partner on the seed team"
     assert result.citation == "people/sarah.md#L8-L8"  # the citation still has the whole line
 
@@ -266,7 +264,7 @@ def test_a_passage_counts_its_pages_best_passage(vault: Vault) -> None:
     put(vault, "notes/retro.md", f"# Retro\n\nthey agreed on the budget {filler}\n")
     vault.index()
     results = vault.search("offsite budget review", mode="lexical", group="chunk",
-                           explain=True, record=False)
+                           explain=True)
     agreed = [r for r in results if "agreed on the budget" in r.snippet]
     assert [r.path for r in agreed] == ["notes/standup.md", "notes/retro.md"]
     standup, retro = agreed
@@ -286,7 +284,7 @@ def test_lines_two_passages_share_are_cited_once_and_neither_is_lost(vault: Vaul
         f"- **Bo** (D1:2): we camped by the lake with the kids {words}\n"
         f"- **Ana** (D1:3): {words} sounds lovely\n")
     vault.index()
-    results = vault.search("camp kids lake", mode="lexical", group="chunk", record=False)
+    results = vault.search("camp kids lake", mode="lexical", group="chunk")
     cited = [(h.start_line, h.end_line) for r in results if r.path == "sources/chats/trip.md"
              for h in r.hits]
     lines = sorted(n for a, b in cited for n in range(a, b + 1))
@@ -304,7 +302,6 @@ def test_a_possessive_asks_about_the_person(vault: Vault) -> None:
         f"- **Melanie** (D1:1): our dog is called Luna {filler}\n"
         f"- **Caroline** (D1:2): my dog is called Oscar {filler}\n")
     vault.index()
-    results = vault.search("Melanie's dog", mode="lexical", group="chunk", explain=True,
-                           record=False)
+    results = vault.search("Melanie's dog", mode="lexical", group="chunk", explain=True)
     assert results[0].snippet.startswith("- **Melanie**")
     assert results[1].explain["speaker"] == 0.75  # Caroline's turn: not the person asked about

@@ -233,15 +233,15 @@ def test_links_resolve_by_heading_alias_after_every_other_name(notes: Vault) -> 
 
 
 def test_search_shows_file_names_and_heading_aliases_are_no_exact_match(notes: Vault) -> None:
-    results = notes.search("todo", mode="lexical", record=False)
+    results = notes.search("todo", mode="lexical")
     assert {r.path: r.title for r in results}["Lattice Joining.md"] == "Lattice Joining"
     assert [r.path for r in results if r.exact] == ["Chores.md"]  # the alias, not the H1s
-    titles = {r.title for r in notes.search("installation", mode="lexical", record=False)}
+    titles = {r.title for r in notes.search("installation", mode="lexical")}
     assert titles == {"AALpy", "Chunks"}
 
 
 def test_a_hit_is_named_by_the_section_of_its_cited_line(notes: Vault) -> None:
-    result = notes.search("zebrafish installer", mode="lexical", record=False)[0]
+    result = notes.search("zebrafish installer", mode="lexical")[0]
     hit = result.hits[0]
     assert result.path == "Chunks.md"
     assert (hit.start_line, hit.end_line) == (6, 6)
@@ -277,7 +277,7 @@ def test_show_and_recall_give_summary_with_citation_and_tags(notes: Vault) -> No
 
 def test_tag_filters_are_anded_nested_and_case_insensitive(notes: Vault) -> None:
     def paths(*tags: str) -> list[str]:
-        found = notes.search("snake language", mode="lexical", tags=tags, record=False)
+        found = notes.search("snake language", mode="lexical", tags=tags)
         return sorted(r.path for r in found)
 
     assert paths() == ["animals/Python.md", "code/Python.md"]
@@ -288,7 +288,7 @@ def test_tag_filters_are_anded_nested_and_case_insensitive(notes: Vault) -> None
     assert paths("programming", "animal") == []             # every tag must be on the page
     assert paths("animal", "ANIMAL") == ["animals/Python.md"]
     with pytest.raises(ValueError, match="is not a tag"):
-        notes.search("python", tags=["12"], record=False)
+        notes.search("python", tags=["12"])
     done = cli("-C", str(notes.root), "search", "python", "--tag", "animal", "--json")
     assert [r["path"] for r in json.loads(done.stdout)["results"]] == ["animals/Python.md"]
     assert cli("-C", str(notes.root), "search", "python", "--tag", "a b").exit_code == 2
@@ -327,7 +327,7 @@ def test_mcp_search_and_recall_take_tags(notes: Vault) -> None:
 
 def test_one_note_for_one_cause_when_there_are_no_vectors(notes: Vault) -> None:
     # The test environment switches embeddings off: hybrid falls back to lexical, said once.
-    results = notes.search("zebrafish", record=False)
+    results = notes.search("zebrafish")
     assert results.mode == "lexical"
     assert results.notes == ["embeddings are switched off in the config; searched lexically"]
 

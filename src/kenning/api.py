@@ -290,20 +290,24 @@ class Vault:
 
         ``tags`` narrow which page the question names (every tag must be on it).
         """
-        from kenning.recall import activity
         from kenning.recall.entity import recall
 
         page = self.resolve_entity(question, tags=tags)
         answer = recall(self.reader, page.id, budget=budget, overview=overview)
-        activity.record(self.root, [page.path])
+        self.opened(page.path)
         return answer
 
-    def show(self, ref: str) -> dict[str, Any]:
-        """Everything the index knows about one page: fields, facts, timeline, links."""
+    def show(self, ref: str, *, record: bool = True) -> dict[str, Any]:
+        """Everything the index knows about one page: fields, facts, timeline, links.
+
+        Opening a page is deliberate use: ``record`` notes it in the recall activity.
+        """
         from kenning.graph import queries
         from kenning.recall.search import cite
 
         page = self.find(ref)
+        if record:
+            self.opened(page.path)
         db = self.db
         row = db.execute(
             "SELECT path, title, type, domain, status, summary, date, frontmatter, lines,"
@@ -345,12 +349,21 @@ class Vault:
             " ORDER BY count(DISTINCT page_id) DESC, norm").fetchall()
         return {tag: n for tag, n in rows}
 
-    def read(self, ref: str) -> str:
-        """The Markdown text of a page."""
+    def read(self, ref: str, *, record: bool = True) -> str:
+        """The Markdown text of a page; ``record`` notes the visit in the recall activity."""
         from kenning.vault.fsio import resolve_inside
 
         page = self.find(ref)
-        return resolve_inside(self.root, page.path).read_text(encoding="utf-8")
+        text = resolve_inside(self.root, page.path).read_text(encoding="utf-8")
+        if record:
+            self.opened(page.path)
+        return text
+
+    def opened(self, path: str) -> None:
+        """Note a deliberate use of a page (opened, recalled, cited): it feeds recency."""
+        from kenning.recall import activity
+
+        activity.record(self.root, [path])
 
     # -- recall ----------------------------------------------------------------------------
 
@@ -377,11 +390,12 @@ class Vault:
                domains: Sequence[str] = (), folders: Sequence[str] = (),
                since: str | None = None, until: str | None = None, entity: str | None = None,
                as_of: str | None = None, limit: int = 10, explain: bool = False,
-               budget: int | None = None, record: bool = True, group: str = "page",
+               budget: int | None = None, group: str = "page",
                tags: Sequence[str] = ()) -> Any:
         """Search with filters: lexical, dense or hybrid (default); results cite their lines.
 
-        ``tags``: only pages with every one of these tags (``a`` also matches ``a/b``).
+        ``tags``: only pages with every one of these tags (``a`` also matches ``a/b``). A search
+        records no recall activity: asking again gives the same ranking (docs/decisions.md).
         """
         from kenning.recall import activity
         from kenning.recall.search import Filters, search
@@ -404,8 +418,6 @@ class Vault:
                          budget=budget, group=group, reranker=self._reranker_or_note(notes))
         results.notes = notes + results.notes
         results.coverage = coverage
-        if record and results:
-            activity.record(self.root, [r.path for r in results[:3]])
         return results
 
     def reranker(self) -> Any:

@@ -108,16 +108,13 @@ def _has_mode(search: Callable[..., Any]) -> bool:
 
 
 def searcher(vault: Any, mode: str) -> Callable[[str, int], Sequence[Any]]:
-    """``search(question, limit)`` in one mode, recording no recall activity."""
+    """``search(question, limit)`` in one mode (a search records no recall activity)."""
     params = _parameters(vault.search)
     extra: dict[str, Any] = {}
     if "mode" in params:
         extra["mode"] = mode
     elif mode != "lexical":
         raise EvalError(f"Vault.search cannot search in mode {mode!r}")
-    if "record" in params:
-        # Recalled pages gain recency: recording would let earlier questions rank later ones.
-        extra["record"] = False
     if "group" in params:
         # The budget goes to the best passages first, not to whole pages in page order.
         extra["group"] = "chunk"

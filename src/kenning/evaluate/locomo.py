@@ -53,8 +53,8 @@ What is measured
   hits per page, so a large budget is often not filled).
 - **MRR**: 1 / rank of the first result one of whose hits cites a gold evidence line; 0 when no
   result within ``limit`` does (budget-free).
-- Searches pass ``record=False`` (recall activity feeds recency, so recording would let earlier
-  questions re-rank later ones) and a re-used vault's activity is cleared first; vectors are
+- Searches record no recall activity (only opening a page does, so earlier questions cannot
+  re-rank later ones) and a re-used vault's activity is cleared first; vectors are
   built (``index(embed=True)``) only when a dense or hybrid mode is measured. A query the Vault
   answered in another mode than asked (no vectors: it falls back to lexical) is counted under
   ``fallbacks`` and flagged in the report.

@@ -43,7 +43,7 @@ gold turns, and most are the same words for every meeting, so in a vault of many
 cannot name theirs; for them the report gives, per budget, the share whose taken lines include
 any line of the meeting and **topic coverage**: the share of the meeting's topics
 (``topic_list`` spans) with at least one taken line.
-Searches pass ``record=False`` (recall activity would let earlier queries re-rank later ones).
+Searches record no recall activity, so earlier queries never re-rank later ones.
 
 Baseline: BM25 over lines
 -------------------------
@@ -517,10 +517,10 @@ def meeting_sources(root: Path) -> dict[str, str]:
 
 def _grouped(vault: Any, mode: str, group: str) -> Callable[[str, int], Any]:
     """``search(query, limit)`` in one mode and grouping, recording no recall activity."""
-    plain = searcher(vault, mode)  # sets mode=, record=False (and group="chunk")
+    plain = searcher(vault, mode)  # sets mode= (and group="chunk")
     if group == "chunk":
         return plain
-    return lambda q, n: vault.search(q, limit=n, mode=mode, record=False, group="page")
+    return lambda q, n: vault.search(q, limit=n, mode=mode, group="page")
 
 
 def _aggregate(rows: list[dict[str, Any]], runs: Sequence[str], budgets: Sequence[int]

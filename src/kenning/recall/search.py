@@ -14,7 +14,7 @@ import math
 import re
 import sqlite3
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import date
@@ -28,6 +28,8 @@ from kenning.recall import when
 # Column weights for bm25(): title (with aliases), heading, body, cjk bigrams.
 BM25_WEIGHTS = (5.0, 2.0, 1.0, 1.0)
 CANDIDATE_CHUNKS = 200
+POOL_PAGES = 30  # pages whose evidence is read first; more when the ranking needs them
+ALL_TERMS_ENOUGH = 10  # pages matching every term below which any term may match
 CONTEXT_SOURCES = 50  # the best lexical chunks whose neighbours get lexical context (hybrid)
 EXACT_TITLE_BOOST = 1000.0
 BACKLINK_WEIGHT = 0.05
@@ -236,7 +238,9 @@ def search(db: sqlite3.Connection, text: str, *, filters: Filters = Filters(), l
     if mode != "dense" and not query.empty:
         if query.size > 1:  # AND first, OR only when AND finds too little
             lexical = _rank_chunks(db, query.fts(all_terms=True), where, params)
-        if len({r[1] for r in lexical}) < limit:
+        # A fixed threshold, not the limit: which pass ranks must not depend on how many
+        # results were asked for, or the first result would.
+        if len({r[1] for r in lexical}) < ALL_TERMS_ENOUGH:
             lexical = _rank_chunks(db, fts, where, params)
     context: dict[int, float] = {}
     if mode == "hybrid" and signals.lexical_context_weight:
@@ -281,8 +285,105 @@ def search(db: sqlite3.Connection, text: str, *, filters: Filters = Filters(), l
     best: dict[int, list[int]] = {}
     for chunk_id in sorted(fused, key=lambda c: -fused[c]["score"]):
         best.setdefault(info[chunk_id][0], []).append(chunk_id)
-    shortlist = sorted(best, key=lambda pid: -sum(fused[c]["score"] for c in best[pid][:2]))
-    shortlist = shortlist[: limit * 3]
+    # The costly part (evidence lines, highlights) runs only on a pool of pages, but the
+    # ranking must be the one over every candidate, whatever the limit: pages are pooled in the
+    # order of a bound on their final score, and the pool grows until no page left out could
+    # still reach the last result kept (the threshold algorithm).
+    ceiling = _score_ceilings(db, best, fused, mode, group, signals, activity, today, text)
+    exact = _exact_matches(db, text, where, params)
+    for page_id, _ in exact:  # always read in full: outside the pool it would cite its title
+        if page_id in ceiling:
+            ceiling[page_id] += EXACT_TITLE_BOOST
+    order = sorted(best, key=lambda pid: (-ceiling[pid], pid))
+    pool = max(limit * 3, POOL_PAGES, sum(1 for pid, _ in exact if pid in ceiling))
+    scored: dict[int, Result] = {}
+    read = 0
+    while True:
+        # A page's score depends on that page alone, so a second round reads only new pages.
+        scored.update(_score_pages(
+            db, text, query, order[read:pool], best, fused, info, exact if not read else [],
+            filters=filters, mode=mode, group=group, per_page=per_page, signals=signals,
+            activity=activity, today=today, explain=explain))
+        read = pool
+        ranked = _distinct([replace(r) for r in _ranked(scored.values(), fused, group,
+                                                         signals.page_weight)], limit)
+        if pool >= len(order) or (len(ranked) == limit
+                                  and ranked[-1].score > ceiling[order[pool]]):
+            break
+        # Every page that could still reach the last result kept, in one more round.
+        floor = ranked[-1].score if len(ranked) == limit else -math.inf
+        pool = max(pool + 1, sum(1 for pid in order if ceiling[pid] >= floor))
+    out.extend(_within_budget(ranked, budget) if budget else ranked)
+    return out
+
+
+def _ranked(pages: Iterable[Result], fused: dict[int, dict[str, float]], group: str,
+            page_weight: float) -> list[Result]:
+    """Scored pages in rank order, or their passages when results are chunks."""
+    if group == "chunk":
+        return sorted((passage for r in pages for passage in _passages(r, fused, page_weight)),
+                      key=lambda r: (-r.score, r.path, r.hits[0].start_line))
+    return sorted(pages, key=lambda r: (-r.score, r.path))
+
+
+def _score_ceilings(db: sqlite3.Connection, best: dict[int, list[int]],
+                    fused: dict[int, dict[str, float]], mode: str, group: str,
+                    signals: Signals, activity: dict[str, str] | None, today: str | None,
+                    text: str) -> dict[int, float]:
+    """Per candidate page, a score its results cannot exceed (the exact-title boost aside).
+
+    The page's best chunk (plus what more chunks or the page prior add) times every factor
+    that is known without reading the chunks; the others (coverage, stale facts) never raise a
+    score above 1×.
+    """
+    pids = list(best)
+    meta = _page_meta(db, pids)
+    backlinks = _backlink_counts(db, pids)
+    named, hinted = when.spans(text), type_hints(text)
+    out: dict[int, float] = {}
+    for pid in pids:
+        scores = [fused[c]["score"] for c in best[pid]]
+        top = scores[0]
+        if group == "chunk":
+            top *= 1.0 + max(0.0, signals.page_weight)
+        elif mode == "lexical":
+            top += 0.1 * sum(scores[1:3])
+        factor = math.prod(_page_factors(meta[pid], backlinks.get(pid, 0), signals, activity,
+                                         today, named, hinted).values())
+        out[pid] = top * factor * max(1.0, signals.superseded_factor)
+    return out
+
+
+def _page_factors(meta: tuple[Any, ...], backlinks: int, signals: Signals,
+                  activity: dict[str, str] | None, today: str | None, named: Any,
+                  hinted: set[str]) -> dict[str, float]:
+    """The page signals known from the page alone: backlinks, recency, type, date, folder."""
+    path, ptype, page_when = meta[0], meta[2], meta[5]
+    factors: dict[str, float] = {}
+    factors["backlinks"] = 1.0 + signals.backlink_weight * math.log1p(backlinks)
+    seen = max(filter(None, (page_when, (activity or {}).get(path))), default=None)
+    if seen and today and signals.recency_weight:
+        age = max(0.0, _days_between(seen, today))
+        factors["recency"] = 1.0 + signals.recency_weight * 0.5 ** (age / signals.half_life_days)
+    if hinted and ptype in hinted and signals.type_weight:
+        factors["type"] = 1.0 + signals.type_weight
+    fit = when.closeness(named, meta[6])
+    if fit and signals.date_weight:
+        factors["date"] = 1.0 + signals.date_weight * fit
+    folder = path.split("/", 1)[0] if "/" in path else ""
+    if folder in signals.folder_weights:
+        factors["folder"] = signals.folder_weights[folder]
+    return factors
+
+
+def _score_pages(db: sqlite3.Connection, text: str, query: Query, shortlist: list[int],
+               best: dict[int, list[int]], fused: dict[int, dict[str, float]],
+               info: dict[int, tuple[int, int, str]],
+               exact: list[tuple[int, tuple[str, str, str | None]]], *, filters: Filters,
+               mode: str, group: str, per_page: int, signals: Signals,
+               activity: dict[str, str] | None, today: str | None, explain: bool
+               ) -> dict[int, Result]:
+    """Score the pages of ``shortlist`` (and exact title matches) on their evidence."""
 
     # Mark the matches only in the chunks that can still make the answer.
     rarity = _rarity(db, query) if query.size > 1 else {}
@@ -334,7 +435,7 @@ def search(db: sqlite3.Connection, text: str, *, filters: Filters = Filters(), l
                                for n in range(first, last + 1)}  # for _trim_overlapping
             page_chunks[page_id].append(Hit(chunk_id, first, last, heading, score, snippet))
 
-    for page_id, exact_title in _exact_matches(db, text, where, params):
+    for page_id, exact_title in exact:
         if page_id not in pages:
             pages[page_id] = Result(path=exact_title[0], title=exact_title[1],
                                     type=exact_title[2], score=0.0)
@@ -363,24 +464,10 @@ def search(db: sqlite3.Connection, text: str, *, filters: Filters = Filters(), l
         if wanted and mode == "lexical":
             factors["coverage"] = 0.5 + 0.5 * len(covered[page_id] & wanted) / len(wanted)
         n = backlinks.get(page_id, 0)
-        factors["backlinks"] = 1.0 + signals.backlink_weight * math.log1p(n)
-        page_status, page_when = meta[page_id][4], meta[page_id][5]
-        seen = max(filter(None, (page_when, (activity or {}).get(result.path))), default=None)
-        if seen and today and signals.recency_weight:
-            age = max(0.0, _days_between(seen, today))
-            factors["recency"] = 1.0 + signals.recency_weight * 0.5 ** (
-                age / signals.half_life_days)
-        if page_status in ("superseded", "invalidated") or (
+        factors.update(_page_factors(meta[page_id], n, signals, activity, today, named, hinted))
+        if meta[page_id][4] in ("superseded", "invalidated") or (
                 hits and all(_inside(h, stale.get(page_id, ())) for h in hits[:1])):
             factors["superseded"] = signals.superseded_factor
-        if hinted and result.type in hinted and signals.type_weight:
-            factors["type"] = 1.0 + signals.type_weight
-        fit = when.closeness(named, meta[page_id][6])
-        if fit and signals.date_weight:
-            factors["date"] = 1.0 + signals.date_weight * fit
-        folder = result.path.split("/", 1)[0] if "/" in result.path else ""
-        if folder in signals.folder_weights:
-            factors["folder"] = signals.folder_weights[folder]
         result.backlinks = n
         result.matched = sorted(covered[page_id] & wanted)
         result.hits = hits[: signals.chunks_per_page if group == "page" else per_page]
@@ -394,15 +481,7 @@ def search(db: sqlite3.Connection, text: str, *, filters: Filters = Filters(), l
                               "more_chunks": round(extra, 4),
                               **{k: round(v, 4) for k, v in factors.items()},
                               "exact_title": result.exact, "score": round(result.score, 4)}
-    if group == "chunk":
-        ranked = sorted((passage for r in pages.values()
-                         for passage in _passages(r, fused, signals.page_weight)),
-                        key=lambda r: (-r.score, r.path, r.hits[0].start_line))
-    else:
-        ranked = sorted(pages.values(), key=lambda r: (-r.score, r.path))
-    ranked = _distinct(ranked, limit)
-    out.extend(_within_budget(ranked, budget) if budget else ranked)
-    return out
+    return pages
 
 
 # A transcript turn: "- **Name** (time): text", "- **[00:01:02] Name:** text", "**Name:** text".

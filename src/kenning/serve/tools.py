@@ -202,8 +202,7 @@ def _search(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
         domains=a.get("domains", ()), folders=[_check_folder(f) for f in a.get("folders", ())],
         entity=_check_ref(rt, a["entity"]) if a.get("entity") else None,
         since=_date(a, "since"), until=_date(a, "until"), as_of=_date(a, "as_of"),
-        limit=limit, budget=budget, group=a.get("group", "page"),
-        record=rt.caller.trusted, tags=a.get("tags", ()))
+        limit=limit, budget=budget, group=a.get("group", "page"), tags=a.get("tags", ()))
     return {"mode": results.mode, "notes": results.notes,
             "results": [r.to_dict() for r in results]}
 
@@ -235,14 +234,15 @@ def _page(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
 
         page = rt.vault.find(ref)
         ledger = provenance.Ledger(rt.root)
-        text = rt.vault.read(page.path)
+        # Opening a page is deliberate use; a remote caller's must not move everyone's recency.
+        text = rt.vault.read(page.path, record=rt.caller.trusted)
         marked = ledger.marked_lines(page.path, text)
         out: dict[str, Any] = {"path": page.path,
                                "text": provenance.mark_markdown(page.path, text, ledger)}
         if marked or ledger.page(page.path):
             out["untrusted_lines"] = marked
         return out
-    data = rt.vault.show(ref)
+    data = rt.vault.show(ref, record=rt.caller.trusted)
     as_of, believed_on = _date(a, "as_of"), _date(a, "believed_on")
     if as_of or believed_on:
         held = rt.vault.facts(data["path"], as_of=as_of, believed_on=believed_on)
