@@ -34,7 +34,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -341,20 +341,8 @@ class SentenceTransformersDir:
                 f"embeddings.path {path} is not a sentence-transformers model directory "
                 f"(none of {', '.join(markers)} is there)",
                 f"point embeddings.path in {CONFIG_FILE} at the folder that holds modules.json")
-        os.environ["HF_HUB_OFFLINE"] = "1"
-        os.environ["TRANSFORMERS_OFFLINE"] = "1"
-        try:
-            from sentence_transformers import SentenceTransformer
-        except ImportError:
-            raise EmbedderUnavailable(
-                "the sentence-transformers provider needs the sentence-transformers package, "
-                "which is not installed",
-                "pip install 'kenning[sentence-transformers]'") from None
-        except Exception as exc:  # a broken torch install fails in many ways
-            raise EmbedderUnavailable(
-                f"the sentence-transformers package failed to import: {_one_line(str(exc))}",
-                "reinstall it: pip install --force-reinstall 'kenning[sentence-transformers]'",
-            ) from None
+        SentenceTransformer = sentence_transformers(EmbedderUnavailable,
+                                                    "provider").SentenceTransformer
         try:
             try:
                 model = SentenceTransformer(str(path), device=None, local_files_only=True)
@@ -394,3 +382,23 @@ class SentenceTransformersDir:
         out = self._model.encode(texts, batch_size=self.batch_size, show_progress_bar=False,
                                  normalize_embeddings=True, convert_to_numpy=True)
         return _normalise(out)
+
+
+def sentence_transformers(unavailable: Callable[[str, str], Exception], what: str) -> Any:
+    """The ``sentence_transformers`` module, offline (no model or file is ever fetched), or
+    ``unavailable(message, fix)`` raised when it is not installed or cannot import; ``what``
+    names its user in the message ("provider", "reranker")."""
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ["TRANSFORMERS_OFFLINE"] = "1"
+    try:
+        import sentence_transformers as module
+    except ImportError:
+        raise unavailable(f"the sentence-transformers {what} needs the sentence-transformers "
+                          "package, which is not installed",
+                          "pip install 'kenning[sentence-transformers]'") from None
+    except Exception as exc:  # a broken torch install fails in many ways
+        raise unavailable(
+            f"the sentence-transformers package failed to import: {_one_line(str(exc))}",
+            "reinstall it: pip install --force-reinstall 'kenning[sentence-transformers]'",
+        ) from None
+    return module

@@ -294,19 +294,9 @@ class CrossEncoderDir:
             raise RerankUnavailable(
                 f"rerank.path {path} is not a model directory (it has no config.json)",
                 f"point rerank.path in {CONFIG_FILE} at the folder that holds config.json")
-        os.environ["HF_HUB_OFFLINE"] = "1"
-        os.environ["TRANSFORMERS_OFFLINE"] = "1"
-        try:
-            from sentence_transformers import CrossEncoder
-        except ImportError:
-            raise RerankUnavailable(
-                "the sentence-transformers reranker needs the sentence-transformers package, "
-                "which is not installed", "pip install 'kenning[sentence-transformers]'") from None
-        except Exception as exc:  # a broken torch install fails in many ways
-            raise RerankUnavailable(
-                f"the sentence-transformers package failed to import: {_one_line(str(exc))}",
-                "reinstall it: pip install --force-reinstall 'kenning[sentence-transformers]'",
-            ) from None
+        from kenning.index.embedders_remote import sentence_transformers
+
+        CrossEncoder = sentence_transformers(RerankUnavailable, "reranker").CrossEncoder
         try:
             self._model = CrossEncoder(str(path), local_files_only=True)
         except Exception as exc:
