@@ -223,17 +223,9 @@ def _has_surrogates(text: str) -> bool:
 def _created_rolled_back(root: Path, old: str | None, restored: set[str]) -> str | None:
     """The page registry with the entries of the restored pages as they were before the build
     (entries the build did not touch, like an agent's, stay)."""
-    from kenning.vault.created import VERSION, read_created
+    from kenning.vault.created import parse_created, read_created, render_created
 
-    def pages(text: str | None) -> dict[str, Any]:
-        try:
-            data = json.loads(text) if text else {}
-        except ValueError:
-            return {}
-        found = data.get("pages") if isinstance(data, dict) else None
-        return dict(found) if isinstance(found, dict) else {}
-
-    was = pages(old)
+    was = parse_created(old)
     now = read_created(root)
     new = dict(now)
     for rel in restored:
@@ -243,5 +235,4 @@ def _created_rolled_back(root: Path, old: str | None, restored: set[str]) -> str
             new.pop(rel, None)
     if new == now:
         return None
-    return json.dumps({"version": VERSION, "pages": dict(sorted(new.items()))},
-                      ensure_ascii=False, indent=1) + "\n"
+    return render_created(new)

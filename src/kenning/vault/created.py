@@ -42,15 +42,28 @@ def may_write(path: str, entity_type: str | None, created: Container[str] | None
 
 def read_created(root: Path) -> dict[str, dict[str, Any]]:
     """Page path → ``{"by": what created it, "on": day}``; empty when missing or unreadable."""
-    path = root / STATE_DIR / CREATED
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        return parse_created((root / STATE_DIR / CREATED).read_text(encoding="utf-8"))
+    except OSError:
+        return {}
+
+
+def parse_created(text: str | None) -> dict[str, dict[str, Any]]:
+    """The registry held by ``text`` (the file's content); empty when it is not one."""
+    try:
+        data = json.loads(text) if text else {}
+    except ValueError:
         return {}
     pages = data.get("pages") if isinstance(data, dict) else None
     if not isinstance(pages, dict):
         return {}
     return {str(k): dict(v) if isinstance(v, dict) else {} for k, v in pages.items()}
+
+
+def render_created(pages: dict[str, dict[str, Any]]) -> str:
+    """The registry file's text for ``pages``."""
+    return json.dumps({"version": VERSION, "pages": dict(sorted(pages.items()))},
+                      ensure_ascii=False, indent=1) + "\n"
 
 
 def update_created(root: Path, *, add: dict[str, str] | None = None,
@@ -90,6 +103,4 @@ def created_change(root: Path, *, add: dict[str, str] | None = None,
         pages.setdefault(path, {"by": by, "on": day})
     if pages == before:
         return None
-    text = json.dumps({"version": VERSION, "pages": dict(sorted(pages.items()))},
-                      ensure_ascii=False, indent=1) + "\n"
-    return f"{STATE_DIR}/{CREATED}", text
+    return f"{STATE_DIR}/{CREATED}", render_created(pages)
