@@ -111,6 +111,7 @@ class _Batch:
         self.edits: dict[str, _Edit] = {}
         self.resolver = Resolver(vault)
         self.created = read_created(self.root)
+        self.ledger: Any = None  # what remote callers wrote (vault.provenance), when needed
 
     def open(self, path: str, where: str) -> _Edit | None:
         """The page at ``path`` to read, and to change when it is Kenning's (``foreign`` says
@@ -658,7 +659,9 @@ def _remote_own(batch: _Batch, edit: _Edit) -> bool:
     an earlier remote call (the provenance ledger)."""
     from kenning.vault import provenance
 
-    return edit.created or provenance.Ledger(batch.root).page(edit.path)
+    if batch.ledger is None:  # read once per call, not once per page
+        batch.ledger = provenance.Ledger(batch.root)
+    return edit.created or batch.ledger.page(edit.path)
 
 
 def _remote_names(batch: _Batch, where: str, name: str, aliases: list[str],
