@@ -676,8 +676,10 @@ def eval_locomo(path: Path, modes: tuple[str, ...], budgets: tuple[int, ...],
 @click.option("-m", "--mode", "modes", multiple=True,
               type=click.Choice(["lexical", "dense", "hybrid"]),
               help="Search modes to measure (repeat; default all three).")
-@click.option("-g", "--group", "groups", multiple=True, type=click.Choice(["page", "chunk"]),
-              help="Result grouping (repeat; default both: page is `kenning search`'s default).")
+@click.option("-g", "--group", "groups", multiple=True,
+              type=click.Choice(["page", "chunk", "mcp"]),
+              help="Result grouping (repeat; default all three: page is `kenning search`'s "
+              "default, mcp the MCP search tool's: 10 results within 2,000 tokens).")
 @click.option("-b", "--budget", "budgets", multiple=True, type=click.IntRange(1, 100_000),
               help="Word budgets (repeat; default 250 500 1000 2000).")
 @click.option("--limit-meetings", type=click.IntRange(1, None),

@@ -29,7 +29,8 @@ content) is left out of its query's denominator and counted under ``data.empty_g
 What is measured
 ----------------
 For each specific query and each measured way of searching (mode × grouping: ``page`` is what
-``kenning search`` returns by default, ``chunk`` is ``--group chunk``, best passages first), the
+``kenning search`` returns by default, ``chunk`` is ``--group chunk``, best passages first,
+``mcp`` is what the MCP ``search`` tool asks by default: 10 results within 2,000 tokens), the
 results are packed in rank order into a word budget exactly as the LoCoMo eval does
 (:func:`kenning.evaluate.locomo.pack_lines`: a line costs ``len(line.split())`` words, a line
 that would overflow is skipped). Then, per budget:
@@ -88,7 +89,9 @@ from kenning.evaluate.budget import (
 from kenning.vault.fsio import atomic_write_text
 
 DEFAULT_MODES = ("lexical", "dense", "hybrid")
-DEFAULT_GROUPS = ("page", "chunk")
+DEFAULT_GROUPS = ("page", "chunk", "mcp")
+# What the MCP search tool asks for by default (serve/tools.py): the default recall path agents use.
+MCP_LIMIT, MCP_BUDGET = 10, 2000
 DEFAULT_BUDGETS = (250, 500, 1000, 2000)
 BASELINE = "bm25-lines"
 TRANSCRIPT_HEADING = "## Transcript"
@@ -362,12 +365,12 @@ def run_qmsum(folder: str | Path, *, modes: Sequence[str] = DEFAULT_MODES,
     if limit <= 0:
         raise EvalError("limit must be positive")
     if modes and not groups:
-        raise EvalError("give at least one grouping (page, chunk)")
+        raise EvalError("give at least one grouping (page, chunk, mcp)")
     if not modes and not baseline:
         raise EvalError("nothing to measure: give a search mode or keep the baseline")
     for g in groups:
         if g not in DEFAULT_GROUPS:
-            raise EvalError(f"grouping must be page or chunk, not {g!r}")
+            raise EvalError(f"grouping must be page, chunk or mcp, not {g!r}")
     check_modes(Vault, modes)
     folder = Path(folder)
     files = split_files(folder)
@@ -520,6 +523,9 @@ def _grouped(vault: Any, mode: str, group: str) -> Callable[[str, int], Any]:
     plain = searcher(vault, mode)  # sets mode= (and group="chunk")
     if group == "chunk":
         return plain
+    if group == "mcp":  # the MCP tool's defaults; the eval's --limit does not apply
+        return lambda q, n: vault.search(q, limit=MCP_LIMIT, mode=mode, group="page",
+                                         budget=MCP_BUDGET)
     return lambda q, n: vault.search(q, limit=n, mode=mode, group="page")
 
 
@@ -574,7 +580,8 @@ def format_report(result: dict[str, Any]) -> str:
     out = [f"QMSum evidence — {n} meeting{'s' if n != 1 else ''} ({d['turns']:,} turns) of "
            f"`{d['folder']}` in one vault, {d['scored']:,} specific queries scored; word budgets "
            f"{', '.join(map(str, budgets))}; top {s['limit']} results; page = `kenning search` "
-           f"default grouping, chunk = `--group chunk`.", ""]
+           f"default grouping, chunk = `--group chunk`, mcp = the MCP search tool's defaults (10 "
+           f"results within {MCP_BUDGET:,} tokens).", ""]
     for key, title in (("hit", "Evidence hit (any gold turn inside the budget)"),
                        ("recall", "Evidence recall (share of gold turns inside the budget)")):
         out += [f"**{title}**", ""]

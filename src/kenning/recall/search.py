@@ -34,6 +34,9 @@ CONTEXT_SOURCES = 50  # the best lexical chunks whose neighbours get lexical con
 EXACT_TITLE_BOOST = 1000.0
 BACKLINK_WEIGHT = 0.05
 SNIPPET_CHARS = 240
+BUDGET_PER_PASSAGE = 25  # tokens: with a budget, ask for about budget / this many passages
+BUDGET_PASSAGES_PER_PAGE = 40  # with a budget a page may give this many passages (not 10)
+CONTEXT_LINES = 12  # with budget left over, a passage grows by up to this many lines each side
 OPEN, CLOSE = "\x01", "\x02"
 
 STOPWORDS = frozenset(
@@ -211,7 +214,17 @@ def search(db: sqlite3.Connection, text: str, *, filters: Filters = Filters(), l
     """
     if group not in ("page", "chunk"):
         raise ValueError(f"group must be page or chunk, not {group!r}")
+    shown, wanted_results = group, limit
+    if budget:
+        # A budget is filled with passages, best first, whatever the grouping: one page result
+        # with two hits left most of a long transcript's evidence out (docs/decisions.md). The
+        # passages are ranked as with -g chunk, more of them than results shown, and grouped
+        # under their page afterwards when results are pages.
+        group = "chunk"
+        limit = max(limit, min(CANDIDATE_CHUNKS, budget // BUDGET_PER_PASSAGE))
     per_page = max(3, signals.chunks_per_page if group == "page" else signals.passages_per_page)
+    if budget:
+        per_page = max(per_page, BUDGET_PASSAGES_PER_PAGE)
     out = Results()
     out.notes, out.mode = [], mode
     query = parse_query(text)
@@ -313,7 +326,11 @@ def search(db: sqlite3.Connection, text: str, *, filters: Filters = Filters(), l
         # Every page that could still reach the last result kept, in one more round.
         floor = ranked[-1].score if len(ranked) == limit else -math.inf
         pool = max(pool + 1, sum(1 for pid in order if ceiling[pid] >= floor))
-    out.extend(_within_budget(ranked, budget) if budget else ranked)
+    if budget:
+        ranked = _within_budget(db, ranked, budget)
+        if shown == "page":
+            ranked = _by_page(ranked)[:wanted_results]
+    out.extend(ranked)
     return out
 
 
@@ -619,23 +636,156 @@ def estimate_tokens(text: str) -> int:
     return max(1, len(text.encode("utf-8")) // 4)
 
 
-def _within_budget(results: list[Result], budget: int) -> list[Result]:
-    """Keep results (and hits) in rank order while their text fits ``budget`` tokens."""
+def _within_budget(db: sqlite3.Connection, results: list[Result], budget: int
+                   ) -> list[Result]:
+    """Passages in rank order while their text fits ``budget`` tokens, then each kept passage
+    widened by its neighbouring lines while tokens are left (best passages first).
+
+    A passage costs the tokens of the lines it cites, not of its snippet: the snippet of a
+    budgeted passage *is* its cited text, so the agent gets what the budget paid for. Passages
+    of a page that touch are merged into one contiguous range.
+    """
+    ids = _page_ids(db, {r.path for r in results})
     kept: list[Result] = []
     spent = 0
+    lines: dict[str, dict[int, str]] = {}
     for result in results:
-        hits = []
-        for hit in result.hits:
-            cost = estimate_tokens(hit.snippet) + estimate_tokens(result.path) + 4
-            if spent + cost > budget:
-                break
-            spent += cost
-            hits.append(hit)
-        if not hits:
-            break
-        result.hits = hits
-        kept.append(result)
+        page_id = ids.get(result.path)
+        if page_id is None or not result.hits:
+            continue
+        hit = result.hits[0]
+        text = _range_text(db, page_id, hit.start_line, hit.end_line, lines.setdefault(
+            result.path, {}))
+        cost = estimate_tokens(text) + estimate_tokens(result.path) + 4
+        if spent + cost > budget:
+            continue  # a shorter passage further down may still fit
+        spent += cost
+        kept.append(replace(result, hits=[replace(hit, snippet=_plain(text))]))
+    kept = _merge_touching(kept, lines)
+    _widen(db, kept, ids, lines, budget - spent)
     return kept
+
+
+def _plain(text: str) -> str:
+    return " ".join(_FIELD.sub("", text).split())
+
+
+def _page_ids(db: sqlite3.Connection, paths: set[str]) -> dict[str, int]:
+    if not paths:
+        return {}
+    marks = ",".join("?" * len(paths))
+    return {r[0]: r[1] for r in db.execute(
+        f"SELECT path, id FROM pages WHERE path IN ({marks})", sorted(paths))}
+
+
+def _range_text(db: sqlite3.Connection, page_id: int, start: int, end: int,
+                cache: dict[int, str]) -> str:
+    """The text of lines ``start..end`` of an indexed page (blank lines left out)."""
+    if any(n not in cache for n in range(start, end + 1)):
+        cache.update(_lines_of(db, page_id, start, end))
+    return "\n".join(cache[n] for n in range(start, end + 1) if cache.get(n, "").strip())
+
+
+def _lines_of(db: sqlite3.Connection, page_id: int, start: int, end: int) -> dict[int, str]:
+    """Line number → text for the lines ``start..end`` of a page, from its chunks."""
+    out: dict[int, str] = {}
+    for first, body in db.execute(
+            "SELECT c.start_line, f.body FROM chunks c JOIN chunks_fts f ON f.rowid = c.id"
+            " WHERE c.page_id = ? AND c.end_line >= ? AND c.start_line <= ?",
+            (page_id, start, end)):
+        for i, line in enumerate((body or "").split("\n")):
+            out.setdefault(first + i, line)
+    for n in range(start, end + 1):
+        out.setdefault(n, "")
+    return out
+
+
+def _merge_touching(kept: list[Result], lines: dict[str, dict[int, str]]) -> list[Result]:
+    """Merge passages of one page whose ranges overlap or touch (only blank lines between);
+    the merged passage keeps the better rank."""
+    out: list[Result] = []
+    for result in kept:
+        hit = result.hits[0]
+        cache = lines[result.path]
+        for i, other in enumerate(out):
+            o = other.hits[0]
+            if other.path != result.path:
+                continue
+            lo, hi = (o, hit) if o.start_line <= hit.start_line else (hit, o)
+            if all(not cache.get(n, "").strip() for n in range(lo.end_line + 1, hi.start_line)):
+                start, end = min(o.start_line, hit.start_line), max(o.end_line, hit.end_line)
+                text = "\n".join(cache.get(n, "") for n in range(start, end + 1)
+                                 if cache.get(n, "").strip())
+                out[i] = replace(other, hits=[replace(o, start_line=start, end_line=end,
+                                                      snippet=_plain(text))])
+                break
+        else:
+            out.append(result)
+    return out
+
+
+def _widen(db: sqlite3.Connection, kept: list[Result], ids: dict[str, int],
+           lines: dict[str, dict[int, str]], left: int) -> None:
+    """Grow kept passages by neighbouring non-blank lines, one line a side in turn, best
+    passages first, while ``left`` tokens last: the turns around a hit are often the rest of
+    the evidence (an answer spans many turns of a meeting). Never into frontmatter or another
+    passage."""
+    if left <= 0 or not kept:
+        return
+    meta = _page_meta(db, sorted({ids[r.path] for r in kept}))
+    for result in kept:
+        hit = result.hits[0]
+        cache = lines[result.path]
+        cache.update(_lines_of(db, ids[result.path], max(1, hit.start_line - 3 * CONTEXT_LINES),
+                               hit.end_line + 3 * CONTEXT_LINES))
+    taken = {(r.path, n) for r in kept for n in range(r.hits[0].start_line,
+                                                      r.hits[0].end_line + 1)}
+    grown = [0] * len(kept)
+    for _ in range(2 * CONTEXT_LINES):
+        changed = False
+        for i, result in enumerate(kept):
+            if grown[i] >= 2 * CONTEXT_LINES:
+                continue
+            hit = result.hits[0]
+            cache = lines[result.path]
+            body_start = meta[ids[result.path]][3] or 1
+            for side in (-1, 1):
+                n = hit.start_line - 1 if side < 0 else hit.end_line + 1
+                while n in cache and not cache[n].strip() and (result.path, n) not in taken:
+                    n += side
+                if n < body_start or n not in cache or (result.path, n) in taken:
+                    continue
+                if cache[n].lstrip().startswith("#"):
+                    continue  # a heading ends the passage's section
+                cost = estimate_tokens(cache[n])
+                if cost > left:
+                    continue
+                left -= cost
+                start, end = (n, hit.end_line) if side < 0 else (hit.start_line, n)
+                taken.update((result.path, m) for m in range(start, end + 1))
+                text = "\n".join(cache.get(m, "") for m in range(start, end + 1)
+                                 if cache.get(m, "").strip())
+                hit = replace(hit, start_line=start, end_line=end, snippet=_plain(text))
+                kept[i] = replace(result, hits=[hit])
+                result = kept[i]
+                grown[i] += 1
+                changed = True
+        if not changed or left <= 0:
+            return
+
+
+def _by_page(passages: list[Result]) -> list[Result]:
+    """Passages grouped under their page: each page once, in the order of its best passage,
+    its passages in rank order."""
+    pages: dict[str, Result] = {}
+    for passage in passages:
+        page = pages.get(passage.path)
+        if page is None:
+            pages[passage.path] = replace(passage, hits=list(passage.hits))
+        else:
+            page.hits.extend(passage.hits)
+            page.exact = page.exact or passage.exact
+    return list(pages.values())
 
 
 def _days_between(earlier: str, later: str) -> float:
