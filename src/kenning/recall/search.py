@@ -656,14 +656,20 @@ def _within_budget(db: sqlite3.Connection, results: list[Result], budget: int
         hit = result.hits[0]
         text = _range_text(db, page_id, hit.start_line, hit.end_line, lines.setdefault(
             result.path, {}))
-        cost = estimate_tokens(text) + estimate_tokens(result.path) + 4
+        passage = replace(result, hits=[replace(hit, snippet=_plain(text))])
+        cost = _cost(passage)
         if spent + cost > budget:
             continue  # a shorter passage further down may still fit
         spent += cost
-        kept.append(replace(result, hits=[replace(hit, snippet=_plain(text))]))
+        kept.append(passage)
     kept = _merge_touching(kept, lines)
-    _widen(db, kept, ids, lines, budget - spent)
+    _widen(db, kept, ids, lines, budget - sum(map(_cost, kept)))
     return kept
+
+
+def _cost(result: Result) -> int:
+    """Tokens a budgeted passage costs: its text, its path and a little framing."""
+    return sum(estimate_tokens(h.snippet) + estimate_tokens(result.path) + 4 for h in result.hits)
 
 
 def _plain(text: str) -> str:
@@ -757,17 +763,18 @@ def _widen(db: sqlite3.Connection, kept: list[Result], ids: dict[str, int],
                     continue
                 if cache[n].lstrip().startswith("#"):
                     continue  # a heading ends the passage's section
-                cost = estimate_tokens(cache[n])
+                start, end = (n, hit.end_line) if side < 0 else (hit.start_line, n)
+                text = "\n".join(cache.get(m, "") for m in range(start, end + 1)
+                                 if cache.get(m, "").strip())
+                wider = replace(result, hits=[replace(hit, start_line=start, end_line=end,
+                                                      snippet=_plain(text))])
+                cost = _cost(wider) - _cost(result)
                 if cost > left:
                     continue
                 left -= cost
-                start, end = (n, hit.end_line) if side < 0 else (hit.start_line, n)
                 taken.update((result.path, m) for m in range(start, end + 1))
-                text = "\n".join(cache.get(m, "") for m in range(start, end + 1)
-                                 if cache.get(m, "").strip())
-                hit = replace(hit, start_line=start, end_line=end, snippet=_plain(text))
-                kept[i] = replace(result, hits=[hit])
-                result = kept[i]
+                kept[i] = result = wider
+                hit = result.hits[0]
                 grown[i] += 1
                 changed = True
         if not changed or left <= 0:
