@@ -48,6 +48,7 @@ from kenning.sources.meetings.labels import Label
 
 TRANSCRIPT_SUFFIXES = (".vtt", ".srt", ".txt", ".md", ".markdown", ".json")
 UNKNOWN = "Unknown"
+LONG_PARAGRAPH = 2000  # characters: a longer unlabelled paragraph is split into its lines
 
 
 class FormatError(ValueError):
@@ -370,12 +371,17 @@ def read_text(text: str, *, markdown: bool = False) -> Meeting:
             preamble.append(line if not paragraph_break or not preamble else "\n" + line)
         paragraph_break = False
     if not turns:
-        # No speakers at all: one "Unknown" turn per paragraph.
+        # No speakers at all: one "Unknown" turn per paragraph, or per line when a paragraph
+        # is longer than a turn should be (a transcript with one cue a line and no blank
+        # lines is one paragraph: as one turn it was cut at the turn cap, losing the rest).
         meeting.no_speakers = True
         for para in re.split(r"\n\s*\n", "\n".join(line for line in body
                                                   if not line.strip().startswith("#"))):
             joined = " ".join(para.split())
-            if joined:
+            if len(joined) > LONG_PARAGRAPH and "\n" in para.strip():
+                turns += [Turn(UNKNOWN, " ".join(line.split())) for line in para.split("\n")
+                          if line.strip()]
+            elif joined:
                 turns.append(Turn(UNKNOWN, joined))
         preamble = []
     meeting.turns = [t for t in turns if t.text or t.speaker]
