@@ -147,3 +147,15 @@ def test_real_val_two_meetings_lexical(tmp_path: Path) -> None:
     # every gold turn with text was mapped to a line holding that turn
     assert data["lines"] == sum(1 for m in data["meetings"] for t in json.loads(
         (VAL / f"{m}.json").read_text())["meeting_transcripts"] if " ".join(t["content"].split()))
+
+
+def test_the_mcp_run_asks_with_the_tools_defaults(tmp_path: Path) -> None:
+    result = qmsum.run_qmsum(_split(tmp_path), modes=("lexical",), groups=("mcp",),
+                             budgets=(20, 2000))
+    assert result["settings"]["runs"] == ["lexical/mcp", qmsum.BASELINE]
+    mcp = result["scores"]["lexical/mcp"]
+    assert mcp["queries"] == 3 and mcp["hit"][20] >= 1 / 3
+    # A budgeted answer is a ceiling: the tool's 2,000 tokens never hold more than ~8,000 bytes.
+    assert mcp["words"][2000] <= qmsum.MCP_BUDGET
+    with pytest.raises(EvalError, match="page, chunk or mcp"):
+        qmsum.run_qmsum(tmp_path / "split", modes=("lexical",), groups=("pages",))

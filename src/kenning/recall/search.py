@@ -36,6 +36,7 @@ BACKLINK_WEIGHT = 0.05
 SNIPPET_CHARS = 240
 BUDGET_PER_PASSAGE = 25  # tokens: with a budget, ask for about budget / this many passages
 BUDGET_PASSAGES_PER_PAGE = 40  # with a budget a page may give this many passages (not 10)
+LEAD_CONTEXT = 0  # non-blank lines each side a passage takes with it, when they fit
 CONTEXT_LINES = 12  # with budget left over, a passage grows by up to this many lines each side
 OPEN, CLOSE = "\x01", "\x02"
 
@@ -654,12 +655,16 @@ def _within_budget(db: sqlite3.Connection, results: list[Result], budget: int
         if page_id is None or not result.hits:
             continue
         hit = result.hits[0]
-        text = _range_text(db, page_id, hit.start_line, hit.end_line, lines.setdefault(
-            result.path, {}))
+        cache = lines.setdefault(result.path, {})
+        text = _range_text(db, page_id, hit.start_line, hit.end_line, cache)
         passage = replace(result, hits=[replace(hit, snippet=_plain(text))])
         cost = _cost(passage)
         if spent + cost > budget:
             continue  # a shorter passage further down may still fit
+        if LEAD_CONTEXT:
+            wider = _with_context(db, passage, page_id, cache, LEAD_CONTEXT)
+            if spent + _cost(wider) <= budget:
+                passage, cost = wider, _cost(wider)
         spent += cost
         kept.append(passage)
     kept = _merge_touching(kept, lines)
@@ -670,6 +675,30 @@ def _within_budget(db: sqlite3.Connection, results: list[Result], budget: int
 def _cost(result: Result) -> int:
     """Tokens a budgeted passage costs: its text, its path and a little framing."""
     return sum(estimate_tokens(h.snippet) + estimate_tokens(result.path) + 4 for h in result.hits)
+
+
+def _with_context(db: sqlite3.Connection, passage: Result, page_id: int,
+                  cache: dict[int, str], lines: int) -> Result:
+    """The passage with up to ``lines`` non-blank lines of its page before and after it (not
+    into the frontmatter, not past a heading)."""
+    hit = passage.hits[0]
+    lo, hi = max(1, hit.start_line - 4 * lines), hit.end_line + 4 * lines
+    if any(n not in cache for n in range(lo, hi + 1)):
+        cache.update(_lines_of(db, page_id, lo, hi))
+    body_start = _page_meta(db, [page_id])[page_id][3] or 1
+    start, end = hit.start_line, hit.end_line
+    for side in (-1, 1):
+        n, added = (start if side < 0 else end) + side, 0
+        while added < lines and n in cache and n >= body_start:
+            if cache[n].lstrip().startswith("#"):
+                break
+            if cache[n].strip():
+                added += 1
+                start, end = (n, end) if side < 0 else (start, n)
+            n += side
+    text = "\n".join(cache[m] for m in range(start, end + 1) if cache.get(m, "").strip())
+    return replace(passage, hits=[replace(hit, start_line=start, end_line=end,
+                                          snippet=_plain(text))])
 
 
 def _plain(text: str) -> str:
