@@ -36,7 +36,7 @@ BACKLINK_WEIGHT = 0.05
 SNIPPET_CHARS = 240
 BUDGET_PER_PASSAGE = 25  # tokens: with a budget, ask for about budget / this many passages
 BUDGET_PASSAGES_PER_PAGE = 40  # with a budget a page may give this many passages (not 10)
-LEAD_CONTEXT = 0  # non-blank lines each side a passage takes with it, when they fit
+LEAD_CONTEXT = 2  # non-blank lines each side a passage takes with it, when they fit
 CONTEXT_LINES = 12  # with budget left over, a passage grows by up to this many lines each side
 OPEN, CLOSE = "\x01", "\x02"
 
