@@ -647,6 +647,7 @@ def _within_budget(db: sqlite3.Connection, results: list[Result], budget: int
     of a page that touch are merged into one contiguous range.
     """
     ids = _page_ids(db, {r.path for r in results})
+    starts = {pid: meta[3] or 1 for pid, meta in _page_meta(db, sorted(set(ids.values()))).items()}
     kept: list[Result] = []
     spent = 0
     lines: dict[str, dict[int, str]] = {}
@@ -656,13 +657,16 @@ def _within_budget(db: sqlite3.Connection, results: list[Result], budget: int
             continue
         hit = result.hits[0]
         cache = lines.setdefault(result.path, {})
+        lo, hi = max(1, hit.start_line - 4 * LEAD_CONTEXT), hit.end_line + 4 * LEAD_CONTEXT
+        if any(n not in cache for n in range(hit.start_line, hit.end_line + 1)):
+            cache.update(_lines_of(db, page_id, lo, hi))
         text = _range_text(db, page_id, hit.start_line, hit.end_line, cache)
         passage = replace(result, hits=[replace(hit, snippet=_plain(text))])
         cost = _cost(passage)
         if spent + cost > budget:
             continue  # a shorter passage further down may still fit
         if LEAD_CONTEXT:
-            wider = _with_context(db, passage, page_id, cache, LEAD_CONTEXT)
+            wider = _with_context(db, passage, page_id, starts[page_id], cache, LEAD_CONTEXT)
             if spent + _cost(wider) <= budget:
                 passage, cost = wider, _cost(wider)
         spent += cost
@@ -677,7 +681,7 @@ def _cost(result: Result) -> int:
     return sum(estimate_tokens(h.snippet) + estimate_tokens(result.path) + 4 for h in result.hits)
 
 
-def _with_context(db: sqlite3.Connection, passage: Result, page_id: int,
+def _with_context(db: sqlite3.Connection, passage: Result, page_id: int, body_start: int,
                   cache: dict[int, str], lines: int) -> Result:
     """The passage with up to ``lines`` non-blank lines of its page before and after it (not
     into the frontmatter, not past a heading)."""
@@ -685,7 +689,6 @@ def _with_context(db: sqlite3.Connection, passage: Result, page_id: int,
     lo, hi = max(1, hit.start_line - 4 * lines), hit.end_line + 4 * lines
     if any(n not in cache for n in range(lo, hi + 1)):
         cache.update(_lines_of(db, page_id, lo, hi))
-    body_start = _page_meta(db, [page_id])[page_id][3] or 1
     start, end = hit.start_line, hit.end_line
     for side in (-1, 1):
         n, added = (start if side < 0 else end) + side, 0
