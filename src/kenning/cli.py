@@ -254,7 +254,8 @@ TAG_OPTION = click.option("--tag", "tags", multiple=True,
 @click.option("--as-of", help="As of YYYY-MM-DD: pages that existed then, facts valid then.")
 @click.option("-n", "--limit", type=click.IntRange(1, 200), default=10, show_default=True)
 @click.option("--budget", type=click.IntRange(1, 1_000_000),
-              help="Cut the results to about this many tokens.")
+              help="Fill about this many tokens with the best passages (each with its "
+              "neighbouring lines when they fit), grouped under their page.")
 @click.option("--explain", is_flag=True, help="Show each result's score breakdown.")
 @click.option("-g", "--group", type=click.Choice(["page", "chunk"]), default="page",
               show_default=True, help="One result per page, or per passage (best evidence "
