@@ -328,9 +328,9 @@ def search(db: sqlite3.Connection, text: str, *, filters: Filters = Filters(), l
         floor = ranked[-1].score if len(ranked) == limit else -math.inf
         pool = max(pool + 1, sum(1 for pid in order if ceiling[pid] >= floor))
     if budget:
-        ranked = _within_budget(db, ranked, budget)
+        ranked = _within_budget(db, ranked, budget, wanted_results, by_page=shown == "page")
         if shown == "page":
-            ranked = _by_page(ranked)[:wanted_results]
+            ranked = _by_page(ranked)
     out.extend(ranked)
     return out
 
@@ -637,14 +637,15 @@ def estimate_tokens(text: str) -> int:
     return max(1, len(text.encode("utf-8")) // 4)
 
 
-def _within_budget(db: sqlite3.Connection, results: list[Result], budget: int
-                   ) -> list[Result]:
+def _within_budget(db: sqlite3.Connection, results: list[Result], budget: int, most: int,
+                   *, by_page: bool) -> list[Result]:
     """Passages in rank order while their text fits ``budget`` tokens, then each kept passage
     widened by its neighbouring lines while tokens are left (best passages first).
 
     A passage costs the tokens of the lines it cites, not of its snippet: the snippet of a
     budgeted passage *is* its cited text, so the agent gets what the budget paid for. Passages
-    of a page that touch are merged into one contiguous range.
+    of a page that touch are merged into one contiguous range. At most ``most`` results: pages
+    when ``by_page`` (a passage of a page past the last one is skipped), else passages.
     """
     ids = _page_ids(db, {r.path for r in results})
     starts = {pid: meta[3] or 1 for pid, meta in _page_meta(db, sorted(set(ids.values()))).items()}
@@ -655,6 +656,10 @@ def _within_budget(db: sqlite3.Connection, results: list[Result], budget: int
         page_id = ids.get(result.path)
         if page_id is None or not result.hits:
             continue
+        if by_page and len({r.path for r in kept} | {result.path}) > most:
+            continue
+        if not by_page and len(kept) == most:
+            break
         hit = result.hits[0]
         cache = lines.setdefault(result.path, {})
         lo, hi = max(1, hit.start_line - 4 * LEAD_CONTEXT), hit.end_line + 4 * LEAD_CONTEXT
