@@ -303,8 +303,9 @@ def search(ctx: click.Context, query: tuple[str, ...], mode: str, types: tuple[s
         for hit in result.hits:
             where = f"{result.path}#L{hit.start_line}-L{hit.end_line}"
             flag = provenance.MARK if ledger and ledger.cites(where) else ""
+            how = f"  [dim](found by {hit.found})[/dim]" if hit.found else ""
             console.print(f"   [cyan]{escape(readable_name(where))}[/cyan]  "
-                          f"{escape(flag + hit.snippet)}")
+                          f"{escape(flag + hit.snippet)}{how}")
         if result.explain:
             parts = ", ".join(f"{k}={v}" for k, v in result.explain.items())
             console.print(f"   [dim]explain: {escape(parts)}[/dim]")

@@ -183,6 +183,49 @@ def embed_pending(db: sqlite3.Connection, embedder: Embedder, *, batch_size: int
     return report
 
 
+def embed_pages(db: sqlite3.Connection, embedder: Embedder, paths: Sequence[str], *,
+                seconds: float = 1.0, batch_size: int = 8,
+                storage: str = "float32") -> tuple[int, int]:
+    """Embed the chunks of the pages at ``paths`` that have no vector yet — what a write just
+    indexed — batch by batch until about ``seconds`` have passed; returns (embedded, left).
+
+    Nothing is embedded when the index holds no vectors of this model: a vault searched by its
+    words stays so, and a model change waits for ``kenning index``.
+    """
+    import numpy as np
+
+    if not paths or dbm.get_meta(db, "embed_model") != embedder.model_id:
+        return 0, 0
+    marks = ",".join("?" * len(paths))
+    rows = db.execute(
+        f"""SELECT c.text_hash, MIN(c.id) FROM chunks c JOIN pages p ON p.id = c.page_id
+           WHERE p.path IN ({marks}) AND c.text_hash IS NOT NULL AND NOT EXISTS (
+               SELECT 1 FROM embeddings e WHERE e.model = ? AND e.text_hash = c.text_hash
+               AND {SOUND})
+           GROUP BY c.text_hash ORDER BY MIN(c.id)""",
+        (*paths, embedder.model_id, embedder.dim)).fetchall()
+    todo = [(digest, text) for digest, chunk_id in rows
+            if (text := chunk_embed_text(db, chunk_id))]
+    started, done = time.perf_counter(), 0
+    for begin in range(0, len(todo), batch_size):
+        if begin and time.perf_counter() - started > seconds:
+            break  # the rest waits for `kenning index`; recall finds it by its words meanwhile
+        batch = todo[begin : begin + batch_size]
+        vectors = np.asarray(embedder.embed_passages([text for _, text in batch]),
+                             dtype=np.float32)
+        if vectors.shape != (len(batch), embedder.dim) or not np.isfinite(vectors).all():
+            raise ValueError(f"embedder {embedder.model_id} returned unusable vectors")
+        with dbm.transaction(db):
+            db.executemany(
+                "INSERT OR REPLACE INTO embeddings(model, text_hash, dim, vector)"
+                " VALUES (?, ?, ?, ?)",
+                [(embedder.model_id, digest, embedder.dim, encode_vector(vec, storage))
+                 for (digest, _), vec in zip(batch, vectors, strict=True)])
+            bump_version(db)
+        done += len(batch)
+    return done, len(todo) - done
+
+
 def bump_version(db: sqlite3.Connection) -> None:
     """Mark the vectors or chunks as changed, so cached matrices are rebuilt."""
     db.execute("INSERT INTO meta(key, value) VALUES ('vectors_version', '1')"

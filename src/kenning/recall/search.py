@@ -56,6 +56,10 @@ class Hit:
     heading: str
     score: float
     snippet: str
+    # None when the cited lines hold the query's words; else what found the passage instead:
+    # "name" (the page's title, alias or file name), "heading" (its section heading),
+    # "meaning" (the dense arm alone) or "context" (the words of the passage next to it).
+    found: str | None = None
 
 
 @dataclass
@@ -84,15 +88,22 @@ class Result:
         """The best evidence as one short line of text."""
         return self.hits[0].snippet if self.hits else ""
 
+    @property
+    def found(self) -> str | None:
+        """How the best evidence was found, when not by the words on its lines (see Hit)."""
+        return self.hits[0].found if self.hits else None
+
     def to_dict(self) -> dict[str, object]:
         """JSON-ready form."""
         return {
             "path": self.path, "title": self.title, "type": self.type,
             "score": round(self.score, 4), "citation": self.citation, "snippet": self.snippet,
+            **({"found": self.found} if self.found else {}),
             "exact": self.exact, "backlinks": self.backlinks, "matched": self.matched,
             **({"explain": self.explain} if self.explain is not None else {}),
             "hits": [{"citation": cite(self.path, h.start_line, h.end_line),
-                      "heading": h.heading, "score": round(h.score, 4), "snippet": h.snippet}
+                      "heading": h.heading, "score": round(h.score, 4), "snippet": h.snippet,
+                      **({"found": h.found} if h.found else {})}
                      for h in self.hits],
         }
 
@@ -267,11 +278,20 @@ def search(db: sqlite3.Connection, text: str, *, filters: Filters = Filters(), l
             info[chunk_id] = (page_id, start, heading)
     for chunk_id, near in context.items():
         fused[chunk_id]["lexical_context"] = near
+    if mode == "hybrid" and dense is not None:
+        for chunk_id in _not_embedded(db, dense, lexical):
+            fused[chunk_id]["no_vector"] = 1.0
     for parts in fused.values():
         if mode == "hybrid":
             parts["score"] = sum(weight / (signals.rrf_k + parts[a + "_rank"])
                                  for a, weight in zip(("lexical", "dense"), signals.arm_weights,
                                                       strict=True) if a + "_rank" in parts)
+            if "no_vector" in parts:
+                # Not embedded yet (written a moment ago, or the embedder was down): the dense
+                # arm cannot have ranked it, so its words count for that arm too, rather than
+                # the chunk losing the dense arm's share for lack of a vector.
+                parts["score"] += signals.arm_weights[1] / (signals.rrf_k
+                                                            + parts["lexical_rank"])
         else:
             parts["score"] = parts.get(mode, 0.0)
 
@@ -396,6 +416,7 @@ def _score_pages(db: sqlite3.Connection, text: str, query: Query, shortlist: lis
     covered: dict[int, set[str]] = {}
     title_only: set[int] = set()
     texts: dict[int, dict[int, str]] = {}  # chunk id → its cited lines' text
+    why: dict[int, str] = {}  # chunk id → what found it when its cited lines hold no words
     wanted = _wanted_terms(query)
     for page_id in shortlist:
         path, title, ptype = meta[page_id][:3]
@@ -405,22 +426,29 @@ def _score_pages(db: sqlite3.Connection, text: str, query: Query, shortlist: lis
         for chunk_id in best[page_id][:per_page]:
             _, start, heading = info[chunk_id]
             score = fused[chunk_id]["score"]
+            parts = fused[chunk_id]
             if chunk_id in marked:
                 body, title_marks = marked[chunk_id]
                 first, last, snippet, found = _evidence(body, start, query, rarity)
                 covered[page_id] |= found | _marked_terms(title_marks)
-                if not found and "dense" not in fused[chunk_id]:
+                if not found and "dense" not in parts:
                     title_only.add(chunk_id)  # matched by the page title alone: no evidence
-                parts = fused[chunk_id]
+                if not found:
+                    in_title = OPEN in title_marks or any(r in title_marks for r in query.cjk)
+                    why[chunk_id] = "name" if in_title else "heading"
                 # Found at least as much by meaning as by words: the whole chunk is the
-                # evidence, not only the lines that share the query's words.
+                # evidence, with the lines that hold the query's words (a title or heading
+                # line, a frontmatter field) kept inside the citation.
                 if "dense" in parts and (not found or parts["dense_rank"] <= parts.get(
                         "lexical_rank", parts["dense_rank"])):
-                    first, last, snippet = _whole_chunk(body, start, meta[page_id][3])
+                    first, last, snippet = _whole_chunk(body, start, meta[page_id][3],
+                                                        keep=(first, last) if found else None)
             else:
-                # Found by meaning alone: the evidence is the chunk's text (frontmatter left out).
+                # Found by meaning alone (or next to a match): the evidence is the chunk's text
+                # (frontmatter left out).
                 first, last, snippet = _whole_chunk(plain.get(chunk_id, ""), start,
                                                     meta[page_id][3])
+            why.setdefault(chunk_id, "meaning" if "dense" in parts else "context")
             body_lines = (marked[chunk_id][0] if chunk_id in marked
                           else plain.get(chunk_id, "")).split("\n")
             cited = body_lines[last - start] if 0 <= last - start < len(body_lines) else ""
@@ -435,11 +463,13 @@ def _score_pages(db: sqlite3.Connection, text: str, query: Query, shortlist: lis
                                for n in range(first, last + 1)}  # for _trim_overlapping
             page_chunks[page_id].append(Hit(chunk_id, first, last, heading, score, snippet))
 
+    by_name: set[int] = set()  # pages cited by their name alone (their hits say how found)
     for page_id, exact_title in exact:
         if page_id not in pages:
             pages[page_id] = Result(path=exact_title[0], title=exact_title[1],
                                     type=exact_title[2], score=0.0)
-            page_chunks[page_id] = _title_hit(db, page_id)
+            page_chunks[page_id] = _title_hit(db, page_id, text)
+            by_name.add(page_id)
             covered[page_id] = set(wanted)
             meta[page_id] = (*exact_title, 1, None, None, None)
         pages[page_id].exact = True
@@ -454,6 +484,8 @@ def _score_pages(db: sqlite3.Connection, text: str, query: Query, shortlist: lis
         # A chunk matched through the page title alone is no evidence when others are.
         with_evidence = [h for h in hits if h.chunk_id not in title_only]
         hits = _name_sections(_trim_overlapping(with_evidence or hits, texts), sections)
+        if page_id not in by_name:
+            hits = [_how_found(h, texts.get(h.chunk_id, {}), why, query) for h in hits]
         best_score = hits[0].score if hits else 0.0
         # More matching chunks help a page a little, but only chunks that matched the words:
         # the dense arm scores every chunk, which would favour long pages.
@@ -697,6 +729,24 @@ def _dense_candidates(dense: DenseArm, allowed: Any) -> list[tuple[int, float]]:
     return dense_search(dense.matrix, vector, k=CANDIDATE_CHUNKS, allowed=allowed)
 
 
+def _not_embedded(db: sqlite3.Connection, dense: DenseArm,
+                  rows: list[tuple[int, int, int, str, float]]) -> list[int]:
+    """The chunks of ``rows`` that have text worth embedding but no vector in the matrix."""
+    import numpy as np
+
+    matrix = dense.matrix
+    ids = getattr(matrix, "ids", None)
+    if not rows or ids is None or matrix.coverage[0] >= matrix.coverage[1]:
+        return []  # every chunk has its vector: the common case costs nothing
+    wanted = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+    missing = wanted[~np.isin(wanted, ids)].tolist()
+    if not missing:
+        return []
+    marks = ",".join("?" * len(missing))
+    return [r[0] for r in db.execute(f"SELECT id FROM chunks WHERE id IN ({marks})"
+                                     " AND text_hash IS NOT NULL", missing)]
+
+
 def _allowed_chunks(db: sqlite3.Connection, where: str, params: list[object]) -> Any:
     import numpy as np
 
@@ -724,16 +774,20 @@ def _plain_bodies(db: sqlite3.Connection, chunk_ids: list[int]) -> dict[int, str
                            chunk_ids).fetchall())
 
 
-def _whole_chunk(body: str, start: int, body_start: int | None) -> tuple[int, int, str]:
-    """Cite a chunk's own text: its non-blank lines after the frontmatter."""
+def _whole_chunk(body: str, start: int, body_start: int | None,
+                 keep: tuple[int, int] | None = None) -> tuple[int, int, str]:
+    """Cite a chunk's own text: its non-blank lines after the frontmatter (and the lines
+    ``keep``, first and last, when they hold the query's words)."""
     lines = body.split("\n")
     first_allowed = max(0, (body_start or 1) - start)
-    keep = [i for i, line in enumerate(lines) if i >= first_allowed and line.strip()]
-    while len(keep) > 1 and lines[keep[0]].lstrip().startswith("#"):
-        keep.pop(0)  # a heading is a label, not evidence
-    if not keep:
-        keep = [i for i, line in enumerate(lines) if line.strip()] or [0]
-    lo, hi = keep[0], keep[-1]
+    shown = [i for i, line in enumerate(lines) if i >= first_allowed and line.strip()]
+    while len(shown) > 1 and lines[shown[0]].lstrip().startswith("#"):
+        shown.pop(0)  # a heading is a label, not evidence
+    if not shown:
+        shown = [i for i, line in enumerate(lines) if line.strip()] or [0]
+    lo, hi = shown[0], shown[-1]
+    if keep is not None:
+        lo, hi = min(lo, keep[0] - start), max(hi, keep[1] - start)
     text = " ".join(line.strip() for line in lines[lo : hi + 1] if line.strip())
     return start + lo, start + hi, _clip(text)
 
@@ -980,6 +1034,15 @@ def _evidence(marked: str, start_line: int, query: Query, rarity: dict[str, floa
     return start_line + lo, start_line + hi, _clip(text), all_found
 
 
+def _how_found(hit: Hit, lines: dict[int, str], why: dict[int, str], query: Query) -> Hit:
+    """``hit`` saying what found it when none of its cited lines holds the query's words."""
+    for n in range(hit.start_line, hit.end_line + 1):
+        text = lines.get(n, "")
+        if OPEN in text or any(run in text for run in query.cjk):
+            return hit
+    return replace(hit, found=why.get(hit.chunk_id, "meaning"))
+
+
 def _normalize_found(found: set[str], query: Query) -> set[str]:
     """Map highlighted tokens back to the query terms they matched (porter stems differ)."""
     if not found:
@@ -1068,18 +1131,31 @@ def _exact_matches(db: sqlite3.Connection, text: str, where: str, params: list[o
     return [(r[0], (r[1], r[2], r[3])) for r in rows]
 
 
-def _title_hit(db: sqlite3.Connection, page_id: int) -> list[Hit]:
-    """Cite the summary (else the H1, else the first line) of a page found by its name alone."""
-    row = db.execute("SELECT summary_start, summary_end, summary, title_line FROM pages"
-                     " WHERE id = ?", (page_id,)).fetchone()
-    start = row[0] or row[3] or 1
+def _title_hit(db: sqlite3.Connection, page_id: int, name: str) -> list[Hit]:
+    """Cite the H1 and summary (else the first line of the body) of a page found by its name
+    alone; the hit says ``found="name"`` when no cited line holds the name (a file name, an
+    alias)."""
+    row = db.execute("SELECT summary_start, summary_end, summary, title_line, body_start"
+                     " FROM pages WHERE id = ?", (page_id,)).fetchone()
+    start = row[3] or row[4] or 1  # the H1 names the page; the summary under it says what it is
     end = max(start, row[1] or start)
-    chunk = db.execute("SELECT c.id, c.heading, s.sections FROM chunks c"
+    chunk = db.execute("SELECT c.id, c.heading, s.sections, c.start_line, f.body FROM chunks c"
+                       " JOIN chunks_fts f ON f.rowid = c.id"
                        " LEFT JOIN chunk_sections s ON s.chunk_id = c.id WHERE c.page_id = ?"
                        " AND c.start_line <= ? ORDER BY c.start_line DESC LIMIT 1",
                        (page_id, start)).fetchone()
-    heading = heading_at(chunk[1], json.loads(chunk[2] or "[]"), start) if chunk else ""
-    return [Hit(chunk[0] if chunk else 0, start, end, heading, 0.0, _clip(row[2] or ""))]
+    if chunk is None:
+        return [Hit(0, start, end, "", 0.0, _clip(row[2] or ""), "name")]
+    lines = chunk[4].split("\n")[start - chunk[3] : end - chunk[3] + 1]
+    if not row[0]:  # no summary: the H1 alone, or the body's first non-blank line
+        first = next((i for i, line in enumerate(lines) if line.strip()), 0)
+        lines = lines[first : first + 1]
+        start = end = start + first
+    end = start + max(0, len(lines) - 1)
+    text = " ".join(line.strip() for line in lines if line.strip())
+    heading = heading_at(chunk[1], json.loads(chunk[2] or "[]"), start)
+    found = None if norm_name(name) in norm_name(text) else "name"
+    return [Hit(chunk[0], start, end, heading, 0.0, _clip(text or row[2] or ""), found)]
 
 
 def _chunk_sections(db: sqlite3.Connection, chunk_ids: list[int]
