@@ -66,8 +66,8 @@ def _copy(source: Path | None, root: Path) -> Path:
         from kenning.sample import copy_sample
 
         copy_sample(root)
-    else:
-        shutil.copytree(source, root, ignore=shutil.ignore_patterns(".kenning"))
+    else:  # an index already there is kept (and brought up to date): no re-embedding
+        shutil.copytree(source, root, ignore=shutil.ignore_patterns("*.lock", "matrix-*"))
     subprocess.run([str(BIN), "init", str(root)], check=True, capture_output=True, env=_env())
     subprocess.run([str(BIN), "-C", str(root), "index"], check=True, capture_output=True,
                    env=_env())

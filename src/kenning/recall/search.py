@@ -437,12 +437,17 @@ def _score_pages(db: sqlite3.Connection, text: str, query: Query, shortlist: lis
                     in_title = OPEN in title_marks or any(r in title_marks for r in query.cjk)
                     why[chunk_id] = "name" if in_title else "heading"
                 # Found at least as much by meaning as by words: the whole chunk is the
-                # evidence, with the lines that hold the query's words (a title or heading
-                # line, a frontmatter field) kept inside the citation.
+                # evidence — widened to the lines that hold the query's words when it has none
+                # of them (they sat in a title or heading line, or a frontmatter field).
                 if "dense" in parts and (not found or parts["dense_rank"] <= parts.get(
                         "lexical_rank", parts["dense_rank"])):
-                    first, last, snippet = _whole_chunk(body, start, meta[page_id][3],
-                                                        keep=(first, last) if found else None)
+                    words = (first, last)
+                    first, last, snippet = _whole_chunk(body, start, meta[page_id][3])
+                    lines = body.split("\n")
+                    if found and not any(_holds_words(lines[n - start], query)
+                                         for n in range(first, last + 1)):
+                        first, last, snippet = _whole_chunk(body, start, meta[page_id][3],
+                                                            keep=words)
             else:
                 # Found by meaning alone (or next to a match): the evidence is the chunk's text
                 # (frontmatter left out).
@@ -1036,11 +1041,15 @@ def _evidence(marked: str, start_line: int, query: Query, rarity: dict[str, floa
 
 def _how_found(hit: Hit, lines: dict[int, str], why: dict[int, str], query: Query) -> Hit:
     """``hit`` saying what found it when none of its cited lines holds the query's words."""
-    for n in range(hit.start_line, hit.end_line + 1):
-        text = lines.get(n, "")
-        if OPEN in text or any(run in text for run in query.cjk):
-            return hit
+    if any(_holds_words(lines.get(n, ""), query)
+           for n in range(hit.start_line, hit.end_line + 1)):
+        return hit
     return replace(hit, found=why.get(hit.chunk_id, "meaning"))
+
+
+def _holds_words(line: str, query: Query) -> bool:
+    """True when a (marked) line holds one of the query's words."""
+    return OPEN in line or any(run in line for run in query.cjk)
 
 
 def _normalize_found(found: set[str], query: Query) -> set[str]:
