@@ -69,6 +69,35 @@ def test_a_vault_searched_by_words_stays_so(vault: Vault, fake: FakeEmbedder) ->
     assert vault.search("lease cars", mode="hybrid").mode == "lexical"
 
 
+def test_on_write_false_leaves_embedding_to_the_index(vault: Vault,
+                                                     fake: FakeEmbedder) -> None:  # noqa: F811
+    competitors(vault)
+    vault.index()
+    quiet = write_config(vault, "embeddings:\n  on_write: false\n")
+    before = len(fake.passages)
+    out = decide(quiet)
+    assert out["created"] and "note" not in out and len(fake.passages) == before
+    assert quiet.search("lease three cars", mode="hybrid", explain=True)[0].path == DECISION
+    quiet.index()
+    assert len(fake.passages) > before and chunks_without_vector(quiet.db, fake.model_id) == 0
+    quiet.close()
+
+
+def test_a_bad_on_write_value_names_the_field_and_the_write_still_lands(
+        vault: Vault, fake: FakeEmbedder) -> None:  # noqa: F811
+    from kenning.errors import KenningError
+
+    competitors(vault)
+    vault.index()
+    broken = write_config(vault, "embeddings:\n  on_write: sometimes\n")
+    out = decide(broken)
+    assert out["created"] and (vault.root / DECISION).is_file()
+    assert "embeddings.on_write" in out["note"] and "true or false" in out["note"]
+    with pytest.raises(KenningError, match=r"embeddings\.on_write.*true or false"):
+        broken.index()
+    broken.close()
+
+
 def test_a_chunk_without_a_vector_keeps_the_dense_arms_share(vault: Vault,
                                                              fake: FakeEmbedder) -> None:  # noqa: F811
     competitors(vault)

@@ -228,6 +228,11 @@ class Vault:
         pages = [p for p in paths if not p.startswith(".")]
         if not pages or dbm.get_meta(self.db, "embed_model") is None:
             return None  # nothing written, or a vault searched by its words alone
+        try:
+            if not self.embedding_config.on_write:
+                return None
+        except KenningError as exc:  # a bad config: the write landed all the same
+            return f"written and indexed, not embedded: {exc.message}"
         until, why = self._embed_down
         try:
             if time.monotonic() < until:

@@ -67,6 +67,7 @@ class EmbeddingConfig:
     threads: int | None = None
     timeout: float = 60.0
     storage: str = "float32"  # or "int8": one byte per dimension plus a float32 scale
+    on_write: bool = True  # a memory write embeds the chunks it adds (api.Vault.embed_written)
 
     @classmethod
     def from_raw(cls, raw: Any) -> EmbeddingConfig:
@@ -81,7 +82,7 @@ class EmbeddingConfig:
                 f"config field 'embeddings.provider' is {provider!r}; allowed: "
                 + ", ".join(PROVIDERS), field="embeddings.provider")
         known = {"provider", "model", "url", "api_key_env", "path", "dimensions", "batch_size",
-                 "threads", "timeout", "storage"}
+                 "threads", "timeout", "storage", "on_write"}
         unknown = sorted(set(raw) - known)
         storage = str(raw.get("storage", "float32")).strip().lower()
         if storage not in ("float32", "int8"):
@@ -101,11 +102,19 @@ class EmbeddingConfig:
                 batch_size=max(1, int(raw.get("batch_size", 8))),
                 threads=int(raw["threads"]) if raw.get("threads") else None,
                 storage=storage,
+                on_write=_flag(raw.get("on_write", True), "embeddings.on_write"),
                 timeout=float(raw.get("timeout", 60.0)),
             )
         except (TypeError, ValueError) as exc:
             raise KenningError(f"config field 'embeddings' has a bad number: {exc}",
                                field="embeddings") from None
+
+
+def _flag(value: Any, name: str) -> bool:
+    if not isinstance(value, bool):
+        raise KenningError(f"config field '{name}' is {value!r}; it must be true or false",
+                           field=name)
+    return value
 
 
 def _opt_str(value: Any) -> str | None:
