@@ -62,9 +62,16 @@ def cited(vault: Vault, citation: str) -> str:
 
 
 def holds_words(text: str, query: str) -> bool:
+    """True when ``text`` holds a query word (Porter stems compared, as FTS5 matches)."""
+    import snowballstemmer
+
+    stem = snowballstemmer.stemmer("porter").stemWord
     q = parse_query(query)
-    folded = text.casefold()
-    return any(t in folded for t in (*q.terms, *q.phrases)) or any(r in text for r in q.cjk)
+    words = {stem(w) for w in re.findall(r"[^\W_]+", text.casefold())}
+    folded = " ".join(re.findall(r"[^\W_]+", text.casefold()))
+    return (any(stem(t) in words for t in q.terms) or any(p.casefold() in folded
+                                                          for p in q.phrases)
+            or any(r in text for r in q.cjk))
 
 
 def check_contract(vault: Vault, results: Any, query: str) -> list[dict[str, Any]]:

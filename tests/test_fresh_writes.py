@@ -16,6 +16,7 @@ from typing import Any
 import anyio
 import pytest
 from conftest import write as put
+from test_citations import cited, holds_words
 from test_embedders import KEY, KEY_ENV, FakeServer
 from test_hybrid import FakeEmbedder, chunks_without_vector, fake, write_config  # noqa: F401
 from test_mcp import KENNING
@@ -192,7 +193,8 @@ def test_a_decision_recorded_over_mcp_ranks_first_for_its_question(tmp_path: Pat
             out: dict[str, Any] = {"decide": json.loads(made.content[0].text)}
             for mode in ("hybrid", "lexical", "dense"):
                 found = await client.call_tool("search", {"query": question, "mode": mode})
-                out[mode] = [r["path"] for r in json.loads(found.content[0].text)["results"]]
+                out[mode + "_results"] = json.loads(found.content[0].text)["results"]
+                out[mode] = [r["path"] for r in out[mode + "_results"]]
             return out
 
     got = anyio.run(run)
@@ -201,5 +203,14 @@ def test_a_decision_recorded_over_mcp_ranks_first_for_its_question(tmp_path: Pat
     assert got["lexical"][0] == path
     assert got["hybrid"][0] == path, got["hybrid"]
     assert path in got["dense"]  # it has its vector: the dense arm can find it at all
+    # Over MCP too, a cited range holds the question's words or the hit says what found it.
+    marks = []
+    for mode in ("hybrid", "lexical", "dense"):
+        for result in got[mode + "_results"]:
+            for hit in result["hits"]:
+                text = cited(vault, hit["citation"])
+                assert ("found" in hit) != holds_words(text, question), (mode, hit, text)
+                marks.append(hit.get("found"))
+    assert "meaning" in marks
     with Vault.open(vault.root) as fresh:
         assert chunks_without_vector(fresh.db, fresh.embedder().model_id) == 0
