@@ -29,6 +29,7 @@ KESTREL = "notes/Kestrel.md"  # no H1: its title is its file name
 HANDBOOK = "notes/handbook.md"
 OWL = "notes/owl.md"
 PARKING = "notes/parking.md"
+HARRIER = "notes/Harrier.md"  # frontmatter, no H1
 FILLER = " ".join(f"filler{i}" for i in range(40))
 MODES = ("lexical", "hybrid", "dense")
 
@@ -43,6 +44,7 @@ def build(vault: Vault) -> Vault:
         f"Roll back from the console. {FILLER}\n\nKeep the pager on. {FILLER}\n")
     put(vault, OWL, "---\nvenue: Lisbon\n---\n# Owl\n\nHoots at night in the old tower.\n")
     put(vault, PARKING, "# Parking\n\nThe car park is full on Mondays.\n")
+    put(vault, HARRIER, "---\naliases: [Grey ghost]\n---\n\nQuarters the moor in spring.\n")
     vault.index()
     return vault
 
@@ -93,7 +95,7 @@ def check_contract(vault: Vault, results: Any, query: str) -> list[dict[str, Any
 
 
 QUERIES = ["会議", "meeting", "kestrel hunting", "Kestrel", "deployment", "lisbon", "vehicle",
-           "car park", "night tower", "plan week"]
+           "car park", "night tower", "plan week", "Harrier", "grey ghost", "harrier spring"]
 
 
 @pytest.mark.parametrize("group", ["page", "chunk"])
@@ -142,6 +144,17 @@ def test_a_title_only_match_says_it_was_found_by_name(cv: Vault) -> None:
     exact = cv.search("Kestrel", mode="lexical")[0]
     assert exact.exact and exact.path == KESTREL and exact.found == "name"
     assert exact.citation == f"{KESTREL}#L1-L1"
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_page_named_by_its_file_is_cited_at_its_first_body_line(cv: Vault, mode: str) -> None:
+    # Its name is only its file name: the first line after the frontmatter is cited, never the
+    # `---` fence; an alias is cited at its frontmatter line.
+    name = next(r for r in cv.search("Harrier", mode=mode) if r.path == HARRIER)
+    assert name.found in ("name", "meaning") and name.citation == f"{HARRIER}#L5-L5", mode
+    if mode != "dense":
+        alias = next(r for r in cv.search("grey ghost", mode=mode) if r.path == HARRIER)
+        assert alias.found is None and "aliases: [Grey ghost]" in cited(cv, alias.citation)
 
 
 def test_an_exact_title_match_cites_the_h1_that_holds_the_name(cv: Vault) -> None:

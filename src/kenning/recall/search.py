@@ -429,7 +429,8 @@ def _score_pages(db: sqlite3.Connection, text: str, query: Query, shortlist: lis
             parts = fused[chunk_id]
             if chunk_id in marked:
                 body, title_marks = marked[chunk_id]
-                first, last, snippet, found = _evidence(body, start, query, rarity)
+                first, last, snippet, found = _evidence(body, start, query, rarity,
+                                                        meta[page_id][3])
                 covered[page_id] |= found | _marked_terms(title_marks)
                 if not found and "dense" not in parts:
                     title_only.add(chunk_id)  # matched by the page title alone: no evidence
@@ -1007,8 +1008,8 @@ def _rarity(db: sqlite3.Connection, query: Query) -> dict[str, float]:
     return out
 
 
-def _evidence(marked: str, start_line: int, query: Query, rarity: dict[str, float]
-              ) -> tuple[int, int, str, set[str]]:
+def _evidence(marked: str, start_line: int, query: Query, rarity: dict[str, float],
+              body_start: int | None = None) -> tuple[int, int, str, set[str]]:
     """Narrow a chunk to the lines holding matches: (first, last, snippet, terms found)."""
     lines = marked.split("\n")
     per_line: list[set[str]] = []
@@ -1022,8 +1023,11 @@ def _evidence(marked: str, start_line: int, query: Query, rarity: dict[str, floa
     if prose:
         scored = prose  # a heading names the subject; the lines under it are the evidence
     if not scored:
-        # Matched through the title column only: cite the chunk's first non-empty lines.
-        first = next((i for i, line in enumerate(lines) if line.strip()), 0)
+        # Matched through the title column only: cite the chunk's first non-empty line after
+        # the frontmatter (a `---` fence is no evidence of anything).
+        skip = max(0, (body_start or 1) - start_line)
+        first = next((i for i, line in enumerate(lines) if i >= skip and line.strip()),
+                     next((i for i, line in enumerate(lines) if line.strip()), 0))
         return (start_line + first, start_line + first, _clip(lines[first]), set())
     # The line holding the most (and the rarest) query terms is the evidence.
     best = max(scored, key=lambda i: (sum(rarity.get(t, 1.0) for t in per_line[i]), -i))
@@ -1155,13 +1159,16 @@ def _title_hit(db: sqlite3.Connection, page_id: int, name: str) -> list[Hit]:
                        (page_id, start)).fetchone()
     if chunk is None:
         return [Hit(0, start, end, "", 0.0, _clip(row[2] or ""), "name")]
-    lines = chunk[4].split("\n")[start - chunk[3] : end - chunk[3] + 1]
+    body = chunk[4].split("\n")
+    lines = body[start - chunk[3] : (end if row[0] else len(body) + chunk[3]) - chunk[3] + 1]
     if not row[0]:  # no summary: the H1 alone, or the body's first non-blank line
         first = next((i for i, line in enumerate(lines) if line.strip()), 0)
         lines = lines[first : first + 1]
         start = end = start + first
-    end = start + max(0, len(lines) - 1)
+    # A summary running past the chunk is still cited whole; its own text fills the snippet.
     text = " ".join(line.strip() for line in lines if line.strip())
+    if row[0] and row[1] and row[1] >= chunk[3] + len(body):
+        text = f"{lines[0].strip() if lines else ''} {row[2] or ''}".strip()
     heading = heading_at(chunk[1], json.loads(chunk[2] or "[]"), start)
     found = None if norm_name(name) in norm_name(text) else "name"
     return [Hit(chunk[0], start, end, heading, 0.0, _clip(text or row[2] or ""), found)]
