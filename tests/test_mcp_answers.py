@@ -63,8 +63,8 @@ def test_no_answer_carries_a_null_or_an_empty_field(sample: Path) -> None:
         ("page", {"ref": "Sarah Chen"}),
         ("page", {"ref": "Sarah Chen", "as_of": "2025-07-01"}),
         ("page", {"ref": "people/Sarah Chen.md", "format": "markdown"}),
-        *[("graph", {"op": op, "ref": "Sarah Chen"})
-          for op in ("neighbors", "backlinks", "traverse")],
+        *[("graph", {"op": op, "ref": "Sarah Chen"}) for op in ("neighbors", "backlinks")],
+        ("graph", {"op": "traverse", "ref": "Sarah Chen", "depth": 3, "limit": 6}),
         ("graph", {"op": "path", "ref": "Sarah Chen", "to": "Kestrel Labs"}),
         ("graph", {"op": "orphans"}),
         ("record", {"entities": [{"name": "Dana Ruiz", "type": "person",
@@ -100,6 +100,9 @@ def test_no_answer_carries_a_null_or_an_empty_field(sample: Path) -> None:
 
     assert edges and all({"rel", "direction", "path", "kind"} <= set(e) for e in edges)
     assert all("#L" in e["citation"] for e in edges if e["kind"] != "manual")
+    walk = next(d for n, d in got if n == "graph" and "start" in d)
+    shown = {n.get("title") or Path(n["path"]).stem for n in [walk["start"], *walk["nodes"]]}
+    assert walk["edges"] and all({e["src"], e["dst"]} <= shown for e in walk["edges"])
 
 
 def test_evidence_appears_once_in_a_search_answer(sample: Path) -> None:

@@ -277,11 +277,17 @@ def _graph(rt: Runtime, a: dict[str, Any]) -> Any:
     if op == "traverse":
         result = v.traverse(ref, depth=depth, rels=rels, direction=a.get("direction", "out"),
                             **when)
-        titles = {n.id: n.title for n in [result.start, *result.nodes]}
-        return _cut({"start": result.start.to_dict(), "depth": result.depth,
-                     "nodes": [n.to_dict() for n in result.nodes],
-                     "edges": [{"src": titles[s], "rel": r, "dst": titles[d]}
-                               for s, r, d in result.edges]}, "nodes", limit)
+        # The nodes shown (nearest first) and only the edges between them: an edge to a page
+        # left out by the limit would name a page the answer does not show.
+        kept = [result.start, *result.nodes[:limit]]
+        titles = {n.id: n.title for n in kept}
+        out = {"start": result.start.to_dict(), "depth": result.depth,
+               "nodes": [n.to_dict() for n in kept[1:]],
+               "edges": [{"src": titles[s], "rel": r, "dst": titles[d]}
+                         for s, r, d in result.edges if s in titles and d in titles]}
+        if len(result.nodes) > limit:
+            out["truncated"] = f"{limit} of {len(result.nodes)} pages shown"
+        return out
     # op == "path"
     if not a.get("to"):
         raise Refused("to: required for op=path")
