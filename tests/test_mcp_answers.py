@@ -226,3 +226,31 @@ def test_session_start_lists_each_changed_page_once(sample: Path) -> None:
     assert text.count("organizations/Globex.md") == 1  # in the text, and nowhere else
     assert text.count("Maya wants the decision she needs") == 1  # core memory, once
     assert text.count("# Handoff") == 1
+
+
+def test_the_cli_json_and_the_mcp_answer_are_one_shape(sample: Path) -> None:
+    from click.testing import CliRunner
+
+    from kenning.cli import main
+
+    def cli(*args: str) -> Any:
+        done = CliRunner().invoke(main, ["-C", str(sample), *args, "--json"])
+        assert done.exit_code == 0, done.output
+        return json.loads(done.stdout)
+
+    async def run() -> tuple[Any, Any, Any]:
+        async with stdio(sample, "recall") as client:
+            search = answer(await client.call_tool("search", {
+                "query": "pricing per seat", "mode": "lexical", "budget": 400}))[1]
+            page = answer(await client.call_tool("page", {"ref": "Sarah Chen"}))[1]
+            edges = answer(await client.call_tool("graph", {
+                "op": "neighbors", "ref": "Sarah Chen", "limit": 50}))[1]
+            return search, page, edges
+
+    search, page, edges = anyio.run(run)
+    shown = cli("search", "pricing", "per", "seat", "--mode", "lexical", "--budget", "400")
+    assert shown["results"] == search["results"]
+    assert estimate_tokens(json.dumps(shown, ensure_ascii=False, separators=(",", ":"))) <= 400
+    assert cli("show", "Sarah Chen") == page
+    assert "truncated" not in edges
+    assert cli("graph", "neighbors", "Sarah Chen") == edges["edges"]
