@@ -332,11 +332,11 @@ def recall(ctx: click.Context, question: tuple[str, ...], budget: int, overview:
     answer = vault.recall(" ".join(question), budget=budget, overview=overview, tags=tags)
     from kenning.vault.provenance import mark
 
+    if as_json:
+        _emit(mark(vault.root, answer.to_dict()))  # what remote MCP callers wrote, as theirs
+        return
     for key, value in mark(vault.root, dict(vars(answer))).items():
         setattr(answer, key, value)  # what remote MCP callers wrote is shown as theirs
-    if as_json:
-        _emit(answer.to_dict())
-        return
     from rich.markup import escape
 
     console = _console()

@@ -9,10 +9,9 @@ Three profiles, each a superset of the one before, so an agent loads only the to
 Handlers run on one worker thread (``Runtime.call``) and return JSON-ready dicts in the shapes of
 ``kenning.answers`` (each item once, no nulls); a tool with a token budget names how its answer
 is cut to fit it (``ToolSpec.cut``), and the server fits the whole answer, notes and marks
-included. Values from the
-closed vocabulary (types, domains, relations, epistemic status) are folded through
-``kenning.vocabulary`` before the schema is checked, so ``company`` becomes ``organization`` and
-an unknown value is refused with the allowed list.
+included. Values from the closed vocabulary (types, domains, relations, epistemic status) are
+folded through ``kenning.vocabulary`` before the schema is checked, so ``company`` becomes
+``organization`` and an unknown value is refused with the allowed list.
 """
 
 from __future__ import annotations
