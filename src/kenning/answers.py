@@ -11,7 +11,7 @@ from the end, the least relevant first, and a note says how much was left out.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 
 from kenning.recall.search import estimate_tokens
@@ -132,9 +132,9 @@ def cut_text(key: str) -> Cut:
 # -- answers -----------------------------------------------------------------------------------
 
 
-def search(results: Any, *, notes: Iterable[str] = ()) -> dict[str, Any]:
-    """A search answer: the mode used, notes, and the results (``Result.to_dict``)."""
-    return lean({"mode": results.mode, "notes": [*results.notes, *notes],
+def search(results: Any) -> dict[str, Any]:
+    """A search answer: the mode used, its notes, and the results (``Result.to_dict``)."""
+    return lean({"mode": results.mode, "notes": results.notes,
                  "results": [r.to_dict() for r in results]})
 
 
