@@ -113,6 +113,9 @@ class Result:
                 item["heading"] = heading
             shown = heading or shown
             item["snippet"] = hit.snippet
+            found = getattr(hit, "found", None)  # how it was found, when not by its words
+            if found:
+                item["found"] = found
             hits.append(item)
         out["hits"] = hits
         return out
