@@ -22,6 +22,7 @@ from test_hybrid import FakeEmbedder, chunks_without_vector, fake, write_config 
 from test_mcp import KENNING
 
 from kenning import api
+from kenning.answers import result_path
 from kenning.api import Vault
 
 DECISION = "decisions/Lease cars for the field team.md"
@@ -194,7 +195,7 @@ def test_a_decision_recorded_over_mcp_ranks_first_for_its_question(tmp_path: Pat
             for mode in ("hybrid", "lexical", "dense"):
                 found = await client.call_tool("search", {"query": question, "mode": mode})
                 out[mode + "_results"] = json.loads(found.content[0].text)["results"]
-                out[mode] = [r["path"] for r in out[mode + "_results"]]
+                out[mode] = [result_path(r) for r in out[mode + "_results"]]
             return out
 
     got = anyio.run(run)

@@ -26,6 +26,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import write as put
 
+from kenning.answers import result_path
 from kenning.api import Vault
 from kenning.cli import main
 from kenning.errors import KenningError
@@ -269,7 +270,7 @@ def test_cli_index_no_embed_then_search_says_lexical(vault: Vault, fake: FakeEmb
     assert data["mode"] == "lexical"
     assert data["coverage"] == {"embedded": 0, "chunks": 7}
     assert any("no vectors yet" in n for n in data["notes"])
-    assert [r["path"] for r in data["results"]] == [PARKING]
+    assert [result_path(r) for r in data["results"]] == [PARKING]
     plain = cli("-C", root, "search", "car")
     assert "note: no vectors yet" in plain.stdout
 
@@ -278,9 +279,9 @@ def test_cli_index_no_embed_then_search_says_lexical(vault: Vault, fake: FakeEmb
     assert json.loads(done.stdout)["embedding"]["embedded"] == 7
     data = json.loads(cli("-C", root, "search", "vehicle purchase", "--json", "--explain",
                           "--mode", "dense").stdout)
-    assert data["mode"] == "dense" and data["notes"] == []
+    assert data["mode"] == "dense" and "notes" not in data
     assert data["coverage"] == {"embedded": 7, "chunks": 7}
-    assert data["results"][0]["path"] == FLEET
+    assert result_path(data["results"][0]) == FLEET
     assert data["results"][0]["explain"]["dense_rank"] == 1
 
 
@@ -725,7 +726,7 @@ def test_a_100_kb_query(hv: Vault, fake: FakeEmbedder) -> None:
     assert len(fake.queries[-1]) <= 2000  # the query vector reads a bounded prefix
     done = cli("-C", str(hv.root), "search", query, "--json")
     assert done.exit_code == 0, done.output
-    assert PARKING in [r["path"] for r in json.loads(done.stdout)["results"]]
+    assert PARKING in [result_path(r) for r in json.loads(done.stdout)["results"]]
     assert time.perf_counter() - started < 10
 
 
@@ -885,9 +886,9 @@ def test_real_model_runs_with_the_network_cut_off(tmp_path: Path) -> None:
                           check=False)
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
-    assert data["mode"] == "hybrid" and data["notes"] == []
+    assert data["mode"] == "hybrid" and "notes" not in data
     assert data["coverage"] == {"embedded": 3, "chunks": 3}
-    assert data["results"][0]["path"] == "notes/query-layer.md"
+    assert result_path(data["results"][0]) == "notes/query-layer.md"
 
 
 def test_a_new_process_maps_the_matrix_from_disk_and_never_a_stale_one(

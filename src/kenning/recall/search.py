@@ -94,18 +94,39 @@ class Result:
         return self.hits[0].found if self.hits else None
 
     def to_dict(self) -> dict[str, object]:
-        """JSON-ready form."""
-        return {
-            "path": self.path, "title": self.title, "type": self.type,
-            "score": round(self.score, 4), "citation": self.citation, "snippet": self.snippet,
-            **({"found": self.found} if self.found else {}),
-            "exact": self.exact, "backlinks": self.backlinks, "matched": self.matched,
-            **({"explain": self.explain} if self.explain is not None else {}),
-            "hits": [{"citation": cite(self.path, h.start_line, h.end_line),
-                      "heading": h.heading, "score": round(h.score, 4), "snippet": h.snippet,
-                      **({"found": h.found} if h.found else {})}
-                     for h in self.hits],
-        }
+        """JSON-ready form, each item once: the page's name and type, then its evidence, each
+        hit cited ``path#Lstart-Lend`` (so the page's path is in every citation, not beside it).
+
+        Left out when they say nothing: a title that is the file name, no type, a heading's H1
+        when it is the title, a heading that is the previous hit's, ``exact`` when false.
+        Scores, backlinks and matched terms are ranking detail, shown with ``explain``; the
+        order of results is the rank."""
+        out: dict[str, object] = {} if self.hits else {"path": self.path}
+        if self.title != self.path.rsplit("/", 1)[-1].removesuffix(".md"):
+            out["title"] = self.title
+        if self.type:
+            out["type"] = self.type
+        if self.exact:
+            out["exact"] = True
+        if self.explain is not None:
+            out["explain"] = {**self.explain, "backlink_count": self.backlinks,
+                              "matched": self.matched,
+                              "hit_scores": [float(f"{h.score:.4g}") for h in self.hits]}
+        hits: list[dict[str, object]] = []
+        shown = self.title
+        for hit in self.hits:
+            top, _, rest = hit.heading.partition(" > ")
+            heading = rest if top and top in self.title else hit.heading  # the H1 is the title
+            item: dict[str, object] = {"citation": cite(self.path, hit.start_line, hit.end_line)}
+            if heading and heading != shown:
+                item["heading"] = heading
+            shown = heading or shown
+            item["snippet"] = hit.snippet
+            if hit.found:  # how it was found, when not by its words
+                item["found"] = hit.found
+            hits.append(item)
+        out["hits"] = hits
+        return out
 
 
 @dataclass(frozen=True)
