@@ -571,7 +571,8 @@ def test_folder_weights_and_recency_come_from_the_config(vault: Vault) -> None:
     # A signal adds, in the query's own units of evidence: reach × spread per doubling.
     spread = dated.explain["spread"]
     assert spread > 0 and undated.explain["spread"] == spread
-    assert dated.explain["signals"] == pytest.approx(0.5 * spread * math.log2(1.2), rel=1e-4)
+    bonus = Signals().signal_reach * spread * math.log2(1.2)
+    assert dated.explain["signals"] == pytest.approx(bonus, rel=1e-4)
     assert undated.explain["signals"] == 0
     with_recency = dated.score - undated.score
 
@@ -581,7 +582,7 @@ def test_folder_weights_and_recency_come_from_the_config(vault: Vault) -> None:
     assert all("folder" not in r.explain for r in results.values())
     assert all(r.explain["signals"] == 0 for r in results.values())
     without = results["gamma/otter.md"].score - results["gamma/undated.md"].score
-    assert with_recency - without == pytest.approx(0.5 * spread * math.log2(1.2), rel=1e-3)
+    assert with_recency - without == pytest.approx(bonus, rel=1e-3)
     v.close()
 
 

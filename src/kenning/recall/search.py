@@ -180,7 +180,7 @@ class Signals:
     # adds ``signal_reach`` × the query's spread (its best page's evidence minus its
     # ``spread_depth``-th page's), whatever the scale of the mode's scores (BM25, cosine, RRF,
     # reranker). A near-tie is broken; a clear lead stands.
-    signal_reach: float = 0.5
+    signal_reach: float = 0.25
     spread_depth: int = 10
 
 
