@@ -500,8 +500,8 @@ def test_hybrid_score_is_the_reciprocal_rank_sum_of_the_arms(hv: Vault,
         assert ex["chunk"] == round(rrf, 4)
         # The page score is the chunk score (plus a little for more chunks) times what the
         # evidence is worth, plus the signals' bonus: reach × spread per doubling of theirs.
-        held = math.prod(ex[k] for k in ("coverage", "superseded") if k in ex)
-        signals = math.prod(ex[k] for k in ("backlinks", "recency", "folder", "date", "type")
+        held = math.prod(ex[k] for k in ("coverage", "superseded", "date") if k in ex)
+        signals = math.prod(ex[k] for k in ("backlinks", "recency", "folder", "type")
                             if k in ex)
         bonus = Signals().signal_reach * ex["spread"] * math.log2(signals)
         assert ex["signals"] == pytest.approx(bonus, rel=1e-4, abs=1e-12)

@@ -2,10 +2,10 @@
 
 The query becomes an FTS5 expression (terms OR'ed, quoted phrases kept, CJK runs rewritten as
 bigram phrases, see index/cjk.py). Chunk scores are grouped by page and weighed by how many
-query terms the page covers; the page signals (backlinks, recency, type, date, folder) then add
-a bonus scaled to the query's own spread of evidence, so that they break near-ties and never
-overturn a clear lead (see :func:`signal_bonus`). A page whose title or alias *is* the query
-ranks first.
+query terms the page covers (and a date the query names); the page signals (backlinks,
+recency, type, folder) then add a bonus scaled to the query's own spread of evidence, so that
+they break near-ties and never overturn a clear lead (see :func:`signal_bonus`). A page whose
+title or alias *is* the query ranks first.
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ class Result:
     backlinks: int = 0
     matched: list[str] = field(default_factory=list)
     explain: dict[str, Any] | None = None
-    factor: float = 1.0  # product of the factors of the page's evidence (coverage, superseded)
+    factor: float = 1.0  # what the page's evidence is worth: coverage × superseded × named date
     bonus: float = 0.0   # what the page signals add (signal_bonus), in the mode's score units
 
     @property
@@ -362,9 +362,10 @@ def signal_bonus(factors: dict[str, float], spread: float, signals: Signals) -> 
     itself wherever scores sit in a narrow band: e5 cosines of 0.82–0.89, RRF sums of
     1/61 vs 1/62, reranker scores mapped onto the fused range.
     """
-    product = math.prod(factors.values())
-    if product <= 0 or not signals.signal_reach:
+    if not signals.signal_reach:
         return 0.0
+    # A weight of 0 (a folder weighed 0) counts as eight halvings: below the query's spread.
+    product = max(math.prod(factors.values()), 2.0 ** -8)
     return signals.signal_reach * spread * math.log2(product)
 
 
@@ -392,7 +393,8 @@ def _score_ceilings(db: sqlite3.Connection, best: dict[int, list[int]],
             top += 0.1 * sum(scores[1:3])
         factors = _page_factors(meta[pid], backlinks.get(pid, 0), signals, activity, today,
                                 named, hinted)
-        out[pid] = (top * max(1.0, signals.superseded_factor)
+        named_date = factors.pop("date", 1.0)
+        out[pid] = (top * named_date * max(1.0, signals.superseded_factor)
                     + signal_bonus(factors, spread, signals))
     return out
 
@@ -400,7 +402,11 @@ def _score_ceilings(db: sqlite3.Connection, best: dict[int, list[int]],
 def _page_factors(meta: tuple[Any, ...], backlinks: int, signals: Signals,
                   activity: dict[str, str] | None, today: str | None, named: Any,
                   hinted: set[str]) -> dict[str, float]:
-    """The page signals known from the page alone: backlinks, recency, type, date, folder."""
+    """The page signals known from the page alone: backlinks, recency, type, date, folder.
+
+    All but ``date`` are priors that add :func:`signal_bonus`; ``date`` (the page is dated when
+    the query says) multiplies the evidence, as coverage does: it is what the query asked for.
+    """
     path, ptype, page_when = meta[0], meta[2], meta[5]
     factors: dict[str, float] = {}
     factors["backlinks"] = 1.0 + signals.backlink_weight * math.log1p(backlinks)
@@ -504,8 +510,8 @@ def _score_pages(db: sqlite3.Connection, text: str, query: Query, shortlist: lis
         extra = sum(h.score for h in hits[1:3] if "lexical" in fused.get(h.chunk_id, {})) * 0.1
         if mode == "hybrid":
             extra = 0.0
-        # What the evidence is worth (coverage, stale facts) multiplies it; the page signals
-        # add a bonus in the evidence's own units.
+        # What the evidence is worth (coverage, stale facts, the date the query names)
+        # multiplies it; the page signals add a bonus in the evidence's own units.
         held: dict[str, float] = {}
         if wanted and mode == "lexical":
             held["coverage"] = 0.5 + 0.5 * len(covered[page_id] & wanted) / len(wanted)
@@ -514,6 +520,8 @@ def _score_pages(db: sqlite3.Connection, text: str, query: Query, shortlist: lis
             held["superseded"] = signals.superseded_factor
         n = backlinks.get(page_id, 0)
         factors = _page_factors(meta[page_id], n, signals, activity, today, named, hinted)
+        if "date" in factors:  # the query named the page's date: evidence, not a prior
+            held["date"] = factors.pop("date")
         result.backlinks = n
         result.matched = sorted(covered[page_id] & wanted)
         result.hits = hits[: signals.chunks_per_page if group == "page" else per_page]
