@@ -499,10 +499,14 @@ def test_hybrid_score_is_the_reciprocal_rank_sum_of_the_arms(hv: Vault,
         rrf = sum(weights[k] / (60 + rank) for k, rank in ranks.items())
         assert r.hits[0].score == pytest.approx(rrf, rel=1e-9), (r.path, ex)
         assert ex["chunk"] == round(rrf, 4)
-        # The page score is the chunk score (plus a little for more chunks) times the factors.
-        factors = math.prod(ex[k] for k in ("coverage", "backlinks", "recency", "superseded",
-                                            "folder", "date") if k in ex)
-        assert r.score == pytest.approx((r.hits[0].score + ex["more_chunks"]) * factors,
+        # The page score is the chunk score (plus a little for more chunks) times what the
+        # evidence is worth, plus the signals' bonus: reach × spread per doubling of theirs.
+        held = math.prod(ex[k] for k in ("coverage", "superseded", "date") if k in ex)
+        signals = math.prod(ex[k] for k in ("backlinks", "recency", "folder", "type")
+                            if k in ex)
+        bonus = Signals().signal_reach * ex["spread"] * math.log2(signals)
+        assert ex["signals"] == pytest.approx(bonus, rel=1e-4, abs=1e-12)
+        assert r.score == pytest.approx((r.hits[0].score + ex["more_chunks"]) * held + bonus,
                                         rel=1e-3)
     assert both >= 1  # "car" is found by both arms on the parking note
     parking = next(r for r in results if r.path == PARKING)
@@ -565,14 +569,21 @@ def test_folder_weights_and_recency_come_from_the_config(vault: Vault) -> None:
     dated, undated = results["gamma/otter.md"], results["gamma/undated.md"]
     assert dated.explain["recency"] == pytest.approx(1.2)  # updated today: 1 + 0.2 · 0.5⁰
     assert "recency" not in undated.explain
-    with_recency = dated.score / undated.score
+    # A signal adds, in the query's own units of evidence: reach × spread per doubling.
+    spread = dated.explain["spread"]
+    assert spread > 0 and undated.explain["spread"] == spread
+    bonus = Signals().signal_reach * spread * math.log2(1.2)
+    assert dated.explain["signals"] == pytest.approx(bonus, rel=1e-4)
+    assert undated.explain["signals"] == 0
+    with_recency = dated.score - undated.score
 
     v = write_config(v, "version: 1\nsearch:\n  recency_weight: 0\n  folder_weights: {}\n")
     results = {r.path: r for r in v.search("river otter sightings", explain=True)}
     assert all("recency" not in r.explain for r in results.values())
     assert all("folder" not in r.explain for r in results.values())
-    without = results["gamma/otter.md"].score / results["gamma/undated.md"].score
-    assert with_recency == pytest.approx(1.2 * without)
+    assert all(r.explain["signals"] == 0 for r in results.values())
+    without = results["gamma/otter.md"].score - results["gamma/undated.md"].score
+    assert with_recency - without == pytest.approx(bonus, rel=1e-3)
     v.close()
 
 

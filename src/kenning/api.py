@@ -577,6 +577,12 @@ class Vault:
                                       "speaker_factor", "page_weight",
                                       "lexical_context_weight")
                   if k in raw}
+        # How far the page signals may move a page, in units of the query's evidence spread
+        # (docs/cli.md "Search settings"); a bad value is a one-line error naming the field.
+        defaults = Signals()
+        fields["signal_reach"] = self._search_number("signal_reach", defaults.signal_reach)
+        fields["spread_depth"] = max(2, int(self._search_number("spread_depth",
+                                                                defaults.spread_depth)))
         weights = raw.get("arm_weights")
         if isinstance(weights, list) and len(weights) == 2:
             fields["arm_weights"] = (float(weights[0]), float(weights[1]))

@@ -1,9 +1,11 @@
 """Lexical recall: BM25 over chunks, grouped by page, with citations to the exact lines.
 
 The query becomes an FTS5 expression (terms OR'ed, quoted phrases kept, CJK runs rewritten as
-bigram phrases, see index/cjk.py). Chunk scores are grouped by page, then multiplied by mild
-signals: how many query terms the page covers, a backlink boost ×(1 + 0.05·ln(1 + n)) and
-per-folder weights. A page whose title or alias *is* the query ranks first.
+bigram phrases, see index/cjk.py). Chunk scores are grouped by page and weighed by how many
+query terms the page covers (and a date the query names); the page signals (backlinks,
+recency, type, folder) then add a bonus scaled to the query's own spread of evidence, so that
+they break near-ties and never overturn a clear lead (see :func:`signal_bonus`). A page whose
+title or alias *is* the query ranks first.
 """
 
 from __future__ import annotations
@@ -75,7 +77,8 @@ class Result:
     backlinks: int = 0
     matched: list[str] = field(default_factory=list)
     explain: dict[str, Any] | None = None
-    factor: float = 1.0  # product of the page's signals
+    factor: float = 1.0  # what the page's evidence is worth: coverage × superseded × named date
+    bonus: float = 0.0   # what the page signals add (signal_bonus), in the mode's score units
 
     @property
     def citation(self) -> str:
@@ -205,6 +208,12 @@ class Signals:
     page_weight: float = 1.0     # a passage also counts its page's best passage × this (-g chunk)
     lexical_context_weight: float = 0.3  # hybrid: a chunk also scores its neighbours' BM25 × this
     passages_per_page: int = 10  # at most this many results from one page when results are chunks
+    # The page signals add a bonus in the units of the evidence they adjust: a signal of ×2
+    # adds ``signal_reach`` × the query's spread (its best page's evidence minus its
+    # ``spread_depth``-th page's), whatever the scale of the mode's scores (BM25, cosine, RRF,
+    # reranker). A near-tie is broken; a clear lead stands.
+    signal_reach: float = 0.25
+    spread_depth: int = 10
 
 
 @dataclass(frozen=True)
@@ -330,7 +339,11 @@ def search(db: sqlite3.Connection, text: str, *, filters: Filters = Filters(), l
     # ranking must be the one over every candidate, whatever the limit: pages are pooled in the
     # order of a bound on their final score, and the pool grows until no page left out could
     # still reach the last result kept (the threshold algorithm).
-    ceiling = _score_ceilings(db, best, fused, mode, group, signals, activity, today, text)
+    spread = evidence_spread([fused[chunks[0]]["score"] for chunks in best.values()], signals)
+    if group == "chunk":  # a passage's evidence also counts its page's best passage
+        spread *= 1.0 + max(0.0, signals.page_weight)
+    ceiling = _score_ceilings(db, best, fused, mode, group, signals, activity, today, text,
+                              spread)
     exact = _exact_matches(db, text, where, params)
     for page_id, _ in exact:  # always read in full: outside the pool it would cite its title
         if page_id in ceiling:
@@ -344,7 +357,7 @@ def search(db: sqlite3.Connection, text: str, *, filters: Filters = Filters(), l
         scored.update(_score_pages(
             db, text, query, order[read:pool], best, fused, info, exact if not read else [],
             filters=filters, mode=mode, group=group, per_page=per_page, signals=signals,
-            activity=activity, today=today, explain=explain))
+            activity=activity, today=today, explain=explain, spread=spread))
         read = pool
         ranked = _distinct([replace(r) for r in _ranked(scored.values(), fused, group,
                                                          signals.page_weight)], limit)
@@ -367,15 +380,45 @@ def _ranked(pages: Iterable[Result], fused: dict[int, dict[str, float]], group: 
     return sorted(pages, key=lambda r: (-r.score, r.path))
 
 
+def evidence_spread(page_scores: Sequence[float], signals: Signals) -> float:
+    """The query's own scale of evidence: its best page's score minus its
+    ``spread_depth``-th page's (the last one's when there are fewer).
+
+    Computed from every candidate before any page is read, so it does not depend on the limit.
+    Scores all equal leave a tiny spread, so that the signals still break exact ties.
+    """
+    if not page_scores:
+        return 0.0
+    top = sorted(page_scores, reverse=True)
+    depth = max(2, signals.spread_depth)
+    gap = top[0] - top[min(depth, len(top)) - 1]
+    return max(gap, 1e-6 * abs(top[0]), 1e-12)
+
+
+def signal_bonus(factors: dict[str, float], spread: float, signals: Signals) -> float:
+    """What the page signals add to a page's evidence: ``signal_reach`` × ``spread`` per
+    doubling of their product (a signal below 1× takes away as much).
+
+    Multiplying the evidence instead would let a signal count for more than the evidence
+    itself wherever scores sit in a narrow band: e5 cosines of 0.82–0.89, RRF sums of
+    1/61 vs 1/62, reranker scores mapped onto the fused range.
+    """
+    if not signals.signal_reach:
+        return 0.0
+    # A weight of 0 (a folder weighed 0) counts as eight halvings: below the query's spread.
+    product = max(math.prod(factors.values()), 2.0 ** -8)
+    return signals.signal_reach * spread * math.log2(product)
+
+
 def _score_ceilings(db: sqlite3.Connection, best: dict[int, list[int]],
                     fused: dict[int, dict[str, float]], mode: str, group: str,
                     signals: Signals, activity: dict[str, str] | None, today: str | None,
-                    text: str) -> dict[int, float]:
+                    text: str, spread: float) -> dict[int, float]:
     """Per candidate page, a score its results cannot exceed (the exact-title boost aside).
 
-    The page's best chunk (plus what more chunks or the page prior add) times every factor
-    that is known without reading the chunks; the others (coverage, stale facts) never raise a
-    score above 1×.
+    The page's best chunk (plus what more chunks or the page prior add), plus the signal
+    bonus, which is known without reading the chunks; the evidence factors (coverage, stale
+    facts) never raise a score above 1×.
     """
     pids = list(best)
     meta = _page_meta(db, pids)
@@ -389,16 +432,22 @@ def _score_ceilings(db: sqlite3.Connection, best: dict[int, list[int]],
             top *= 1.0 + max(0.0, signals.page_weight)
         elif mode == "lexical":
             top += 0.1 * sum(scores[1:3])
-        factor = math.prod(_page_factors(meta[pid], backlinks.get(pid, 0), signals, activity,
-                                         today, named, hinted).values())
-        out[pid] = top * factor * max(1.0, signals.superseded_factor)
+        factors = _page_factors(meta[pid], backlinks.get(pid, 0), signals, activity, today,
+                                named, hinted)
+        named_date = factors.pop("date", 1.0)
+        out[pid] = (top * named_date * max(1.0, signals.superseded_factor)
+                    + signal_bonus(factors, spread, signals))
     return out
 
 
 def _page_factors(meta: tuple[Any, ...], backlinks: int, signals: Signals,
                   activity: dict[str, str] | None, today: str | None, named: Any,
                   hinted: set[str]) -> dict[str, float]:
-    """The page signals known from the page alone: backlinks, recency, type, date, folder."""
+    """The page signals known from the page alone: backlinks, recency, type, date, folder.
+
+    All but ``date`` are priors that add :func:`signal_bonus`; ``date`` (the page is dated when
+    the query says) multiplies the evidence, as coverage does: it is what the query asked for.
+    """
     path, ptype, page_when = meta[0], meta[2], meta[5]
     factors: dict[str, float] = {}
     factors["backlinks"] = 1.0 + signals.backlink_weight * math.log1p(backlinks)
@@ -422,9 +471,10 @@ def _score_pages(db: sqlite3.Connection, text: str, query: Query, shortlist: lis
                info: dict[int, tuple[int, int, str]],
                exact: list[tuple[int, tuple[str, str, str | None]]], *, filters: Filters,
                mode: str, group: str, per_page: int, signals: Signals,
-               activity: dict[str, str] | None, today: str | None, explain: bool
-               ) -> dict[int, Result]:
-    """Score the pages of ``shortlist`` (and exact title matches) on their evidence."""
+               activity: dict[str, str] | None, today: str | None, explain: bool,
+               spread: float) -> dict[int, Result]:
+    """Score the pages of ``shortlist`` (and exact title matches) on their evidence, plus the
+    bonus of their signals (scaled to ``spread``)."""
 
     # Mark the matches only in the chunks that can still make the answer.
     rarity = _rarity(db, query) if query.size > 1 else {}
@@ -519,26 +569,33 @@ def _score_pages(db: sqlite3.Connection, text: str, query: Query, shortlist: lis
         extra = sum(h.score for h in hits[1:3] if "lexical" in fused.get(h.chunk_id, {})) * 0.1
         if mode == "hybrid":
             extra = 0.0
-        factors: dict[str, float] = {}
+        # What the evidence is worth (coverage, stale facts, the date the query names)
+        # multiplies it; the page signals add a bonus in the evidence's own units.
+        held: dict[str, float] = {}
         if wanted and mode == "lexical":
-            factors["coverage"] = 0.5 + 0.5 * len(covered[page_id] & wanted) / len(wanted)
-        n = backlinks.get(page_id, 0)
-        factors.update(_page_factors(meta[page_id], n, signals, activity, today, named, hinted))
+            held["coverage"] = 0.5 + 0.5 * len(covered[page_id] & wanted) / len(wanted)
         if meta[page_id][4] in ("superseded", "invalidated") or (
                 hits and all(_inside(h, stale.get(page_id, ())) for h in hits[:1])):
-            factors["superseded"] = signals.superseded_factor
+            held["superseded"] = signals.superseded_factor
+        n = backlinks.get(page_id, 0)
+        factors = _page_factors(meta[page_id], n, signals, activity, today, named, hinted)
+        if "date" in factors:  # the query named the page's date: evidence, not a prior
+            held["date"] = factors.pop("date")
         result.backlinks = n
         result.matched = sorted(covered[page_id] & wanted)
         result.hits = hits[: signals.chunks_per_page if group == "page" else per_page]
-        result.factor = math.prod(factors.values())
-        result.score = (best_score + extra) * result.factor
+        result.factor = math.prod(held.values())
+        result.bonus = signal_bonus(factors, spread, signals)
+        result.score = (best_score + extra) * result.factor + result.bonus
         if result.exact:
             result.score += EXACT_TITLE_BOOST
         if explain:
             top = result.hits[0].chunk_id if result.hits else None
             result.explain = {"mode": mode, **_arms(fused, top), "chunk": round(best_score, 4),
                               "more_chunks": round(extra, 4),
-                              **{k: round(v, 4) for k, v in factors.items()},
+                              **{k: round(v, 4) for k, v in {**held, **factors}.items()},
+                              "spread": float(f"{spread:.6g}"),
+                              "signals": float(f"{result.bonus:.6g}"),
                               "exact_title": result.exact, "score": round(result.score, 4)}
     return pages
 
@@ -641,7 +698,7 @@ def _passages(result: Result, fused: dict[int, dict[str, float]], page_weight: f
     out = []
     page = max(h.score for h in result.hits) * page_weight
     for index, hit in enumerate(result.hits):
-        score = (hit.score + page) * result.factor
+        score = (hit.score + page) * result.factor + result.bonus
         if result.exact and index == 0:
             score += EXACT_TITLE_BOOST
         explain = None
@@ -654,7 +711,7 @@ def _passages(result: Result, fused: dict[int, dict[str, float]], page_weight: f
         out.append(Result(path=result.path, title=result.title, type=result.type, score=score,
                           hits=[hit], exact=result.exact and index == 0,
                           backlinks=result.backlinks, matched=result.matched, explain=explain,
-                          factor=result.factor))
+                          factor=result.factor, bonus=result.bonus))
     return out
 
 
