@@ -34,19 +34,64 @@ SOUND = "e.dim = ? AND length(e.vector) IN (4 * e.dim, 4 + e.dim)"
 EmbedProgress = Callable[[int, int], None]
 
 
-_MARKUP = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+|\*\*|__|`|\s\((?:[A-Z]{0,3}\d+[:.]\d+)\)(?=:)")
+_MARKUP = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+|\*\*|__|`|\s\((?:[A-Z]{0,3}\d+[:.]\d+)\)(?=:)"
+                     r"|\s\^[A-Za-z0-9-]{4,}\s*$")  # ... and Obsidian block ids (" ^a1b2c3")
 
 
 def plain(line: str) -> str:
-    """A line as the model should read it: list markers, emphasis and turn ids removed."""
+    """A line as the model should read it: list markers, emphasis, turn and block ids removed."""
     return _MARKUP.sub("", line)
+
+
+# Lines that say something about the text, not in it: the email renderer's own notes.
+_MARKER = re.compile(r"^\s*_\((?:\d+ quoted lines? omitted|no new text)\)_\s*$"
+                     r"|^Signature: .*\S|^\s*%%\s*$")  # ... and Obsidian's comment marks
+_FENCE = re.compile(r"^\s*(?:```|~~~)[\w+-]*\s*$")
+# A line of data rather than words: a JSON member or value, brackets, a number, a long run of
+# base64 or hex. Obsidian's Excalidraw drawings keep their whole scene as JSON in the note (61 %
+# of the zettelkasten's embedded text); the words of a drawing are in its "Text Elements".
+_DATA = re.compile(r"""^\s*(?:
+    "(?:[^"\\]|\\.)*"\s*:\s*(?:-?\d|"|true\b|false\b|null\b|\[|\{).*
+  | [\[\](){},;]+
+  | -?\d[\d.eE+-]*\s*,?
+  | "(?:[^"\\]|\\.)*"\s*,
+  | [A-Za-z0-9+/=_-]{60,}
+)\s*$""", re.VERBOSE)
+# A mail disclaimer: who may read the message, and what to do if it reached someone else. A
+# chunk (~30 words of whole lines) often holds only part of one, so a paragraph's part in a chunk
+# is left out when it holds two of these phrases.
+_DISCLAIMER = re.compile(
+    r"intended recipient|sole use|intended (?:only|solely) for|(?:confidential|privileged)"
+    r" (?:and|or|and/or) (?:confidential|privileged)|unauthori[sz]ed (?:review|use|disclosure"
+    r"|distribution|copying)|prohibited|in error|(?:notify|contact) the sender"
+    r"|delete (?:it|this|all copies|the message|the original)|destroy all copies", re.IGNORECASE)
+
+
+def evidence_lines(lines: Sequence[str]) -> list[str]:
+    """A chunk's lines without what carries no evidence for the model: lines of data (JSON,
+    numbers, base64), the email renderer's notes on quoted text and signatures, and mail
+    disclaimers. A chunk with nothing left gets no vector; its words stay searchable lexically."""
+    out: list[str] = []
+    paragraph: list[str] = []
+    for line in [*lines, ""]:
+        if line.strip():
+            if not (_MARKER.match(line) or _DATA.match(line)):
+                paragraph.append(line)
+            continue
+        phrases = {m.group(0).lower() for m in _DISCLAIMER.finditer(" ".join(paragraph))}
+        if len(phrases) < 2:
+            out.extend(paragraph)
+        paragraph = []
+    return out
 
 
 def embed_text(title: str, heading: str, lines: Sequence[str]) -> str:
     """The text a chunk is embedded as: its page title and heading give the passage context."""
     # Heading lines are left out: the title and heading path already lead the text.
-    body = "\n".join(plain(line) for line in lines
-                     if line.strip() and not line.lstrip().startswith("#")).strip()
+    kept = [line for line in evidence_lines(lines) if not line.lstrip().startswith("#")]
+    if all(_FENCE.match(line) for line in kept):
+        return ""  # nothing but headings, or the fences of a code block of data
+    body = "\n".join(plain(line) for line in kept).strip()
     if not body:
         return ""  # nothing but headings: no content to find by meaning
     context = title if not heading or heading == title else f"{title} — {heading}"
@@ -136,29 +181,33 @@ def decode_vectors(blobs: Sequence[bytes], dim: int) -> np.ndarray:
 def embed_pending(db: sqlite3.Connection, embedder: Embedder, *, batch_size: int = 8,
                   progress: EmbedProgress | None = None,
                   storage: str = "float32") -> EmbedReport:
-    """Embed every chunk text that has no vector yet; commits per batch so a kill loses little."""
-    import numpy as np
+    """Embed every chunk text that has no vector yet; commits per batch so a kill loses little.
+
+    The model works on the next batch on another thread while this one writes the last batch's
+    vectors (the bundled model and HTTP calls release the GIL), so SQLite never waits on it.
+    """
+    from concurrent.futures import ThreadPoolExecutor
 
     report = EmbedReport(model=embedder.model_id)
     todo = pending_texts(db, embedder.model_id, embedder.dim)
-    # Similar lengths in a batch waste less work on padding.
+    # Similar lengths in a batch waste less work on padding (remote and sentence-transformers
+    # models pad a batch to its longest text; the bundled model packs tokens and does not care).
     todo.sort(key=lambda item: len(item[1]))
     report.pending = len(todo)
+    batches = [todo[begin : begin + batch_size] for begin in range(0, len(todo), batch_size)]
     started = time.perf_counter()
     with dbm.transaction(db):
         dbm.set_meta(db, "embed_model", embedder.model_id)
         dbm.set_meta(db, "embed_dim", str(embedder.dim))
         dbm.set_meta(db, "embed_state", "running")
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kenning-embed")
     try:
-        for begin in range(0, len(todo), batch_size):
-            batch = todo[begin : begin + batch_size]
-            vectors = np.asarray(embedder.embed_passages([text for _, text in batch]),
-                                 dtype=np.float32)
-            if vectors.shape != (len(batch), embedder.dim):
-                raise ValueError(f"embedder returned shape {vectors.shape}, expected "
-                                 f"({len(batch)}, {embedder.dim})")
-            if not np.isfinite(vectors).all():
-                raise ValueError(f"embedder {embedder.model_id} returned non-finite values")
+        ahead = pool.submit(_embed_batch, embedder, batches[0]) if batches else None
+        for number, batch in enumerate(batches):
+            assert ahead is not None
+            vectors = ahead.result()
+            if number + 1 < len(batches):
+                ahead = pool.submit(_embed_batch, embedder, batches[number + 1])
             with dbm.transaction(db):
                 db.executemany(
                     "INSERT OR REPLACE INTO embeddings(model, text_hash, dim, vector)"
@@ -173,6 +222,8 @@ def embed_pending(db: sqlite3.Connection, embedder: Embedder, *, batch_size: int
         report.interrupted = True
         raise
     finally:
+        # An interrupted or failed pass leaves the batch in flight to finish alone, unwritten.
+        pool.shutdown(wait=False, cancel_futures=True)
         report.seconds = time.perf_counter() - started
     with dbm.transaction(db):
         # Vectors no chunk uses any more, and those of other models, are dead weight.
@@ -181,6 +232,19 @@ def embed_pending(db: sqlite3.Connection, embedder: Embedder, *, batch_size: int
                    (embedder.model_id,))
         dbm.set_meta(db, "embed_state", "complete")
     return report
+
+
+def _embed_batch(embedder: Embedder, batch: Sequence[tuple[str, str]]) -> np.ndarray:
+    """One batch's vectors, checked: one finite row of the model's dimension per text."""
+    import numpy as np
+
+    vectors = np.asarray(embedder.embed_passages([text for _, text in batch]), dtype=np.float32)
+    if vectors.shape != (len(batch), embedder.dim):
+        raise ValueError(f"embedder returned shape {vectors.shape}, expected "
+                         f"({len(batch)}, {embedder.dim})")
+    if not np.isfinite(vectors).all():
+        raise ValueError(f"embedder {embedder.model_id} returned non-finite values")
+    return vectors
 
 
 def bump_version(db: sqlite3.Connection) -> None:
