@@ -176,7 +176,7 @@ def test_vectors_land_on_their_chunks_whatever_the_batching(tmp_path: Path,
     vault, _ = Vault.init(tmp_path / "v")
     words = ["Tomatoes need water.", "Maya brings a chocolate cake to the party on Friday.",
              "We keep a read-through layer in front of the read model. " * 6,
-             "定例会議で予算を承認した。", "The accountant files quarterly taxes."]
+             "定例会議で予算を承認した。", "The accountant files quarterly taxes.", LONG_JA]
     for i, text in enumerate(words):
         put(vault, f"notes/n{i}.md", f"# Note {i}\n\n{text}\n")
     (vault.root / ".kenning" / "config.yaml").write_text(
@@ -185,11 +185,12 @@ def test_vectors_land_on_their_chunks_whatever_the_batching(tmp_path: Path,
     vault = Vault(vault.root)
     vault._embedder = model
     report = vault.index()
-    assert report.embedding is not None and report.embedding.embedded == 6  # + memory.md
+    assert report.embedding is not None and report.embedding.embedded == 7  # + memory.md
+    assert report.embedding.cut == 1  # the Japanese note, longer than 512 tokens
     rows: list[Any] = vault.db.execute(
         "SELECT c.id, e.vector FROM chunks c JOIN embeddings e ON e.text_hash = c.text_hash"
     ).fetchall()
-    assert len(rows) == 6
+    assert len(rows) == 7
     for chunk_id, blob in rows:
         alone = model.embed_passages([vectors.chunk_embed_text(vault.db, chunk_id)])[0]
         stored = np.frombuffer(blob, dtype="<f4")

@@ -115,6 +115,7 @@ class EmbedReport:
     seconds: float = 0.0
     interrupted: bool = False
     error: str | None = None
+    cut: int = 0  # texts longer than the model's context, embedded as their first part
 
     @property
     def rate(self) -> float:
@@ -188,8 +189,14 @@ def embed_pending(db: sqlite3.Connection, embedder: Embedder, *, batch_size: int
     """
     from concurrent.futures import ThreadPoolExecutor
 
+    from kenning.index.embedders import fit
+
     report = EmbedReport(model=embedder.model_id)
-    todo = pending_texts(db, embedder.model_id, embedder.dim)
+    todo = []
+    for digest, text in pending_texts(db, embedder.model_id, embedder.dim):
+        fitted = fit(embedder, text)
+        report.cut += fitted.truncated
+        todo.append((digest, fitted.text))
     # Similar lengths in a batch waste less work on padding (remote and sentence-transformers
     # models pad a batch to its longest text; the bundled model packs tokens and does not care).
     todo.sort(key=lambda item: len(item[1]))
