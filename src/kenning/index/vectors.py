@@ -16,7 +16,6 @@ import os
 import re
 import sqlite3
 import time
-from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -185,9 +184,8 @@ def embed_pending(db: sqlite3.Connection, embedder: Embedder, *, batch_size: int
                   storage: str = "float32") -> EmbedReport:
     """Embed every chunk text that has no vector yet; commits per batch so a kill loses little.
 
-    The model works on the next batches on other threads while this one writes the last batch's
-    vectors in order (the bundled model and HTTP calls release the GIL), so SQLite never waits
-    on it and the bundled model keeps a batch on every core.
+    The model works on the next batch on another thread while this one writes the last batch's
+    vectors (the bundled model and HTTP calls release the GIL), so SQLite never waits on it.
     """
     from concurrent.futures import ThreadPoolExecutor
 
@@ -209,16 +207,14 @@ def embed_pending(db: sqlite3.Connection, embedder: Embedder, *, batch_size: int
         dbm.set_meta(db, "embed_model", embedder.model_id)
         dbm.set_meta(db, "embed_dim", str(embedder.dim))
         dbm.set_meta(db, "embed_state", "running")
-    # An embedder may run several batches side by side (the bundled model: one per core).
-    workers = max(1, int(getattr(embedder, "workers", 1)))
-    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="kenning-embed",
-                              initializer=getattr(embedder, "init_worker", None))
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kenning-embed")
     try:
-        ahead = deque(pool.submit(_embed_batch, embedder, batch) for batch in batches[:workers])
+        ahead = pool.submit(_embed_batch, embedder, batches[0]) if batches else None
         for number, batch in enumerate(batches):
-            vectors = ahead.popleft().result()  # in order: batch `number`
-            if number + workers < len(batches):
-                ahead.append(pool.submit(_embed_batch, embedder, batches[number + workers]))
+            assert ahead is not None
+            vectors = ahead.result()
+            if number + 1 < len(batches):
+                ahead = pool.submit(_embed_batch, embedder, batches[number + 1])
             with dbm.transaction(db):
                 db.executemany(
                     "INSERT OR REPLACE INTO embeddings(model, text_hash, dim, vector)"
