@@ -184,11 +184,9 @@ def embed_pending(db: sqlite3.Connection, embedder: Embedder, *, batch_size: int
                   storage: str = "float32") -> EmbedReport:
     """Embed every chunk text that has no vector yet; commits per batch so a kill loses little.
 
-    The model works on the next batch on another thread while this one writes the last batch's
-    vectors (the bundled model and HTTP calls release the GIL), so SQLite never waits on it.
+    The model runs on this thread: the bundled engine's OpenMP team ran ~1.2x slower when
+    called from a worker thread, and SQLite's share of the pass is ~20 ms (docs/decisions.md).
     """
-    from concurrent.futures import ThreadPoolExecutor
-
     from kenning.index.embedders import fit
 
     report = EmbedReport(model=embedder.model_id)
@@ -201,20 +199,15 @@ def embed_pending(db: sqlite3.Connection, embedder: Embedder, *, batch_size: int
     # models pad a batch to its longest text; the bundled model packs tokens and does not care).
     todo.sort(key=lambda item: len(item[1]))
     report.pending = len(todo)
-    batches = [todo[begin : begin + batch_size] for begin in range(0, len(todo), batch_size)]
     started = time.perf_counter()
     with dbm.transaction(db):
         dbm.set_meta(db, "embed_model", embedder.model_id)
         dbm.set_meta(db, "embed_dim", str(embedder.dim))
         dbm.set_meta(db, "embed_state", "running")
-    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kenning-embed")
     try:
-        ahead = pool.submit(_embed_batch, embedder, batches[0]) if batches else None
-        for number, batch in enumerate(batches):
-            assert ahead is not None
-            vectors = ahead.result()
-            if number + 1 < len(batches):
-                ahead = pool.submit(_embed_batch, embedder, batches[number + 1])
+        for begin in range(0, len(todo), batch_size):
+            batch = todo[begin : begin + batch_size]
+            vectors = _embed_batch(embedder, batch)
             with dbm.transaction(db):
                 db.executemany(
                     "INSERT OR REPLACE INTO embeddings(model, text_hash, dim, vector)"
@@ -229,8 +222,6 @@ def embed_pending(db: sqlite3.Connection, embedder: Embedder, *, batch_size: int
         report.interrupted = True
         raise
     finally:
-        # An interrupted or failed pass leaves the batch in flight to finish alone, unwritten.
-        pool.shutdown(wait=False, cancel_futures=True)
         report.seconds = time.perf_counter() - started
     with dbm.transaction(db):
         # Vectors no chunk uses any more, and those of other models, are dead weight.
