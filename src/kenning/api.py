@@ -497,10 +497,9 @@ class Vault:
         # get the first 2,000 characters (~512 tokens of English) and apply their own limit.
         fitted = fit(embedder, query[:100_000], query=True)
         if fitted.truncated:
-            read = len(fitted.text.split())
             notes.append(f"the query is {fitted.tokens} tokens, the embedding model reads "
-                         f"{fitted.limit}: the dense arm used its first {read} words, the "
-                         "lexical arm all of it")
+                         f"{fitted.limit}: the dense arm used its first {len(fitted.text):,} "
+                         f"of {len(query):,} characters, the lexical arm all of it")
         text = fitted.text if fitted.limit else query[:2000]
         future = self._pool.submit(embedder.embed_query, text)
         return DenseArm(matrix, future, ann), notes, coverage
