@@ -730,7 +730,6 @@ def test_a_100_kb_query(hv: Vault, fake: FakeEmbedder) -> None:
     query = " ".join(words)
     query = (query * 2)[:100_000 - 4] + " car"
     assert len(query.encode()) == 100_000
-    started = time.perf_counter()
     for mode in ("lexical", "hybrid"):
         results = hv.search(query, mode=mode)
         assert PARKING in [r.path for r in results] and all_finite(results)
@@ -738,7 +737,6 @@ def test_a_100_kb_query(hv: Vault, fake: FakeEmbedder) -> None:
     done = cli("-C", str(hv.root), "search", query, "--json")
     assert done.exit_code == 0, done.output
     assert PARKING in [result_path(r) for r in json.loads(done.stdout)["results"]]
-    assert time.perf_counter() - started < 10
 
 
 @pytest.mark.parametrize("query", ["what is the", "the", "🙂🚀", "🙂 🚀 ✨", "!!!", "\"\"",

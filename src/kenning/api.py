@@ -547,7 +547,17 @@ class Vault:
         threshold = int(self._search_number("ann_threshold", vectors.ANN_THRESHOLD))
         ann = vectors.approximate_index(matrix, embedder.model_id, dbm.state_dir(self.root),
                                         threshold)
-        future = self._pool.submit(embedder.embed_query, query[:2000])
+        from kenning.index.embedders import fit
+
+        # The bundled model counts its tokens and is cut on a word boundary; other embedders
+        # get the first 2,000 characters (~512 tokens of English) and apply their own limit.
+        fitted = fit(embedder, query[:100_000], query=True)
+        if fitted.truncated:
+            notes.append(f"the query is {fitted.tokens} tokens, the embedding model reads "
+                         f"{fitted.limit}: the dense arm used its first {len(fitted.text):,} "
+                         f"of {len(query):,} characters, the lexical arm all of it")
+        text = fitted.text if fitted.limit else query[:2000]
+        future = self._pool.submit(embedder.embed_query, text)
         return DenseArm(matrix, future, ann), notes, coverage
 
     def _search_number(self, name: str, default: float) -> float:

@@ -177,7 +177,9 @@ def _print_report(report: IndexReport, verb: str) -> None:
         e = report.embedding
         if e.embedded:
             click.echo(f"Embedded {e.embedded} chunk texts in {e.seconds:.1f} s "
-                       f"({e.rate:.1f}/s) with {e.model}.")
+                       f"({e.rate:.1f}/s) with {e.model}."
+                       + (f" {e.cut} of them {'was' if e.cut == 1 else 'were'} longer than "
+                          "the model's context and cut to it." if e.cut else ""))
         else:
             click.echo(f"Vectors up to date ({e.model}).")
     if report.embed_error:
