@@ -74,8 +74,11 @@ def test_search_prints_citations_and_json(demo: Path) -> None:
     data = json.loads(run("-C", str(demo), "search", "seed round", "--json", "-n", "3"))
     assert data["query"] == "seed round" and 0 < len(data["results"]) <= 3
     first = data["results"][0]
-    assert {"path", "title", "score", "citation", "snippet", "hits"} <= set(first)
-    assert first["citation"].startswith(first["path"] + "#L")
+    # Each item once: the page is named by its hits' citations, no null or default field.
+    assert set(first) <= {"title", "type", "exact", "hits"} and first["hits"]
+    assert all(set(h) <= {"citation", "heading", "snippet"} for h in first["hits"])
+    assert len({h["citation"].split("#L")[0] for h in first["hits"]}) == 1
+    assert "null" not in json.dumps(data)
 
 
 def test_search_rejects_bad_dates_and_types_in_one_line(demo: Path) -> None:
@@ -105,14 +108,16 @@ def test_show_unknown_page_is_one_clear_line(demo: Path) -> None:
 def test_graph_commands_json(demo: Path) -> None:
     neighbors = json.loads(run("-C", str(demo), "graph", "neighbors", "Kestrel Labs",
                                "--direction", "in", "--rel", "invested_in", "--json"))
-    investors = {e["other"]["title"] for e in neighbors}
-    assert {"Horizon Ventures", "Bluefin Capital"} <= investors
+    investors = {e["path"] for e in neighbors}
+    assert {"organizations/Horizon Ventures.md", "organizations/Bluefin Capital.md"} <= investors
+    assert all(e["citation"].startswith(e["path"] + "#L") for e in neighbors)  # where it is
     traversal = json.loads(run("-C", str(demo), "graph", "traverse", "Maya Okafor",
                                "--depth", "50", "--json"))
     assert traversal["depth"] == 10 and traversal["nodes"]
     path = json.loads(run("-C", str(demo), "graph", "path", "Sarah Chen", "Maya Okafor",
                           "--json"))
-    assert path[0]["title"] == "Sarah Chen" and path[-1]["title"] == "Maya Okafor"
+    assert path[0]["path"] == "people/Sarah Chen.md"
+    assert path[-1]["path"] == "people/Maya Okafor.md"
     back = json.loads(run("-C", str(demo), "graph", "backlinks", "Horizon Ventures", "--json"))
     assert all(e["direction"] == "in" for e in back) and back
     assert isinstance(json.loads(run("-C", str(demo), "graph", "orphans", "--json")), list)
@@ -123,7 +128,8 @@ def test_link_add_and_remove(demo: Path) -> None:
     assert "manual" in out
     data = json.loads(run("-C", str(demo), "graph", "neighbors", "Sarah Chen", "--rel",
                           "advises", "--direction", "out", "--json"))
-    assert any(e["kind"] == "manual" and e["other"]["title"] == "Minato Systems" for e in data)
+    assert any(e["kind"] == "manual" and e["path"] == "organizations/Minato Systems.md"
+               for e in data)
     run("-C", str(demo), "link", "remove", "Sarah Chen", "advises", "Minato Systems")
     data = json.loads(run("-C", str(demo), "graph", "neighbors", "Sarah Chen", "--rel",
                           "advises", "--direction", "out", "--json"))

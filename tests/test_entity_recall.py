@@ -10,6 +10,7 @@ import json
 import re
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -232,20 +233,26 @@ def test_neighbour_citation_of_a_frontmatter_list_item_points_at_the_item_line(
 def test_budget_truncates_and_is_respected(v: Vault) -> None:
     full = v.recall("Sarah")
     assert not full.truncated
-    assert full.tokens == estimate_tokens(full.title) + estimate_tokens(full.summary) + sum(
-        estimate_tokens(" ".join(str(x) for x in item.values() if x))
-        for item in (*full.facts, *full.timeline, *full.neighbours))
+    # The budget counts the whole answer as sent: its JSON, four bytes a token.
+    assert full.tokens == _sent(full.to_dict())
     small = v.recall("Sarah", budget=full.tokens - 1)
-    assert small.truncated and small.tokens <= full.tokens - 1
-    base = estimate_tokens(full.title) + estimate_tokens(full.summary)
-    tiny = v.recall("Sarah", budget=base + 1)
-    assert tiny.truncated and tiny.tokens <= base + 1
+    assert small.truncated and small.tokens == _sent(small.to_dict()) <= full.tokens - 1
+    skeleton = {k: v for k, v in full.to_dict().items()
+                if k not in ("facts", "timeline", "neighbours")}
+    tiny = v.recall("Sarah", budget=_sent(skeleton) + 5)
+    assert tiny.truncated and _sent(tiny.to_dict()) <= _sent(skeleton) + 5
     assert (tiny.facts, tiny.timeline, tiny.neighbours) == ([], [], [])
     assert tiny.summary == full.summary  # the summary always comes first
+    for budget in (60, 120, 250, 500):
+        assert _sent(v.recall("Sarah", budget=budget).to_dict()) <= budget
     # What is kept is a prefix of each full section, in the same order.
     for part in ("facts", "timeline", "neighbours"):
         kept, whole = getattr(small, part), getattr(full, part)
         assert kept == whole[: len(kept)]
+
+
+def _sent(answer: dict[str, Any]) -> int:
+    return estimate_tokens(json.dumps(answer, ensure_ascii=False, separators=(",", ":")))
 
 
 def test_a_long_summary_does_not_blow_the_budget(v: Vault) -> None:

@@ -216,8 +216,8 @@ def test_what_a_remote_caller_wrote_is_marked_for_the_next_agent(sample: Path) -
     facts = {f["text"].removeprefix(MARK): f for f in recall["facts"]}
     assert facts[injected]["untrusted"] is True and facts[injected]["text"].startswith(MARK)
     assert not any(f.get("untrusted") for t, f in facts.items() if t != injected)
-    hit = search["results"][0]
-    assert hit["path"] == "people/Sarah Chen.md" and hit["untrusted"] is True
+    hit = search["results"][0]["hits"][0]
+    assert hit["citation"].startswith("people/Sarah Chen.md#L") and hit["untrusted"] is True
     assert hit["snippet"].startswith(MARK)
     marked = [line for line in page["text"].splitlines() if injected in line]
     assert marked and marked[0].startswith(MARK)

@@ -129,5 +129,5 @@ def test_believed_on_and_as_of_are_two_time_lines(vault: Vault) -> None:
                                                                   "2024-05-01")]
     out = CliRunner().invoke(main, ["-C", str(vault.root), "graph", "neighbors", "Sarah Chen",
                                     "--believed-on", "2026-02-01", "--json"])
-    assert out.exit_code == 0 and [e["other"]["title"] for e in json.loads(out.output)] == [
-        "Horizon Ventures"]
+    assert out.exit_code == 0 and [e["path"] for e in json.loads(out.output)] == [
+        "organizations/Horizon Ventures.md"]

@@ -173,7 +173,7 @@ def test_every_read_tool_resource_and_prompt_over_stdio(sample: Path) -> None:
     # search: the vocabulary synonym "adr" was folded to decision, results are cited
     assert got["search"]["results"], got["search"]
     assert all(r["type"] == "decision" for r in got["search"]["results"])
-    assert "#L" in got["search"]["results"][0]["citation"]
+    assert all("#L" in h["citation"] for r in got["search"]["results"] for h in r["hits"])
     assert got["recall"]["path"] == "people/Sarah Chen.md" and got["recall"]["facts"]
     from kenning.recall import activity
 
@@ -185,8 +185,8 @@ def test_every_read_tool_resource_and_prompt_over_stdio(sample: Path) -> None:
     assert got["backlinks"]["edges"]
     assert got["traverse"]["depth"] == trust.MAX_DEPTH
     assert any("depth 9 clamped to 4" in n for n in got["traverse"]["notes"])
-    assert got["path"]["path"][0]["title"] == "Sarah Chen"
-    assert got["path"]["path"][-1]["title"] == "Kestrel Labs"
+    assert got["path"]["path"][0]["path"] == "people/Sarah Chen.md"
+    assert got["path"]["path"][-1]["path"] == "organizations/Kestrel Labs.md"
     assert isinstance(got["orphans"]["nodes"], list)
     assert [r.uri for r in got["resources"]] == ["kenning://page/memory.md"]
     assert got["templates"][0].uri_template == "kenning://page/{path}"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from kenning.api import Vault
@@ -17,13 +19,13 @@ def _day(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_round_trip_start_record_decide_revise_close_start(vault: Vault) -> None:
     first = vault.session_start("Kestrel")
-    assert first["handoff"] is None and first["project"] == "kestrel"
+    assert "handoff" not in first and first["project"] == "kestrel"
     assert "Core memory" in first["text"]
     vault.record(entities=[{"name": "Sarah Chen", "type": "person",
                             "observations": ["Prefers monthly calls"]}])
-    vault.record_decision("Cache replays in process", "engineering", "Use an in-process LRU",
-                          "Redis caused stale replays",
-                          [{"option": "Memcached", "why": "same cost as Redis"}])
+    decided = vault.record_decision(
+        "Cache replays in process", "engineering", "Use an in-process LRU",
+        "Redis caused stale replays", [{"option": "Memcached", "why": "same cost as Redis"}])
     vault.revise("Sarah Chen", "monthly calls", "Prefers a monthly written update")
     closed = vault.session_close(
         [{"role": "user", "content": "Sarah now wants written updates."},
@@ -34,14 +36,20 @@ def test_round_trip_start_record_decide_revise_close_start(vault: Vault) -> None
     assert closed["handoff"].endswith("-handoff.md")
     assert [t["text"] for t in closed["todos"]] == ["send Sarah the March update"]
     assert closed["errors"] == []
+    # The decision recorded during the session is the session's: in the answer, in the handoff.
+    assert [(d["path"], d["decided"], d["citation"]) for d in closed["decisions"]] == [
+        (decided["path"], "Use an in-process LRU", decided["citations"]["decided"])]
+    handoff = (vault.root / closed["handoff"]).read_text(encoding="utf-8")
+    assert "## Decisions" in handoff and "Use an in-process LRU" in handoff
+    assert "1 decision(s)" in handoff
     again = vault.session_start("Kestrel")
-    assert again["handoff"]["path"] == closed["handoff"]
+    assert again["handoff"] == closed["handoff"]
     text = again["text"]
     # The next session sees the handoff: the revision (old and new belief), the open TODO.
     assert "Revised people/Sarah Chen.md: 'Prefers monthly calls' → " \
         "'Prefers a monthly written update'" in text
     assert "send Sarah the March update" in text
-    assert again["tokens"] <= 2000
+    assert tokens(json.dumps(again, ensure_ascii=False, separators=(",", ":"))) <= 2000
     # The superseded belief is still visible in history, the revision is current.
     history = vault.facts("Sarah Chen", history=True)["facts"]
     assert [(f["text"], f["status"]) for f in history] == [
@@ -59,10 +67,14 @@ def test_round_trip_start_record_decide_revise_close_start(vault: Vault) -> None
 def test_changed_since_lists_pages_edited_after_the_close(vault: Vault) -> None:
     vault.record(entities=[{"name": "Acme", "type": "organization"}])
     vault.session_close("nothing much", project="p")
-    assert vault.session_start("p")["changed"] == []
+    assert "(nothing changed)" in vault.session_start("p")["text"]
     vault.record(entities=[{"name": "Globex", "type": "organization"}])
-    changed = vault.session_start("p")["changed"]
-    assert [c["path"] for c in changed] == ["organizations/Globex.md"]
+    text = vault.session_start("p")["text"]
+    changed = text.split("## Changed since the last session", 1)[1]
+    # Listed once, in the text (not again beside it).
+    assert [line.split(" — ")[0] for line in changed.splitlines() if line.startswith("- ")] \
+        == ["- organizations/Globex.md"]
+    assert text.count("organizations/Globex.md") == 1
 
 
 def test_start_fits_the_budget(vault: Vault) -> None:
@@ -73,7 +85,9 @@ def test_start_fits_the_budget(vault: Vault) -> None:
                         summary="A long session. " * 300)
     for budget in (100, 500, 2000):
         out = vault.session_start("p", budget=budget)
-        assert out["tokens"] == tokens(out["text"]) <= budget
+        # The whole answer as sent, not only its text, fits.
+        assert tokens(json.dumps(out, ensure_ascii=False, separators=(",", ":"))) <= budget
+        assert tokens(out["text"]) > budget // 2  # and it is used, not left empty
     small = vault.session_start("p", budget=500)["text"]
     assert "cut to fit the budget" in small
     with pytest.raises(MemoryInputError, match="budget"):

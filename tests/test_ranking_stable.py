@@ -17,6 +17,7 @@ import anyio
 import pytest
 from click.testing import CliRunner
 
+from kenning.answers import result_path
 from kenning.api import Vault
 from kenning.cli import main
 from kenning.recall import activity
@@ -129,7 +130,8 @@ def test_searching_twice_gives_the_same_scores_and_records_nothing(sample_vault:
 
 
 def _cli_search(root: Path, query: str) -> dict[str, Any]:
-    done = CliRunner().invoke(main, ["-C", str(root), "search", query, "--json", "--limit", "5"])
+    done = CliRunner().invoke(main, ["-C", str(root), "search", query, "--json", "--limit", "5",
+                                     "--explain"])
     assert done.exit_code == 0, done.output
     return json.loads(done.stdout)
 
@@ -141,13 +143,14 @@ def test_cli_search_twice_is_identical_while_show_moves_recency(sample_vault: Va
     assert first["results"] and _cli_search(root, "pricing decision") == first
     assert activity.last_recalled(root) == {}
     # A person opening a page is deliberate use: it is recorded and may re-rank.
-    shown = first["results"][-1]["path"]
+    shown = result_path(first["results"][-1])
     done = CliRunner().invoke(main, ["-C", str(root), "show", shown])
     assert done.exit_code == 0, done.output
     assert activity.last_recalled(root) == {shown: date.today().isoformat()}
     after = _cli_search(root, "pricing decision")["results"]
-    score = {r["path"]: r["score"] for r in after}
-    assert score[shown] > {r["path"]: r["score"] for r in first["results"]}[shown]
+    score = {result_path(r): r["explain"]["score"] for r in after}
+    assert score[shown] > {result_path(r): r["explain"]["score"]
+                           for r in first["results"]}[shown]
 
 
 def test_mcp_search_twice_is_identical_while_page_moves_recency(sample_vault: Vault) -> None:
@@ -166,10 +169,11 @@ def test_mcp_search_twice_is_identical_while_page_moves_recency(sample_vault: Va
             one = data(await client.call_tool("search", args))
             two = data(await client.call_tool("search", args))
             before = dict(activity.last_recalled(root))
-            data(await client.call_tool("page", {"ref": one["results"][0]["path"]}))
+            data(await client.call_tool("page", {"ref": result_path(one["results"][0])}))
             return one, two, before
 
     one, two, before = anyio.run(run)
     assert one["results"] and one == two
     assert before == {}
-    assert activity.last_recalled(root) == {one["results"][0]["path"]: date.today().isoformat()}
+    opened = result_path(one["results"][0])
+    assert activity.last_recalled(root) == {opened: date.today().isoformat()}

@@ -24,6 +24,7 @@ import anyio
 import pytest
 from test_mcp import ENV, KENNING, data
 
+from kenning.answers import result_path
 from kenning.api import Vault
 from kenning.errors import KenningError
 from kenning.recall.rerank import RerankConfig
@@ -297,7 +298,7 @@ def test_cli_search_explains_the_rerank_score_and_notes_failures(root: Path,
     as_json = cli(root, "search", "budget", "--mode", "lexical", "--json")
     assert as_json.returncode == 0 and "Traceback" not in as_json.stderr
     doc = json.loads(as_json.stdout)
-    assert doc["results"][0]["title"] == "Alpha plan"
+    assert result_path(doc["results"][0]) == "notes/Alpha plan.md"
     assert any("not reranked" in n for n in doc["notes"])
 
 
@@ -335,4 +336,4 @@ def test_mcp_search_carries_the_note(root: Path, server: RerankServer) -> None:
     answer = anyio.run(run)
     assert any("did not answer within 0.3 s" in n and "not reranked" in n
                for n in answer["notes"]), answer
-    assert answer["results"][0]["title"] == "Alpha plan"
+    assert result_path(answer["results"][0]) == "notes/Alpha plan.md"

@@ -79,8 +79,14 @@ def test_backlinks_are_a_mild_boost(v: Vault) -> None:
     results = v.search("zebra crossing")
     assert [r.path for r in results[:2]] == ["topics/b.md", "topics/a.md"]
     assert results[0].backlinks == 1 and results[1].backlinks == 0
-    assert results[0].score / results[1].score == pytest.approx(1 + 0.05 * __import__(
-        "math").log(2), rel=1e-6)
+    # The same evidence: the backlink adds reach × spread × log2(its strength), nothing else.
+    math = __import__("math")
+    explained = v.search("zebra crossing", explain=True)
+    boost = 1 + 0.05 * math.log(2)
+    assert explained[0].explain["backlinks"] == pytest.approx(boost, abs=1e-4)
+    bonus = 0.25 * explained[0].explain["spread"] * math.log2(boost)
+    assert explained[0].explain["signals"] == pytest.approx(bonus, rel=1e-4)
+    assert results[0].score - results[1].score == pytest.approx(bonus, rel=1e-3)
 
 
 def test_filters_type_domain_folder_dates_limit(v: Vault) -> None:

@@ -17,6 +17,7 @@ from click.testing import CliRunner
 from conftest import write as put
 from ruamel.yaml import YAML
 
+from kenning.answers import result_path
 from kenning.api import Vault
 from kenning.cli import main
 from kenning.errors import AmbiguousPage
@@ -290,7 +291,7 @@ def test_tag_filters_are_anded_nested_and_case_insensitive(notes: Vault) -> None
     with pytest.raises(ValueError, match="is not a tag"):
         notes.search("python", tags=["12"])
     done = cli("-C", str(notes.root), "search", "python", "--tag", "animal", "--json")
-    assert [r["path"] for r in json.loads(done.stdout)["results"]] == ["animals/Python.md"]
+    assert [result_path(r) for r in json.loads(done.stdout)["results"]] == ["animals/Python.md"]
     assert cli("-C", str(notes.root), "search", "python", "--tag", "a b").exit_code == 2
     # Tags in code never became tags.
     counts = notes.tags()
@@ -318,7 +319,7 @@ def test_mcp_search_and_recall_take_tags(notes: Vault) -> None:
     assert "tags" in tools["recall"].schema["properties"]
     rt = Runtime(notes, Caller("stdio", True))
     found = tools["search"].handler(rt, {"query": "python", "tags": ["programming"]})
-    assert [r["path"] for r in found["results"]] == ["code/Python.md"]
+    assert [result_path(r) for r in found["results"]] == ["code/Python.md"]
     answer = tools["recall"].handler(rt, {"entity": "Python", "tags": ["animal"]})
     assert answer["path"] == "animals/Python.md"
     shown = tools["page"].handler(rt, {"ref": "Lattice"})

@@ -169,7 +169,7 @@ def _record_check(root: Path, runs: list[Run]) -> list[str]:
     except (ValueError, KeyError):
         return [f"record did not answer: {record.output[-300:]!r}"]
     problems = [f"record failed: {answer['text'][:300]!r}"] if answer["error"] else []
-    if data.get("indexed") is not True:
+    if data.get("indexed") is False or "facts" not in data:  # MCP says "indexed" only when not
         problems.append(f"record was not indexed: {answer['text'][:300]!r}")
     pages = list((root / "projects").glob("*.md"))
     if len(pages) != 1 or pages[0].read_text().count("Arrives on Friday") != 1:

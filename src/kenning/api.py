@@ -32,6 +32,9 @@ from kenning.index.vectors import EmbedProgress
 from kenning.vault.layout import Config, find_root, init_vault, load_config
 
 W = TypeVar("W", bound=Callable[..., Any])
+WRITE_EMBED_SECONDS = 1.0  # a write embeds its new chunks for about this long, then leaves them
+WRITE_EMBED_TIMEOUT = 3.0  # seconds a write waits for an embedding server
+WRITE_EMBED_PAUSE = 60.0  # after an embedder fails, writes leave it alone this long
 
 
 def _after_write(method: W) -> W:
@@ -89,6 +92,8 @@ class Vault:
         self._embedder: Any = False
         self._reranker: Any = False
         self._pool: Any = None
+        self._quick_embedder: Any = None
+        self._embed_down: tuple[float, str] = (0.0, "")  # (until when, why): writes skip it
 
     # -- opening ---------------------------------------------------------------------------
 
@@ -210,6 +215,57 @@ class Vault:
         except EmbedderUnavailable as exc:
             # A server that is down mid-run: what was embedded is kept, the rest waits.
             report.embed_error = f"{exc.message}; fix: {exc.fix}"
+
+    def embed_written(self, paths: Sequence[str]) -> str | None:
+        """Embed the new chunks of pages a write just indexed (for about a second at most), so
+        recall finds them by meaning at once; a note when some stay found by their words only.
+
+        Never raises: the write landed. An embedder that fails is left alone for a minute, so a
+        server that is down costs each write nothing (docs/decisions.md).
+        """
+        from kenning.index.vectors import embed_pages
+
+        pages = [p for p in paths if not p.startswith(".")]
+        if not pages or dbm.get_meta(self.db, "embed_model") is None:
+            return None  # nothing written, or a vault searched by its words alone
+        try:
+            if not self.embedding_config.on_write:
+                return None
+        except KenningError as exc:  # a bad config: the write landed all the same
+            return f"written and indexed, not embedded: {exc.message}"
+        until, why = self._embed_down
+        try:
+            if time.monotonic() < until:
+                raise KenningError(why)
+            embedder = self._write_embedder()
+            if embedder is None:
+                return None
+            config = self.embedding_config
+            _, left = embed_pages(self.db, embedder, pages, seconds=WRITE_EMBED_SECONDS,
+                                  batch_size=config.batch_size, storage=config.storage)
+        except Exception as exc:
+            why = exc.message if isinstance(exc, KenningError) else f"{type(exc).__name__}: {exc}"
+            if time.monotonic() >= until:
+                self._embed_down = (time.monotonic() + WRITE_EMBED_PAUSE, why)
+            return (f"written and indexed, not embedded ({why}): found by its words until "
+                    "`kenning index` embeds it")
+        if left:
+            return (f"{left} new passage{'s' if left > 1 else ''} found by words only until "
+                    "`kenning index` embeds them")
+        return None
+
+    def _write_embedder(self) -> Any:
+        """The configured embedder, with a short timeout when it is a server: a write waits
+        seconds at most for its vectors, not the minute an index run may."""
+        embedder = self.embedder()
+        if embedder is None or getattr(embedder, "timeout", 0.0) <= WRITE_EMBED_TIMEOUT:
+            return embedder
+        if self._quick_embedder is None:
+            import copy
+
+            self._quick_embedder = copy.copy(embedder)
+            self._quick_embedder.timeout = WRITE_EMBED_TIMEOUT
+        return self._quick_embedder
 
     # -- finding pages ---------------------------------------------------------------------
 
@@ -491,7 +547,17 @@ class Vault:
         threshold = int(self._search_number("ann_threshold", vectors.ANN_THRESHOLD))
         ann = vectors.approximate_index(matrix, embedder.model_id, dbm.state_dir(self.root),
                                         threshold)
-        future = self._pool.submit(embedder.embed_query, query[:2000])
+        from kenning.index.embedders import fit
+
+        # The bundled model counts its tokens and is cut on a word boundary; other embedders
+        # get the first 2,000 characters (~512 tokens of English) and apply their own limit.
+        fitted = fit(embedder, query[:100_000], query=True)
+        if fitted.truncated:
+            notes.append(f"the query is {fitted.tokens} tokens, the embedding model reads "
+                         f"{fitted.limit}: the dense arm used its first {len(fitted.text):,} "
+                         f"of {len(query):,} characters, the lexical arm all of it")
+        text = fitted.text if fitted.limit else query[:2000]
+        future = self._pool.submit(embedder.embed_query, text)
         return DenseArm(matrix, future, ann), notes, coverage
 
     def _search_number(self, name: str, default: float) -> float:
@@ -521,6 +587,12 @@ class Vault:
                                       "speaker_factor", "page_weight",
                                       "lexical_context_weight")
                   if k in raw}
+        # How far the page signals may move a page, in units of the query's evidence spread
+        # (docs/cli.md "Search settings"); a bad value is a one-line error naming the field.
+        defaults = Signals()
+        fields["signal_reach"] = self._search_number("signal_reach", defaults.signal_reach)
+        fields["spread_depth"] = max(2, int(self._search_number("spread_depth",
+                                                                defaults.spread_depth)))
         weights = raw.get("arm_weights")
         if isinstance(weights, list) and len(weights) == 2:
             fields["arm_weights"] = (float(weights[0]), float(weights[1]))

@@ -177,7 +177,9 @@ def _print_report(report: IndexReport, verb: str) -> None:
         e = report.embedding
         if e.embedded:
             click.echo(f"Embedded {e.embedded} chunk texts in {e.seconds:.1f} s "
-                       f"({e.rate:.1f}/s) with {e.model}.")
+                       f"({e.rate:.1f}/s) with {e.model}."
+                       + (f" {e.cut} of them {'was' if e.cut == 1 else 'were'} longer than "
+                          "the model's context and cut to it." if e.cut else ""))
         else:
             click.echo(f"Vectors up to date ({e.model}).")
     if report.embed_error:
@@ -282,9 +284,14 @@ def search(ctx: click.Context, query: tuple[str, ...], mode: str, types: tuple[s
 
     ledger = provenance.Ledger(vault.root)  # what remote MCP callers wrote is shown as theirs
     if as_json:
-        _emit({"query": text, "mode": results.mode, "notes": results.notes,
-               "coverage": {"embedded": coverage[0], "chunks": coverage[1]} if coverage else None,
-               "results": provenance.mark(vault.root, [r.to_dict() for r in results], ledger)})
+        from kenning import answers
+
+        data = answers.lean({
+            "query": text, "mode": results.mode, "notes": results.notes,
+            "coverage": {"embedded": coverage[0], "chunks": coverage[1]} if coverage else None,
+            "results": provenance.mark(vault.root, [r.to_dict() for r in results], ledger)})
+        # The same ceiling as an agent's: --budget counts the whole answer.
+        _emit(answers.fit(data, budget, answers.cut_evidence) if budget else data)
         return
     from rich.markup import escape
 
@@ -304,8 +311,9 @@ def search(ctx: click.Context, query: tuple[str, ...], mode: str, types: tuple[s
         for hit in result.hits:
             where = f"{result.path}#L{hit.start_line}-L{hit.end_line}"
             flag = provenance.MARK if ledger and ledger.cites(where) else ""
+            how = f"  [dim](found by {hit.found})[/dim]" if hit.found else ""
             console.print(f"   [cyan]{escape(readable_name(where))}[/cyan]  "
-                          f"{escape(flag + hit.snippet)}")
+                          f"{escape(flag + hit.snippet)}{how}")
         if result.explain:
             parts = ", ".join(f"{k}={v}" for k, v in result.explain.items())
             console.print(f"   [dim]explain: {escape(parts)}[/dim]")
@@ -328,11 +336,11 @@ def recall(ctx: click.Context, question: tuple[str, ...], budget: int, overview:
     answer = vault.recall(" ".join(question), budget=budget, overview=overview, tags=tags)
     from kenning.vault.provenance import mark
 
-    for key, value in mark(vault.root, answer.to_dict()).items():
-        setattr(answer, key, value)  # what remote MCP callers wrote is shown as theirs
     if as_json:
-        _emit(answer.to_dict())
+        _emit(mark(vault.root, answer.to_dict()))  # what remote MCP callers wrote, as theirs
         return
+    for key, value in mark(vault.root, dict(vars(answer))).items():
+        setattr(answer, key, value)  # what remote MCP callers wrote is shown as theirs
     from rich.markup import escape
 
     console = _console()
@@ -389,7 +397,9 @@ def show(ctx: click.Context, page: str, raw: bool, as_json: bool) -> None:
 
     data = mark(vault.root, vault.show(page))  # what remote MCP callers wrote, shown as theirs
     if as_json:
-        _emit(data)
+        from kenning import answers
+
+        _emit(answers.page(data))
         return
     from rich.markup import escape
 
@@ -423,14 +433,16 @@ def show(ctx: click.Context, page: str, raw: bool, as_json: bool) -> None:
         grouped: dict[tuple[str, str], list[str]] = {}
         for e in data[key]:
             where = _provenance(e, data["path"])
-            grouped.setdefault((e["rel"], e["other"]["title"]), []).append(where)
+            title = e.get("title") or e["path"].rsplit("/", 1)[-1].removesuffix(".md")
+            grouped.setdefault((e["rel"], title), []).append(where)
         for (rel, title), wheres in grouped.items():
             console.print(f"  {rel:<12} {escape(title)} [dim]({escape(', '.join(wheres))})[/dim]")
 
 
 def _provenance(edge: dict[str, Any], page_path: str) -> str:
     """``wikilink L13`` for an edge this page states, ``frontmatter other.md:6`` otherwise."""
-    origin, line = edge["origin"], edge["line"]
+    origin, _, lines = str(edge.get("citation") or "").partition("#L")
+    line = lines.split("-", 1)[0]
     if origin and origin != page_path:
         return f"{edge['kind']} {origin}" + (f":{line}" if line else "")
     return edge["kind"] + (f" L{line}" if line else "")

@@ -32,8 +32,15 @@ class Node:
     depth: int = 0
 
     def to_dict(self) -> dict[str, object]:
-        """JSON-ready form."""
-        return {"path": self.path, "title": self.title, "type": self.type, "depth": self.depth}
+        """JSON-ready form; a title that is the file name, no type and depth 0 left out."""
+        out: dict[str, object] = {"path": self.path}
+        if self.title != self.path.rsplit("/", 1)[-1].removesuffix(".md"):
+            out["title"] = self.title
+        if self.type:
+            out["type"] = self.type
+        if self.depth:
+            out["depth"] = self.depth
+        return out
 
 
 @dataclass(frozen=True)
@@ -52,12 +59,20 @@ class EdgeView:
     status: str
 
     def to_dict(self) -> dict[str, object]:
-        """JSON-ready form."""
-        return {
-            "rel": self.rel, "direction": self.direction, "other": self.other.to_dict(),
-            "kind": self.kind, "origin": self.origin, "line": self.line, "field": self.field,
-            "valid_from": self.valid_from, "valid_to": self.valid_to, "status": self.status,
-        }
+        """JSON-ready form, flat: the type, direction, the page at the other end, then where the
+        edge came from as a citation (``origin#Lline-Lline``; the origin page when no line).
+        Fields that say nothing are left out: no field, no validity, status active."""
+        out: dict[str, object] = {"rel": self.rel, "direction": self.direction,
+                                  **self.other.to_dict(), "kind": self.kind}
+        if self.origin:
+            out["citation"] = (f"{self.origin}#L{self.line}-L{self.line}" if self.line
+                               else self.origin)
+        for key in ("field", "valid_from", "valid_to"):
+            if getattr(self, key):
+                out[key] = getattr(self, key)
+        if self.status != "active":
+            out["status"] = self.status
+        return out
 
 
 @dataclass

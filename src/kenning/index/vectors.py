@@ -34,19 +34,64 @@ SOUND = "e.dim = ? AND length(e.vector) IN (4 * e.dim, 4 + e.dim)"
 EmbedProgress = Callable[[int, int], None]
 
 
-_MARKUP = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+|\*\*|__|`|\s\((?:[A-Z]{0,3}\d+[:.]\d+)\)(?=:)")
+_MARKUP = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+|\*\*|__|`|\s\((?:[A-Z]{0,3}\d+[:.]\d+)\)(?=:)"
+                     r"|\s\^[A-Za-z0-9-]{4,}\s*$")  # ... and Obsidian block ids (" ^a1b2c3")
 
 
 def plain(line: str) -> str:
-    """A line as the model should read it: list markers, emphasis and turn ids removed."""
+    """A line as the model should read it: list markers, emphasis, turn and block ids removed."""
     return _MARKUP.sub("", line)
+
+
+# Lines that say something about the text, not in it: the email renderer's own notes.
+_MARKER = re.compile(r"^\s*_\((?:\d+ quoted lines? omitted|no new text)\)_\s*$"
+                     r"|^Signature: .*\S|^\s*%%\s*$")  # ... and Obsidian's comment marks
+_FENCE = re.compile(r"^\s*(?:```|~~~)[\w+-]*\s*$")
+# A line of data rather than words: a JSON member or value, brackets, a number, a long run of
+# base64 or hex. Obsidian's Excalidraw drawings keep their whole scene as JSON in the note (61 %
+# of the zettelkasten's embedded text); the words of a drawing are in its "Text Elements".
+_DATA = re.compile(r"""^\s*(?:
+    "(?:[^"\\]|\\.)*"\s*:\s*(?:-?\d|"|true\b|false\b|null\b|\[|\{).*
+  | [\[\](){},;]+
+  | -?\d[\d.eE+-]*\s*,?
+  | "(?:[^"\\]|\\.)*"\s*,
+  | [A-Za-z0-9+/=_-]{60,}
+)\s*$""", re.VERBOSE)
+# A mail disclaimer: who may read the message, and what to do if it reached someone else. A
+# chunk (~30 words of whole lines) often holds only part of one, so a paragraph's part in a chunk
+# is left out when it holds two of these phrases.
+_DISCLAIMER = re.compile(
+    r"intended recipient|sole use|intended (?:only|solely) for|(?:confidential|privileged)"
+    r" (?:and|or|and/or) (?:confidential|privileged)|unauthori[sz]ed (?:review|use|disclosure"
+    r"|distribution|copying)|prohibited|in error|(?:notify|contact) the sender"
+    r"|delete (?:it|this|all copies|the message|the original)|destroy all copies", re.IGNORECASE)
+
+
+def evidence_lines(lines: Sequence[str]) -> list[str]:
+    """A chunk's lines without what carries no evidence for the model: lines of data (JSON,
+    numbers, base64), the email renderer's notes on quoted text and signatures, and mail
+    disclaimers. A chunk with nothing left gets no vector; its words stay searchable lexically."""
+    out: list[str] = []
+    paragraph: list[str] = []
+    for line in [*lines, ""]:
+        if line.strip():
+            if not (_MARKER.match(line) or _DATA.match(line)):
+                paragraph.append(line)
+            continue
+        phrases = {m.group(0).lower() for m in _DISCLAIMER.finditer(" ".join(paragraph))}
+        if len(phrases) < 2:
+            out.extend(paragraph)
+        paragraph = []
+    return out
 
 
 def embed_text(title: str, heading: str, lines: Sequence[str]) -> str:
     """The text a chunk is embedded as: its page title and heading give the passage context."""
     # Heading lines are left out: the title and heading path already lead the text.
-    body = "\n".join(plain(line) for line in lines
-                     if line.strip() and not line.lstrip().startswith("#")).strip()
+    kept = [line for line in evidence_lines(lines) if not line.lstrip().startswith("#")]
+    if all(_FENCE.match(line) for line in kept):
+        return ""  # nothing but headings, or the fences of a code block of data
+    body = "\n".join(plain(line) for line in kept).strip()
     if not body:
         return ""  # nothing but headings: no content to find by meaning
     context = title if not heading or heading == title else f"{title} — {heading}"
@@ -70,6 +115,7 @@ class EmbedReport:
     seconds: float = 0.0
     interrupted: bool = False
     error: str | None = None
+    cut: int = 0  # texts longer than the model's context, embedded as their first part
 
     @property
     def rate(self) -> float:
@@ -136,12 +182,21 @@ def decode_vectors(blobs: Sequence[bytes], dim: int) -> np.ndarray:
 def embed_pending(db: sqlite3.Connection, embedder: Embedder, *, batch_size: int = 8,
                   progress: EmbedProgress | None = None,
                   storage: str = "float32") -> EmbedReport:
-    """Embed every chunk text that has no vector yet; commits per batch so a kill loses little."""
-    import numpy as np
+    """Embed every chunk text that has no vector yet; commits per batch so a kill loses little.
+
+    The model runs on this thread: the bundled engine's OpenMP team ran ~1.2x slower when
+    called from a worker thread, and SQLite's share of the pass is ~20 ms (docs/decisions.md).
+    """
+    from kenning.index.embedders import fit
 
     report = EmbedReport(model=embedder.model_id)
-    todo = pending_texts(db, embedder.model_id, embedder.dim)
-    # Similar lengths in a batch waste less work on padding.
+    todo = []
+    for digest, text in pending_texts(db, embedder.model_id, embedder.dim):
+        fitted = fit(embedder, text)
+        report.cut += fitted.truncated
+        todo.append((digest, fitted.text))
+    # Similar lengths in a batch waste less work on padding (remote and sentence-transformers
+    # models pad a batch to its longest text; the bundled model packs tokens and does not care).
     todo.sort(key=lambda item: len(item[1]))
     report.pending = len(todo)
     started = time.perf_counter()
@@ -152,20 +207,7 @@ def embed_pending(db: sqlite3.Connection, embedder: Embedder, *, batch_size: int
     try:
         for begin in range(0, len(todo), batch_size):
             batch = todo[begin : begin + batch_size]
-            vectors = np.asarray(embedder.embed_passages([text for _, text in batch]),
-                                 dtype=np.float32)
-            if vectors.shape != (len(batch), embedder.dim):
-                raise ValueError(f"embedder returned shape {vectors.shape}, expected "
-                                 f"({len(batch)}, {embedder.dim})")
-            if not np.isfinite(vectors).all():
-                raise ValueError(f"embedder {embedder.model_id} returned non-finite values")
-            with dbm.transaction(db):
-                db.executemany(
-                    "INSERT OR REPLACE INTO embeddings(model, text_hash, dim, vector)"
-                    " VALUES (?, ?, ?, ?)",
-                    [(embedder.model_id, digest, embedder.dim, encode_vector(vec, storage))
-                     for (digest, _), vec in zip(batch, vectors, strict=True)])
-                bump_version(db)
+            _store_batch(db, embedder, batch, storage)
             report.embedded += len(batch)
             if progress:
                 progress(report.embedded, report.pending)
@@ -181,6 +223,65 @@ def embed_pending(db: sqlite3.Connection, embedder: Embedder, *, batch_size: int
                    (embedder.model_id,))
         dbm.set_meta(db, "embed_state", "complete")
     return report
+
+
+def _store_batch(db: sqlite3.Connection, embedder: Embedder,
+                 batch: Sequence[tuple[str, str]], storage: str) -> None:
+    """Embed one batch of (text hash, text) and store its vectors in one transaction."""
+    vectors = _embed_batch(embedder, batch)
+    with dbm.transaction(db):
+        db.executemany(
+            "INSERT OR REPLACE INTO embeddings(model, text_hash, dim, vector)"
+            " VALUES (?, ?, ?, ?)",
+            [(embedder.model_id, digest, embedder.dim, encode_vector(vec, storage))
+             for (digest, _), vec in zip(batch, vectors, strict=True)])
+        bump_version(db)
+
+
+def _embed_batch(embedder: Embedder, batch: Sequence[tuple[str, str]]) -> np.ndarray:
+    """One batch's vectors, checked: one finite row of the model's dimension per text."""
+    import numpy as np
+
+    vectors = np.asarray(embedder.embed_passages([text for _, text in batch]), dtype=np.float32)
+    if vectors.shape != (len(batch), embedder.dim):
+        raise ValueError(f"embedder returned shape {vectors.shape}, expected "
+                         f"({len(batch)}, {embedder.dim})")
+    if not np.isfinite(vectors).all():
+        raise ValueError(f"embedder {embedder.model_id} returned non-finite values")
+    return vectors
+
+
+def embed_pages(db: sqlite3.Connection, embedder: Embedder, paths: Sequence[str], *,
+                seconds: float = 1.0, batch_size: int = 8,
+                storage: str = "float32") -> tuple[int, int]:
+    """Embed the chunks of the pages at ``paths`` that have no vector yet — what a write just
+    indexed — batch by batch until about ``seconds`` have passed; returns (embedded, left).
+
+    Nothing is embedded when the index holds no vectors of this model: a vault searched by its
+    words stays so, and a model change waits for ``kenning index``.
+    """
+    from kenning.index.embedders import fit
+
+    if not paths or dbm.get_meta(db, "embed_model") != embedder.model_id:
+        return 0, 0
+    marks = ",".join("?" * len(paths))
+    rows = db.execute(
+        f"""SELECT c.text_hash, MIN(c.id) FROM chunks c JOIN pages p ON p.id = c.page_id
+           WHERE p.path IN ({marks}) AND c.text_hash IS NOT NULL AND NOT EXISTS (
+               SELECT 1 FROM embeddings e WHERE e.model = ? AND e.text_hash = c.text_hash
+               AND {SOUND})
+           GROUP BY c.text_hash ORDER BY MIN(c.id)""",
+        (*paths, embedder.model_id, embedder.dim)).fetchall()
+    todo = [(digest, fit(embedder, text).text) for digest, chunk_id in rows
+            if (text := chunk_embed_text(db, chunk_id))]
+    started, done = time.perf_counter(), 0
+    for begin in range(0, len(todo), batch_size):
+        if begin and time.perf_counter() - started > seconds:
+            break  # the rest waits for `kenning index`; recall finds it by its words meanwhile
+        batch = todo[begin : begin + batch_size]
+        _store_batch(db, embedder, batch, storage)
+        done += len(batch)
+    return done, len(todo) - done
 
 
 def bump_version(db: sqlite3.Connection) -> None:

@@ -32,7 +32,7 @@ from kenning.vault.page import Page, parse_page
 # The vault's write lock, shared with the build; re-exported for the memory modules.
 from kenning.vault.writes import LOCK_WAIT as LOCK_WAIT
 from kenning.vault.writes import WriteBusy as WriteBusy
-from kenning.vault.writes import note_landed
+from kenning.vault.writes import landed_paths, note_landed
 from kenning.vault.writes import write_files as write_files
 from kenning.vault.writes import write_lock as write_lock
 
@@ -393,15 +393,20 @@ def read_journal(root: Path, since: str | None = None) -> list[dict[str, Any]]:
 
 
 def reindex(vault: Vault) -> dict[str, Any]:
-    """Bring the index up to date after a write, so recall sees it at once (no embedding: the
-    next ``kenning index`` adds vectors; lexical recall finds the new text immediately)."""
+    """Bring the index up to date after a write, so recall sees it at once: by its words, and
+    by its meaning when the written pages' few new chunks embed within a second (a bigger
+    write, or an embedder that is down, leaves the rest to ``kenning index``, with a note)."""
     try:
         report = vault.index(embed=False, wait=LOCK_WAIT)
     except Exception as exc:  # the write landed: whatever the index says, it is not a failure
         why = exc.message if isinstance(exc, KenningError) else f"{type(exc).__name__}: {exc}"
         return {"indexed": False, "note": f"written, not yet indexed: {why}; "
                 "`kenning index` catches up"}
-    return {"indexed": True, "index_seconds": round(report.seconds, 3)}
+    out: dict[str, Any] = {"indexed": True, "index_seconds": round(report.seconds, 3)}
+    note = vault.embed_written(landed_paths())
+    if note:
+        out["note"] = note
+    return out
 
 
 def load_state(root: Path, name: str) -> dict[str, Any]:

@@ -24,7 +24,7 @@ caller's transcript is recorded from its explicit markers only.
 
 from __future__ import annotations
 
-import math
+import json
 import re
 import sqlite3
 import time
@@ -47,6 +47,7 @@ from kenning.memory.common import (
     write_lock,
     write_page,
 )
+from kenning.recall.search import estimate_tokens
 from kenning.vault import provenance
 from kenning.vault.created import update_created
 from kenning.vault.frontmatter import read as read_frontmatter
@@ -69,8 +70,8 @@ _LEAD = re.compile(r"^[ \t]*(?:>[ \t]?)*(?:[-*+][ \t]+)?")
 
 
 def tokens(text: str) -> int:
-    """A cheap token estimate (about four characters a token for English and code)."""
-    return math.ceil(len(text) / 4)
+    """The token estimate every budget uses (about four bytes of UTF-8 a token)."""
+    return estimate_tokens(text)
 
 
 def _project(p: Problems, project: str | None) -> str:
@@ -85,11 +86,11 @@ def _fit(text: str, budget: int, more: str) -> str:
     if tokens(text) <= budget:
         return text
     note = f"\n… (cut to fit the budget; the rest is in {more})"
-    room = max(0, budget * 4 - len(note))
-    cut = text[:room]
+    room = max(0, budget * 4 - len(note.encode("utf-8")))
+    cut = text.encode("utf-8")[:room].decode("utf-8", "ignore")
     if "\n" in cut:
         cut = cut[: cut.rindex("\n")]
-    return (cut.rstrip() + note) if budget * 4 > len(note) else ""
+    return (cut.rstrip() + note) if room > 0 else ""
 
 
 def _body(text: str) -> str:
@@ -107,8 +108,9 @@ def _handoffs(vault: Vault, project: str) -> list[str]:
 
 def session_start(vault: Vault, project: str | None = None, *, budget: int = 2000
                   ) -> dict[str, Any]:
-    """``memory.md``, the last handoff of ``project`` and the pages changed since it closed,
-    together within ``budget`` tokens."""
+    """``memory.md``, the last handoff of ``project`` and the pages changed since it closed, as
+    one text: ``{"project", "since"?, "handoff"?: its path, "text"}``, all of it (as compact
+    JSON) within ``budget`` tokens."""
     p = Problems()
     slug = _project(p, project)
     if not isinstance(budget, int) or isinstance(budget, bool) or budget < 50:
@@ -140,8 +142,6 @@ def session_start(vault: Vault, project: str | None = None, *, budget: int = 200
 
     # Budget: the handoff is the most specific, then core memory, then the list of changes.
     head = f"# Session start — {slug} — {now().isoformat(sep=' ', timespec='minutes')}\n"
-    left = budget - tokens(head)
-    parts = [head]
     sections: list[tuple[str, str, str, float]] = [
         ("## Last handoff" + (f" ({handoff['path']})" if handoff else ""),
          handoff["text"] if handoff else "(no handoff yet for this project)",
@@ -151,6 +151,34 @@ def session_start(vault: Vault, project: str | None = None, *, budget: int = 200
          "\n".join(f"- {c['path']} — {c['title']} ({c['changed']})" for c in changed)
          or "(nothing changed)", "`kenning search --since`", 0.2),
     ]
+    # The answer carries each part once, in its text; the budget counts the whole answer as
+    # sent (JSON escapes and the fields around the text included).
+    answer: dict[str, Any] = {"project": slug, **({"since": since} if since else {}),
+                              **({"handoff": handoff["path"]} if handoff else {}), "text": ""}
+    room = budget - _sent_tokens(answer)
+    while True:
+        answer["text"] = _start_text(head, sections, room)
+        over = _sent_tokens(answer) - budget
+        if over <= 0 or room <= 0:
+            break
+        room -= max(over, 1)
+    with write_lock(vault.root):
+        all_state = load_state(vault.root, STATE)
+        all_state.setdefault(slug, {})["started"] = now().isoformat()
+        save_state(vault.root, STATE, all_state)
+    return answer
+
+
+def _sent_tokens(answer: dict[str, Any]) -> int:
+    """What ``answer`` costs as sent (compact JSON, like ``kenning.answers``)."""
+    return tokens(json.dumps(answer, ensure_ascii=False, separators=(",", ":")))
+
+
+def _start_text(head: str, sections: list[tuple[str, str, str, float]], budget: int) -> str:
+    """The session-start text within ``budget`` tokens: each section its share, what one
+    leaves unused goes to the next."""
+    left = budget - tokens(head)
+    parts = [head]
     spare = 0
     for i, (title, text, where, share) in enumerate(sections):
         room = int(left * share) + spare
@@ -164,13 +192,8 @@ def session_start(vault: Vault, project: str | None = None, *, budget: int = 200
             parts.append(block)
     out = "".join(parts)
     if tokens(out) > budget:
-        out = _fit(out, budget, "the files above")
-    with write_lock(vault.root):
-        all_state = load_state(vault.root, STATE)
-        all_state.setdefault(slug, {})["started"] = now().isoformat()
-        save_state(vault.root, STATE, all_state)
-    return {"project": slug, "memory": memory, "handoff": handoff, "changed": changed,
-            "since": since, "budget": budget, "tokens": tokens(out), "text": out}
+        out = _fit(out, max(budget, 0), "the files above")
+    return out
 
 
 def _changed(vault: Vault, since: float | None, limit: int = 30) -> list[dict[str, Any]]:
@@ -389,9 +412,21 @@ def session_close(vault: Vault, transcript: str | list[dict[str, Any]], *,
                                                    trusted=trusted)
     errors += failed
     by_model = {f["citation"] for f in (extracted or {}).get("facts", [])}
-    changes = [e for e in read_journal(vault.root, since)
+    journal = read_journal(vault.root, since)
+    changes = [e for e in journal
                if e.get("op") in ("record", "revise", "invalidate", "note", "delete")
                and not (e.get("op") == "record" and e.get("citation") in by_model)]
+    # Decisions recorded during the session (`decide`) are the session's decisions too; those
+    # of this transcript's markers and of the model are listed already.
+    listed = {d["path"] for d in decisions} | {
+        d["path"] for d in (extracted or {}).get("decisions", [])}
+    for e in journal:
+        if e.get("op") == "decide" and e.get("path") not in listed:
+            listed.add(e["path"])
+            decided = str(e.get("text", ""))
+            decisions.append({"path": e["path"], "title": _title(vault, e["path"]),
+                              "decided": provenance.MARK + decided if e.get("remote")
+                              else decided, "citation": e.get("citation", "")})
     handoff = _handoff(vault, slug, moment.isoformat(), tpath, note, messages, decisions,
                        retained, todos, changes, errors, extracted, notes)
     result = {"project": slug, "transcript": tpath, "handoff": hpath, "decisions": decisions,

@@ -7,6 +7,7 @@ neighbours — each with a citation a person can open. Overview mode gives one l
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
 from dataclasses import dataclass, field
@@ -44,8 +45,37 @@ class Recall:
     truncated: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form."""
-        return dict(self.__dict__)
+        """JSON-ready form, each item once: nothing empty or null, no listed page's title that
+        is its file name, no epistemic status ``unknown`` (the default), no neighbour strength
+        (the order says it)."""
+        out: dict[str, Any] = {"path": self.path, "title": self.title}
+        if self.type:
+            out["type"] = self.type
+        if self.summary and not self.overview:  # an overview's first line is the page's
+            out["summary"], out["summary_citation"] = self.summary, self.summary_citation
+        for key in ("facts", "timeline", "neighbours", "overview"):
+            items = [_lean(item) for item in getattr(self, key)]
+            if items:
+                out[key] = items
+        if self.truncated:
+            out["truncated"] = True
+        return out
+
+
+def _named(path: str, title: str | None) -> dict[str, str]:
+    """``{"title": title}`` unless the title is the file name (then it says nothing new)."""
+    return {} if not title or title == path.rsplit("/", 1)[-1].removesuffix(".md") else {
+        "title": title}
+
+
+def _lean(item: dict[str, Any]) -> dict[str, Any]:
+    """An answer item without what says nothing: nulls, empty text, defaults."""
+    out = {k: v for k, v in item.items() if v is not None and v != "" and v != []
+           and k not in ("title", "strength") and not (k == "epistemic" and v == "unknown")}
+    if "path" in item and "title" in item:
+        out = {"path": item["path"], **_named(item["path"], item["title"]),
+               **{k: v for k, v in out.items() if k != "path"}}
+    return out
 
 
 def recall(db: sqlite3.Connection, page_id: int, *, budget: int = 1500,
@@ -60,29 +90,33 @@ def recall(db: sqlite3.Connection, page_id: int, *, budget: int = 1500,
     answer = Recall(path=path, title=title, type=ptype, summary=summary,
                     summary_citation=cite(path, start, max(start, summary_end or start)))
     strongest = _neighbours(db, page_id, neighbours)
+    # The budget is a ceiling on the whole answer as sent (``to_dict`` as compact JSON, four
+    # bytes a token like every estimate): counted in bytes, with room kept for "truncated".
+    limit = (budget + 1) * 4 - 1 - len(',"truncated":true')
     if overview:
-        spent = 0
+        spent = _size({"path": path, **_named(path, title), **({"type": ptype} if ptype else {})})
         for item in [{"path": path, "title": title, "type": ptype, "summary": summary,
                       "citation": answer.summary_citation}, *strongest]:
             line = {k: item[k] for k in ("path", "title", "type")}
             line["summary"] = _first_sentence(item.get("summary") or "")
             line["citation"] = item.get("citation") or item["path"]
-            cost = estimate_tokens(line["title"] + line["summary"] + line["citation"])
-            if spent + cost > budget:
+            cost = _size(_lean(line)) + (1 if answer.overview else len(',"overview":[]'))
+            if spent + cost > limit:
                 answer.truncated = True
                 break
             spent += cost
             answer.overview.append(line)
-        answer.tokens = spent
+        answer.tokens = estimate_tokens(_dumps(answer.to_dict()))
         return answer
 
-    spent = estimate_tokens(title)
-    if spent + estimate_tokens(summary) > budget:
+    spent = _size(answer.to_dict())
+    while spent > limit and answer.summary:
         # Even the summary does not fit: cut it rather than break the budget.
-        room = max(0, budget - spent - 1) * 4
-        answer.summary = summary.encode("utf-8")[:room].decode("utf-8", "ignore").rstrip() + "…"
+        over = max(16, spent - limit)
+        cut = answer.summary.encode("utf-8")[:-over - 3].decode("utf-8", "ignore").rstrip()
+        answer.summary = cut + "…" if cut else ""
         answer.truncated = True
-    spent += estimate_tokens(answer.summary)
+        spent = _size(answer.to_dict())
     today = today or date.today().isoformat()
     facts = [
         {"relation": r[1], "target": r[2], "text": r[3], "valid_from": r[4], "valid_to": r[5],
@@ -97,17 +131,27 @@ def recall(db: sqlite3.Connection, page_id: int, *, budget: int = 1500,
         {"date": r[1], "text": r[2], "source": r[3], "citation": cite(path, r[0], r[0])}
         for r in db.execute("""SELECT line, date, text, source FROM timeline WHERE page_id = ?
                                ORDER BY date DESC, line DESC LIMIT ?""", (page_id, timeline))]
-    for bucket, items in ((answer.facts, facts), (answer.timeline, events),
-                          (answer.neighbours, strongest)):
+    for key, bucket, items in (("facts", answer.facts, facts),
+                               ("timeline", answer.timeline, events),
+                               ("neighbours", answer.neighbours, strongest)):
         for item in items:
-            cost = estimate_tokens(" ".join(str(v) for v in item.values() if v))
-            if spent + cost > budget:
+            cost = _size(_lean(item)) + (1 if bucket else len(f',"{key}":[]'))
+            if spent + cost > limit:
                 answer.truncated = True
                 break
             spent += cost
             bucket.append(item)
-    answer.tokens = spent
+    answer.tokens = estimate_tokens(_dumps(answer.to_dict()))
     return answer
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _size(value: Any) -> int:
+    """Bytes of ``value`` as compact JSON (what an answer costs as sent)."""
+    return len(_dumps(value).encode("utf-8"))
 
 
 def _neighbours(db: sqlite3.Connection, page_id: int, limit: int) -> list[dict[str, Any]]:

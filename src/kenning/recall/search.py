@@ -1,9 +1,11 @@
 """Lexical recall: BM25 over chunks, grouped by page, with citations to the exact lines.
 
 The query becomes an FTS5 expression (terms OR'ed, quoted phrases kept, CJK runs rewritten as
-bigram phrases, see index/cjk.py). Chunk scores are grouped by page, then multiplied by mild
-signals: how many query terms the page covers, a backlink boost ×(1 + 0.05·ln(1 + n)) and
-per-folder weights. A page whose title or alias *is* the query ranks first.
+bigram phrases, see index/cjk.py). Chunk scores are grouped by page and weighed by how many
+query terms the page covers (and a date the query names); the page signals (backlinks,
+recency, type, folder) then add a bonus scaled to the query's own spread of evidence, so that
+they break near-ties and never overturn a clear lead (see :func:`signal_bonus`). A page whose
+title or alias *is* the query ranks first.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ BACKLINK_WEIGHT = 0.05
 SNIPPET_CHARS = 240
 BUDGET_PER_PASSAGE = 25  # tokens: with a budget, ask for about budget / this many passages
 BUDGET_PASSAGES_PER_PAGE = 40  # with a budget a page may give this many passages (not 10)
+HIT_FRAME, PAGE_FRAME, ANSWER_FRAME = 16, 12, 24  # tokens of JSON around a hit, a page, an answer
 LEAD_CONTEXT = 2  # non-blank lines each side a passage takes with it, when they fit
 CONTEXT_LINES = 12  # with budget left over, a passage grows by up to this many lines each side
 OPEN, CLOSE = "\x01", "\x02"
@@ -60,6 +63,10 @@ class Hit:
     heading: str
     score: float
     snippet: str
+    # None when the cited lines hold the query's words; else what found the passage instead:
+    # "name" (the page's title, alias or file name), "heading" (its section heading),
+    # "meaning" (the dense arm alone) or "context" (the words of the passage next to it).
+    found: str | None = None
 
 
 @dataclass
@@ -75,7 +82,8 @@ class Result:
     backlinks: int = 0
     matched: list[str] = field(default_factory=list)
     explain: dict[str, Any] | None = None
-    factor: float = 1.0  # product of the page's signals
+    factor: float = 1.0  # what the page's evidence is worth: coverage × superseded × named date
+    bonus: float = 0.0   # what the page signals add (signal_bonus), in the mode's score units
 
     @property
     def citation(self) -> str:
@@ -88,17 +96,45 @@ class Result:
         """The best evidence as one short line of text."""
         return self.hits[0].snippet if self.hits else ""
 
+    @property
+    def found(self) -> str | None:
+        """How the best evidence was found, when not by the words on its lines (see Hit)."""
+        return self.hits[0].found if self.hits else None
+
     def to_dict(self) -> dict[str, object]:
-        """JSON-ready form."""
-        return {
-            "path": self.path, "title": self.title, "type": self.type,
-            "score": round(self.score, 4), "citation": self.citation, "snippet": self.snippet,
-            "exact": self.exact, "backlinks": self.backlinks, "matched": self.matched,
-            **({"explain": self.explain} if self.explain is not None else {}),
-            "hits": [{"citation": cite(self.path, h.start_line, h.end_line),
-                      "heading": h.heading, "score": round(h.score, 4), "snippet": h.snippet}
-                     for h in self.hits],
-        }
+        """JSON-ready form, each item once: the page's name and type, then its evidence, each
+        hit cited ``path#Lstart-Lend`` (so the page's path is in every citation, not beside it).
+
+        Left out when they say nothing: a title that is the file name, no type, a heading's H1
+        when it is the title, a heading that is the previous hit's, ``exact`` when false.
+        Scores, backlinks and matched terms are ranking detail, shown with ``explain``; the
+        order of results is the rank."""
+        out: dict[str, object] = {} if self.hits else {"path": self.path}
+        if self.title != self.path.rsplit("/", 1)[-1].removesuffix(".md"):
+            out["title"] = self.title
+        if self.type:
+            out["type"] = self.type
+        if self.exact:
+            out["exact"] = True
+        if self.explain is not None:
+            out["explain"] = {**self.explain, "backlink_count": self.backlinks,
+                              "matched": self.matched,
+                              "hit_scores": [float(f"{h.score:.4g}") for h in self.hits]}
+        hits: list[dict[str, object]] = []
+        shown = self.title
+        for hit in self.hits:
+            top, _, rest = hit.heading.partition(" > ")
+            heading = rest if top and top in self.title else hit.heading  # the H1 is the title
+            item: dict[str, object] = {"citation": cite(self.path, hit.start_line, hit.end_line)}
+            if heading and heading != shown:
+                item["heading"] = heading
+            shown = heading or shown
+            item["snippet"] = hit.snippet
+            if hit.found:  # how it was found, when not by its words
+                item["found"] = hit.found
+            hits.append(item)
+        out["hits"] = hits
+        return out
 
 
 @dataclass(frozen=True)
@@ -177,6 +213,12 @@ class Signals:
     page_weight: float = 1.0     # a passage also counts its page's best passage × this (-g chunk)
     lexical_context_weight: float = 0.3  # hybrid: a chunk also scores its neighbours' BM25 × this
     passages_per_page: int = 10  # at most this many results from one page when results are chunks
+    # The page signals add a bonus in the units of the evidence they adjust: a signal of ×2
+    # adds ``signal_reach`` × the query's spread (its best page's evidence minus its
+    # ``spread_depth``-th page's), whatever the scale of the mode's scores (BM25, cosine, RRF,
+    # reranker). A near-tie is broken; a clear lead stands.
+    signal_reach: float = 0.25
+    spread_depth: int = 10
 
 
 @dataclass(frozen=True)
@@ -281,11 +323,20 @@ def search(db: sqlite3.Connection, text: str, *, filters: Filters = Filters(), l
             info[chunk_id] = (page_id, start, heading)
     for chunk_id, near in context.items():
         fused[chunk_id]["lexical_context"] = near
+    if mode == "hybrid" and dense is not None:
+        for chunk_id in _not_embedded(db, dense, lexical):
+            fused[chunk_id]["no_vector"] = 1.0
     for parts in fused.values():
         if mode == "hybrid":
             parts["score"] = sum(weight / (signals.rrf_k + parts[a + "_rank"])
                                  for a, weight in zip(("lexical", "dense"), signals.arm_weights,
                                                       strict=True) if a + "_rank" in parts)
+            if "no_vector" in parts:
+                # Not embedded yet (written a moment ago, or the embedder was down): the dense
+                # arm cannot have ranked it, so its words count for that arm too, rather than
+                # the chunk losing the dense arm's share for lack of a vector.
+                parts["score"] += signals.arm_weights[1] / (signals.rrf_k
+                                                            + parts["lexical_rank"])
         else:
             parts["score"] = parts.get(mode, 0.0)
 
@@ -303,7 +354,11 @@ def search(db: sqlite3.Connection, text: str, *, filters: Filters = Filters(), l
     # ranking must be the one over every candidate, whatever the limit: pages are pooled in the
     # order of a bound on their final score, and the pool grows until no page left out could
     # still reach the last result kept (the threshold algorithm).
-    ceiling = _score_ceilings(db, best, fused, mode, group, signals, activity, today, text)
+    spread = evidence_spread([fused[chunks[0]]["score"] for chunks in best.values()], signals)
+    if group == "chunk":  # a passage's evidence also counts its page's best passage
+        spread *= 1.0 + max(0.0, signals.page_weight)
+    ceiling = _score_ceilings(db, best, fused, mode, group, signals, activity, today, text,
+                              spread)
     exact = _exact_matches(db, text, where, params)
     for page_id, _ in exact:  # always read in full: outside the pool it would cite its title
         if page_id in ceiling:
@@ -317,7 +372,7 @@ def search(db: sqlite3.Connection, text: str, *, filters: Filters = Filters(), l
         scored.update(_score_pages(
             db, text, query, order[read:pool], best, fused, info, exact if not read else [],
             filters=filters, mode=mode, group=group, per_page=per_page, signals=signals,
-            activity=activity, today=today, explain=explain))
+            activity=activity, today=today, explain=explain, spread=spread))
         read = pool
         ranked = _distinct([replace(r) for r in _ranked(scored.values(), fused, group,
                                                          signals.page_weight)], limit)
@@ -344,15 +399,45 @@ def _ranked(pages: Iterable[Result], fused: dict[int, dict[str, float]], group: 
     return sorted(pages, key=lambda r: (-r.score, r.path))
 
 
+def evidence_spread(page_scores: Sequence[float], signals: Signals) -> float:
+    """The query's own scale of evidence: its best page's score minus its
+    ``spread_depth``-th page's (the last one's when there are fewer).
+
+    Computed from every candidate before any page is read, so it does not depend on the limit.
+    Scores all equal leave a tiny spread, so that the signals still break exact ties.
+    """
+    if not page_scores:
+        return 0.0
+    top = sorted(page_scores, reverse=True)
+    depth = max(2, signals.spread_depth)
+    gap = top[0] - top[min(depth, len(top)) - 1]
+    return max(gap, 1e-6 * abs(top[0]), 1e-12)
+
+
+def signal_bonus(factors: dict[str, float], spread: float, signals: Signals) -> float:
+    """What the page signals add to a page's evidence: ``signal_reach`` × ``spread`` per
+    doubling of their product (a signal below 1× takes away as much).
+
+    Multiplying the evidence instead would let a signal count for more than the evidence
+    itself wherever scores sit in a narrow band: e5 cosines of 0.82–0.89, RRF sums of
+    1/61 vs 1/62, reranker scores mapped onto the fused range.
+    """
+    if not signals.signal_reach:
+        return 0.0
+    # A weight of 0 (a folder weighed 0) counts as eight halvings: below the query's spread.
+    product = max(math.prod(factors.values()), 2.0 ** -8)
+    return signals.signal_reach * spread * math.log2(product)
+
+
 def _score_ceilings(db: sqlite3.Connection, best: dict[int, list[int]],
                     fused: dict[int, dict[str, float]], mode: str, group: str,
                     signals: Signals, activity: dict[str, str] | None, today: str | None,
-                    text: str) -> dict[int, float]:
+                    text: str, spread: float) -> dict[int, float]:
     """Per candidate page, a score its results cannot exceed (the exact-title boost aside).
 
-    The page's best chunk (plus what more chunks or the page prior add) times every factor
-    that is known without reading the chunks; the others (coverage, stale facts) never raise a
-    score above 1×.
+    The page's best chunk (plus what more chunks or the page prior add), plus the signal
+    bonus, which is known without reading the chunks; the evidence factors (coverage, stale
+    facts) never raise a score above 1×.
     """
     pids = list(best)
     meta = _page_meta(db, pids)
@@ -366,16 +451,22 @@ def _score_ceilings(db: sqlite3.Connection, best: dict[int, list[int]],
             top *= 1.0 + max(0.0, signals.page_weight)
         elif mode == "lexical":
             top += 0.1 * sum(scores[1:3])
-        factor = math.prod(_page_factors(meta[pid], backlinks.get(pid, 0), signals, activity,
-                                         today, named, hinted).values())
-        out[pid] = top * factor * max(1.0, signals.superseded_factor)
+        factors = _page_factors(meta[pid], backlinks.get(pid, 0), signals, activity, today,
+                                named, hinted)
+        named_date = factors.pop("date", 1.0)
+        out[pid] = (top * named_date * max(1.0, signals.superseded_factor)
+                    + signal_bonus(factors, spread, signals))
     return out
 
 
 def _page_factors(meta: tuple[Any, ...], backlinks: int, signals: Signals,
                   activity: dict[str, str] | None, today: str | None, named: Any,
                   hinted: set[str]) -> dict[str, float]:
-    """The page signals known from the page alone: backlinks, recency, type, date, folder."""
+    """The page signals known from the page alone: backlinks, recency, type, date, folder.
+
+    All but ``date`` are priors that add :func:`signal_bonus`; ``date`` (the page is dated when
+    the query says) multiplies the evidence, as coverage does: it is what the query asked for.
+    """
     path, ptype, page_when = meta[0], meta[2], meta[5]
     factors: dict[str, float] = {}
     factors["backlinks"] = 1.0 + signals.backlink_weight * math.log1p(backlinks)
@@ -399,9 +490,10 @@ def _score_pages(db: sqlite3.Connection, text: str, query: Query, shortlist: lis
                info: dict[int, tuple[int, int, str]],
                exact: list[tuple[int, tuple[str, str, str | None]]], *, filters: Filters,
                mode: str, group: str, per_page: int, signals: Signals,
-               activity: dict[str, str] | None, today: str | None, explain: bool
-               ) -> dict[int, Result]:
-    """Score the pages of ``shortlist`` (and exact title matches) on their evidence."""
+               activity: dict[str, str] | None, today: str | None, explain: bool,
+               spread: float) -> dict[int, Result]:
+    """Score the pages of ``shortlist`` (and exact title matches) on their evidence, plus the
+    bonus of their signals (scaled to ``spread``)."""
 
     # Mark the matches only in the chunks that can still make the answer.
     rarity = _rarity(db, query) if query.size > 1 else {}
@@ -414,6 +506,7 @@ def _score_pages(db: sqlite3.Connection, text: str, query: Query, shortlist: lis
     covered: dict[int, set[str]] = {}
     title_only: set[int] = set()
     texts: dict[int, dict[int, str]] = {}  # chunk id → its cited lines' text
+    why: dict[int, str] = {}  # chunk id → what found it when its cited lines hold no words
     wanted = _wanted_terms(query)
     for page_id in shortlist:
         path, title, ptype = meta[page_id][:3]
@@ -423,22 +516,35 @@ def _score_pages(db: sqlite3.Connection, text: str, query: Query, shortlist: lis
         for chunk_id in best[page_id][:per_page]:
             _, start, heading = info[chunk_id]
             score = fused[chunk_id]["score"]
+            parts = fused[chunk_id]
             if chunk_id in marked:
                 body, title_marks = marked[chunk_id]
-                first, last, snippet, found = _evidence(body, start, query, rarity)
+                first, last, snippet, found = _evidence(body, start, query, rarity,
+                                                        meta[page_id][3])
                 covered[page_id] |= found | _marked_terms(title_marks)
-                if not found and "dense" not in fused[chunk_id]:
+                if not found and "dense" not in parts:
                     title_only.add(chunk_id)  # matched by the page title alone: no evidence
-                parts = fused[chunk_id]
+                if not found:
+                    in_title = OPEN in title_marks or any(r in title_marks for r in query.cjk)
+                    why[chunk_id] = "name" if in_title else "heading"
                 # Found at least as much by meaning as by words: the whole chunk is the
-                # evidence, not only the lines that share the query's words.
+                # evidence — widened to the lines that hold the query's words when it has none
+                # of them (they sat in a title or heading line, or a frontmatter field).
                 if "dense" in parts and (not found or parts["dense_rank"] <= parts.get(
                         "lexical_rank", parts["dense_rank"])):
+                    words = (first, last)
                     first, last, snippet = _whole_chunk(body, start, meta[page_id][3])
+                    lines = body.split("\n")
+                    if found and not any(_holds_words(lines[n - start], query)
+                                         for n in range(first, last + 1)):
+                        first, last, snippet = _whole_chunk(body, start, meta[page_id][3],
+                                                            keep=words)
             else:
-                # Found by meaning alone: the evidence is the chunk's text (frontmatter left out).
+                # Found by meaning alone (or next to a match): the evidence is the chunk's text
+                # (frontmatter left out).
                 first, last, snippet = _whole_chunk(plain.get(chunk_id, ""), start,
                                                     meta[page_id][3])
+            why.setdefault(chunk_id, "meaning" if "dense" in parts else "context")
             body_lines = (marked[chunk_id][0] if chunk_id in marked
                           else plain.get(chunk_id, "")).split("\n")
             cited = body_lines[last - start] if 0 <= last - start < len(body_lines) else ""
@@ -453,11 +559,13 @@ def _score_pages(db: sqlite3.Connection, text: str, query: Query, shortlist: lis
                                for n in range(first, last + 1)}  # for _trim_overlapping
             page_chunks[page_id].append(Hit(chunk_id, first, last, heading, score, snippet))
 
+    by_name: set[int] = set()  # pages cited by their name alone (their hits say how found)
     for page_id, exact_title in exact:
         if page_id not in pages:
             pages[page_id] = Result(path=exact_title[0], title=exact_title[1],
                                     type=exact_title[2], score=0.0)
-            page_chunks[page_id] = _title_hit(db, page_id)
+            page_chunks[page_id] = _title_hit(db, page_id, text)
+            by_name.add(page_id)
             covered[page_id] = set(wanted)
             meta[page_id] = (*exact_title, 1, None, None, None)
         pages[page_id].exact = True
@@ -472,32 +580,41 @@ def _score_pages(db: sqlite3.Connection, text: str, query: Query, shortlist: lis
         # A chunk matched through the page title alone is no evidence when others are.
         with_evidence = [h for h in hits if h.chunk_id not in title_only]
         hits = _name_sections(_trim_overlapping(with_evidence or hits, texts), sections)
+        if page_id not in by_name:
+            hits = [_how_found(h, texts.get(h.chunk_id, {}), why, query) for h in hits]
         best_score = hits[0].score if hits else 0.0
         # More matching chunks help a page a little, but only chunks that matched the words:
         # the dense arm scores every chunk, which would favour long pages.
         extra = sum(h.score for h in hits[1:3] if "lexical" in fused.get(h.chunk_id, {})) * 0.1
         if mode == "hybrid":
             extra = 0.0
-        factors: dict[str, float] = {}
+        # What the evidence is worth (coverage, stale facts, the date the query names)
+        # multiplies it; the page signals add a bonus in the evidence's own units.
+        held: dict[str, float] = {}
         if wanted and mode == "lexical":
-            factors["coverage"] = 0.5 + 0.5 * len(covered[page_id] & wanted) / len(wanted)
-        n = backlinks.get(page_id, 0)
-        factors.update(_page_factors(meta[page_id], n, signals, activity, today, named, hinted))
+            held["coverage"] = 0.5 + 0.5 * len(covered[page_id] & wanted) / len(wanted)
         if meta[page_id][4] in ("superseded", "invalidated") or (
                 hits and all(_inside(h, stale.get(page_id, ())) for h in hits[:1])):
-            factors["superseded"] = signals.superseded_factor
+            held["superseded"] = signals.superseded_factor
+        n = backlinks.get(page_id, 0)
+        factors = _page_factors(meta[page_id], n, signals, activity, today, named, hinted)
+        if "date" in factors:  # the query named the page's date: evidence, not a prior
+            held["date"] = factors.pop("date")
         result.backlinks = n
         result.matched = sorted(covered[page_id] & wanted)
         result.hits = hits[: signals.chunks_per_page if group == "page" else per_page]
-        result.factor = math.prod(factors.values())
-        result.score = (best_score + extra) * result.factor
+        result.factor = math.prod(held.values())
+        result.bonus = signal_bonus(factors, spread, signals)
+        result.score = (best_score + extra) * result.factor + result.bonus
         if result.exact:
             result.score += EXACT_TITLE_BOOST
         if explain:
             top = result.hits[0].chunk_id if result.hits else None
             result.explain = {"mode": mode, **_arms(fused, top), "chunk": round(best_score, 4),
                               "more_chunks": round(extra, 4),
-                              **{k: round(v, 4) for k, v in factors.items()},
+                              **{k: round(v, 4) for k, v in {**held, **factors}.items()},
+                              "spread": float(f"{spread:.6g}"),
+                              "signals": float(f"{result.bonus:.6g}"),
                               "exact_title": result.exact, "score": round(result.score, 4)}
     return pages
 
@@ -600,7 +717,7 @@ def _passages(result: Result, fused: dict[int, dict[str, float]], page_weight: f
     out = []
     page = max(h.score for h in result.hits) * page_weight
     for index, hit in enumerate(result.hits):
-        score = (hit.score + page) * result.factor
+        score = (hit.score + page) * result.factor + result.bonus
         if result.exact and index == 0:
             score += EXACT_TITLE_BOOST
         explain = None
@@ -613,7 +730,7 @@ def _passages(result: Result, fused: dict[int, dict[str, float]], page_weight: f
         out.append(Result(path=result.path, title=result.title, type=result.type, score=score,
                           hits=[hit], exact=result.exact and index == 0,
                           backlinks=result.backlinks, matched=result.matched, explain=explain,
-                          factor=result.factor))
+                          factor=result.factor, bonus=result.bonus))
     return out
 
 
@@ -650,7 +767,7 @@ def _within_budget(db: sqlite3.Connection, results: list[Result], budget: int, m
     ids = _page_ids(db, {r.path for r in results})
     starts = {pid: meta[3] or 1 for pid, meta in _page_meta(db, sorted(set(ids.values()))).items()}
     kept: list[Result] = []
-    spent = 0
+    spent = ANSWER_FRAME
     lines: dict[str, dict[int, str]] = {}
     for result in results:
         page_id = ids.get(result.path)
@@ -677,13 +794,15 @@ def _within_budget(db: sqlite3.Connection, results: list[Result], budget: int, m
         spent += cost
         kept.append(passage)
     kept = _merge_touching(kept, lines)
-    _widen(db, kept, ids, lines, budget - sum(map(_cost, kept)))
+    _widen(db, kept, ids, lines, budget - ANSWER_FRAME - sum(map(_cost, kept)))
     return kept
 
 
 def _cost(result: Result) -> int:
-    """Tokens a budgeted passage costs: its text, its path and a little framing."""
-    return sum(estimate_tokens(h.snippet) + estimate_tokens(result.path) + 4 for h in result.hits)
+    """Tokens a budgeted passage costs as an answer carries it: its text, its citation and
+    heading, and the JSON around them (keys, score), so the whole answer fits the budget."""
+    return sum(estimate_tokens(h.snippet) + estimate_tokens(result.path) + estimate_tokens(
+        h.heading) + HIT_FRAME for h in result.hits) + estimate_tokens(result.title) + PAGE_FRAME
 
 
 def _with_context(db: sqlite3.Connection, passage: Result, page_id: int, body_start: int,
@@ -891,6 +1010,24 @@ def _dense_candidates(dense: DenseArm, allowed: Any) -> list[tuple[int, float]]:
     return dense_search(dense.matrix, vector, k=CANDIDATE_CHUNKS, allowed=allowed)
 
 
+def _not_embedded(db: sqlite3.Connection, dense: DenseArm,
+                  rows: list[tuple[int, int, int, str, float]]) -> list[int]:
+    """The chunks of ``rows`` that have text worth embedding but no vector in the matrix."""
+    import numpy as np
+
+    matrix = dense.matrix
+    ids = getattr(matrix, "ids", None)
+    if not rows or ids is None or matrix.coverage[0] >= matrix.coverage[1]:
+        return []  # every chunk has its vector: the common case costs nothing
+    wanted = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+    missing = wanted[~np.isin(wanted, ids)].tolist()
+    if not missing:
+        return []
+    marks = ",".join("?" * len(missing))
+    return [r[0] for r in db.execute(f"SELECT id FROM chunks WHERE id IN ({marks})"
+                                     " AND text_hash IS NOT NULL", missing)]
+
+
 def _allowed_chunks(db: sqlite3.Connection, where: str, params: list[object]) -> Any:
     import numpy as np
 
@@ -918,16 +1055,20 @@ def _plain_bodies(db: sqlite3.Connection, chunk_ids: list[int]) -> dict[int, str
                            chunk_ids).fetchall())
 
 
-def _whole_chunk(body: str, start: int, body_start: int | None) -> tuple[int, int, str]:
-    """Cite a chunk's own text: its non-blank lines after the frontmatter."""
+def _whole_chunk(body: str, start: int, body_start: int | None,
+                 keep: tuple[int, int] | None = None) -> tuple[int, int, str]:
+    """Cite a chunk's own text: its non-blank lines after the frontmatter (and the lines
+    ``keep``, first and last, when they hold the query's words)."""
     lines = body.split("\n")
     first_allowed = max(0, (body_start or 1) - start)
-    keep = [i for i, line in enumerate(lines) if i >= first_allowed and line.strip()]
-    while len(keep) > 1 and lines[keep[0]].lstrip().startswith("#"):
-        keep.pop(0)  # a heading is a label, not evidence
-    if not keep:
-        keep = [i for i, line in enumerate(lines) if line.strip()] or [0]
-    lo, hi = keep[0], keep[-1]
+    shown = [i for i, line in enumerate(lines) if i >= first_allowed and line.strip()]
+    while len(shown) > 1 and lines[shown[0]].lstrip().startswith("#"):
+        shown.pop(0)  # a heading is a label, not evidence
+    if not shown:
+        shown = [i for i, line in enumerate(lines) if line.strip()] or [0]
+    lo, hi = shown[0], shown[-1]
+    if keep is not None:
+        lo, hi = min(lo, keep[0] - start), max(hi, keep[1] - start)
     text = " ".join(line.strip() for line in lines[lo : hi + 1] if line.strip())
     return start + lo, start + hi, _clip(text)
 
@@ -1142,8 +1283,8 @@ def _rarity(db: sqlite3.Connection, query: Query) -> dict[str, float]:
     return out
 
 
-def _evidence(marked: str, start_line: int, query: Query, rarity: dict[str, float]
-              ) -> tuple[int, int, str, set[str]]:
+def _evidence(marked: str, start_line: int, query: Query, rarity: dict[str, float],
+              body_start: int | None = None) -> tuple[int, int, str, set[str]]:
     """Narrow a chunk to the lines holding matches: (first, last, snippet, terms found)."""
     lines = marked.split("\n")
     per_line: list[set[str]] = []
@@ -1157,8 +1298,11 @@ def _evidence(marked: str, start_line: int, query: Query, rarity: dict[str, floa
     if prose:
         scored = prose  # a heading names the subject; the lines under it are the evidence
     if not scored:
-        # Matched through the title column only: cite the chunk's first non-empty lines.
-        first = next((i for i, line in enumerate(lines) if line.strip()), 0)
+        # Matched through the title column only: cite the chunk's first non-empty line after
+        # the frontmatter (a `---` fence is no evidence of anything).
+        skip = max(0, (body_start or 1) - start_line)
+        first = next((i for i, line in enumerate(lines) if i >= skip and line.strip()),
+                     next((i for i, line in enumerate(lines) if line.strip()), 0))
         return (start_line + first, start_line + first, _clip(lines[first]), set())
     # The line holding the most (and the rarest) query terms is the evidence.
     best = max(scored, key=lambda i: (sum(rarity.get(t, 1.0) for t in per_line[i]), -i))
@@ -1172,6 +1316,19 @@ def _evidence(marked: str, start_line: int, query: Query, rarity: dict[str, floa
     text = " ".join(line.strip() for line in lines[lo : hi + 1] if line.strip())
     all_found = set().union(*per_line)
     return start_line + lo, start_line + hi, _clip(text), all_found
+
+
+def _how_found(hit: Hit, lines: dict[int, str], why: dict[int, str], query: Query) -> Hit:
+    """``hit`` saying what found it when none of its cited lines holds the query's words."""
+    if any(_holds_words(lines.get(n, ""), query)
+           for n in range(hit.start_line, hit.end_line + 1)):
+        return hit
+    return replace(hit, found=why.get(hit.chunk_id, "meaning"))
+
+
+def _holds_words(line: str, query: Query) -> bool:
+    """True when a (marked) line holds one of the query's words."""
+    return OPEN in line or any(run in line for run in query.cjk)
 
 
 def _normalize_found(found: set[str], query: Query) -> set[str]:
@@ -1262,18 +1419,34 @@ def _exact_matches(db: sqlite3.Connection, text: str, where: str, params: list[o
     return [(r[0], (r[1], r[2], r[3])) for r in rows]
 
 
-def _title_hit(db: sqlite3.Connection, page_id: int) -> list[Hit]:
-    """Cite the summary (else the H1, else the first line) of a page found by its name alone."""
-    row = db.execute("SELECT summary_start, summary_end, summary, title_line FROM pages"
-                     " WHERE id = ?", (page_id,)).fetchone()
-    start = row[0] or row[3] or 1
+def _title_hit(db: sqlite3.Connection, page_id: int, name: str) -> list[Hit]:
+    """Cite the H1 and summary (else the first line of the body) of a page found by its name
+    alone; the hit says ``found="name"`` when no cited line holds the name (a file name, an
+    alias)."""
+    row = db.execute("SELECT summary_start, summary_end, summary, title_line, body_start"
+                     " FROM pages WHERE id = ?", (page_id,)).fetchone()
+    start = row[3] or row[4] or 1  # the H1 names the page; the summary under it says what it is
     end = max(start, row[1] or start)
-    chunk = db.execute("SELECT c.id, c.heading, s.sections FROM chunks c"
+    chunk = db.execute("SELECT c.id, c.heading, s.sections, c.start_line, f.body FROM chunks c"
+                       " JOIN chunks_fts f ON f.rowid = c.id"
                        " LEFT JOIN chunk_sections s ON s.chunk_id = c.id WHERE c.page_id = ?"
                        " AND c.start_line <= ? ORDER BY c.start_line DESC LIMIT 1",
                        (page_id, start)).fetchone()
-    heading = heading_at(chunk[1], json.loads(chunk[2] or "[]"), start) if chunk else ""
-    return [Hit(chunk[0] if chunk else 0, start, end, heading, 0.0, _clip(row[2] or ""))]
+    if chunk is None:
+        return [Hit(0, start, end, "", 0.0, _clip(row[2] or ""), "name")]
+    body = chunk[4].split("\n")
+    lines = body[start - chunk[3] : (end if row[0] else len(body) + chunk[3]) - chunk[3] + 1]
+    if not row[0]:  # no summary: the H1 alone, or the body's first non-blank line
+        first = next((i for i, line in enumerate(lines) if line.strip()), 0)
+        lines = lines[first : first + 1]
+        start = end = start + first
+    # A summary running past the chunk is still cited whole; its own text fills the snippet.
+    text = " ".join(line.strip() for line in lines if line.strip())
+    if row[0] and row[1] and row[1] >= chunk[3] + len(body):
+        text = f"{lines[0].strip() if lines else ''} {row[2] or ''}".strip()
+    heading = heading_at(chunk[1], json.loads(chunk[2] or "[]"), start)
+    found = None if norm_name(name) in norm_name(text) else "name"
+    return [Hit(chunk[0], start, end, heading, 0.0, _clip(text or row[2] or ""), found)]
 
 
 def _chunk_sections(db: sqlite3.Connection, chunk_ids: list[int]

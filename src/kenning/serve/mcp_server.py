@@ -27,7 +27,7 @@ import mcp_types as types
 from mcp.server import Server
 from mcp.shared.exceptions import MCPError
 
-from kenning import __version__
+from kenning import __version__, answers
 from kenning.errors import KenningError
 from kenning.serve import trust
 from kenning.serve.tools import Runtime, ToolSpec, fold_vocabulary, offered
@@ -95,18 +95,14 @@ class KenningMCP:
         except Exception as exc:  # a bug: say so, keep serving
             traceback.print_exc(file=sys.stderr)
             return _error(f"internal error in {name}: {type(exc).__name__}: {exc}")
-        if rt.notes:
-            data = {**data, "notes": [*data.get("notes", []), *rt.notes]} if isinstance(
-                data, dict) else {"result": data, "notes": rt.notes}
-        text = json.dumps(data, ensure_ascii=False, default=str)
+        text = answers.dumps(data)
         if not is_utf8_name(text):
             # A lone surrogate (a file name that is not UTF-8, a "\ud800" in a source) cannot
             # be sent: escape it rather than fail the call after its work was done.
-            data = utf8_data(json.loads(text))
-            text = json.dumps(data, ensure_ascii=False)
-        return types.CallToolResult(
-            content=[types.TextContent(text=text)],
-            structured_content=data if isinstance(data, dict) else {"result": data})
+            text = answers.dumps(utf8_data(json.loads(text)))
+        # The answer once, as text: without an output schema a structured copy is optional,
+        # and clients that pass both to the model would pay for it twice.
+        return types.CallToolResult(content=[types.TextContent(text=text)])
 
     def _lookup(self, name: str) -> ToolSpec:
         spec = self.tools.get(name)
@@ -145,12 +141,20 @@ class KenningMCP:
 
     def _handle(self, spec: ToolSpec, rt: Runtime, args: dict[str, Any]) -> Any:
         """Run one handler on the worker thread: a remote caller's writes are noted as its
-        (vault.provenance); what remote callers wrote is marked in every answer."""
+        (vault.provenance); what remote callers wrote is marked in every answer; the answer
+        is made lean (``kenning.answers``) and, with a budget, fitted to it as a whole."""
         from kenning.vault import provenance
 
         with provenance.remote_writes(self.caller.remote):
             data = spec.handler(rt, args)
-        return provenance.mark(self.vault.root, data)
+        if not isinstance(data, dict):
+            data = {"result": data}
+        if rt.notes:
+            data = {**data, "notes": [*data.get("notes", []), *rt.notes]}
+        data = answers.lean(provenance.mark(self.vault.root, data))
+        if rt.budget is not None and spec.cut is not None:
+            data = answers.fit(data, rt.budget, spec.cut)
+        return data
 
     async def run_sync(self, fn: Any, *args: Any) -> Any:
         """Run ``fn`` (a read) on the vault's read thread."""

@@ -6,10 +6,12 @@ Three profiles, each a superset of the one before, so an agent loads only the to
 - ``record``: recall + the write path — record, decide, revise, retain, session_close;
 - ``full``: record + link, delete, reflect, index.
 
-Handlers run on one worker thread (``Runtime.call``) and return JSON-ready dicts. Values from the
-closed vocabulary (types, domains, relations, epistemic status) are folded through
-``kenning.vocabulary`` before the schema is checked, so ``company`` becomes ``organization`` and
-an unknown value is refused with the allowed list.
+Handlers run on one worker thread (``Runtime.call``) and return JSON-ready dicts in the shapes of
+``kenning.answers`` (each item once, no nulls); a tool with a token budget names how its answer
+is cut to fit it (``ToolSpec.cut``), and the server fits the whole answer, notes and marks
+included. Values from the closed vocabulary (types, domains, relations, epistemic status) are
+folded through ``kenning.vocabulary`` before the schema is checked, so ``company`` becomes
+``organization`` and an unknown value is refused with the allowed list.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kenning import vocabulary
+from kenning import answers, vocabulary
 from kenning.errors import IndexBusy, KenningError
 from kenning.serve import trust
 from kenning.serve.trust import Caller, Refused
@@ -44,6 +46,7 @@ class Runtime:
     caller: Caller
     notes: list[str] = field(default_factory=list)
     last_index: list[float] = field(default_factory=lambda: [0.0])
+    budget: int | None = None  # the call's token budget: a ceiling on the whole answer
 
     @property
     def root(self) -> Path:
@@ -87,6 +90,7 @@ class ToolSpec:
     destructive: bool = False
     idempotent: bool = False
     needs: str | None = None  # a Vault method that must exist for the tool to be offered
+    cut: answers.Cut | None = None  # how the answer shrinks to fit the call's budget
 
     def in_profile(self, profile: str) -> bool:
         """True when ``profile`` includes this tool (profiles nest: recall ⊂ record ⊂ full)."""
@@ -194,8 +198,8 @@ def _search(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
         raise Refused("query: empty")
     notes = rt.notes
     limit = trust.clamp(a.get("limit"), trust.MAX_LIMIT, default=10, name="limit", notes=notes)
-    budget = trust.clamp(a.get("budget"), trust.MAX_BUDGET, default=2000, lower=50,
-                         name="budget", notes=notes)
+    budget = rt.budget = trust.clamp(a.get("budget"), trust.MAX_BUDGET, default=2000,
+                                     lower=50, name="budget", notes=notes)
     rt.fresh()
     results = rt.vault.search(
         query, mode=a.get("mode", "hybrid"), types=a.get("types", ()),
@@ -203,13 +207,12 @@ def _search(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
         entity=_check_ref(rt, a["entity"]) if a.get("entity") else None,
         since=_date(a, "since"), until=_date(a, "until"), as_of=_date(a, "as_of"),
         limit=limit, budget=budget, group=a.get("group", "page"), tags=a.get("tags", ()))
-    return {"mode": results.mode, "notes": results.notes,
-            "results": [r.to_dict() for r in results]}
+    return answers.search(results)
 
 
 def _recall(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
-    budget = trust.clamp(a.get("budget"), trust.MAX_BUDGET, default=1500, lower=50,
-                         name="budget", notes=rt.notes)
+    budget = rt.budget = trust.clamp(a.get("budget"), trust.MAX_BUDGET, default=1500,
+                                     lower=50, name="budget", notes=rt.notes)
     rt.fresh()
     tags = a.get("tags", ())
     if rt.caller.trusted:
@@ -223,7 +226,7 @@ def _recall(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
         page = rt.vault.resolve_entity(a["entity"], tags=tags)
         answer = recall(rt.vault.reader, page.id, budget=budget,
                         overview=bool(a.get("overview")))
-    return dict(answer.to_dict())
+    return answer.to_dict()
 
 
 def _page(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
@@ -248,7 +251,7 @@ def _page(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
         held = rt.vault.facts(data["path"], as_of=as_of, believed_on=believed_on)
         data["facts"] = held.get("facts", []) if isinstance(held, dict) else held
         data["facts_as_of"], data["facts_believed_on"] = as_of, believed_on
-    return data
+    return answers.page(data)
 
 
 def _graph(rt: Runtime, a: dict[str, Any]) -> Any:
@@ -273,11 +276,17 @@ def _graph(rt: Runtime, a: dict[str, Any]) -> Any:
     if op == "traverse":
         result = v.traverse(ref, depth=depth, rels=rels, direction=a.get("direction", "out"),
                             **when)
-        titles = {n.id: n.title for n in [result.start, *result.nodes]}
-        return _cut({"start": result.start.to_dict(), "depth": result.depth,
-                     "nodes": [n.to_dict() for n in result.nodes],
-                     "edges": [{"src": titles[s], "rel": r, "dst": titles[d]}
-                               for s, r, d in result.edges]}, "nodes", limit)
+        # The nodes shown (nearest first) and only the edges between them: an edge to a page
+        # left out by the limit would name a page the answer does not show.
+        kept = [result.start, *result.nodes[:limit]]
+        titles = {n.id: n.title for n in kept}
+        out = {"start": result.start.to_dict(), "depth": result.depth,
+               "nodes": [n.to_dict() for n in kept[1:]],
+               "edges": [{"src": titles[s], "rel": r, "dst": titles[d]}
+                         for s, r, d in result.edges if s in titles and d in titles]}
+        if len(result.nodes) > limit:
+            out["truncated"] = f"{limit} of {len(result.nodes)} pages shown"
+        return out
     # op == "path"
     if not a.get("to"):
         raise Refused("to: required for op=path")
@@ -295,8 +304,8 @@ def _cut(data: dict[str, Any], key: str, limit: int) -> dict[str, Any]:
 
 
 def _session_start(rt: Runtime, a: dict[str, Any]) -> Any:
-    budget = trust.clamp(a.get("budget"), trust.MAX_BUDGET, default=2000, lower=100,
-                         name="budget", notes=rt.notes)
+    budget = rt.budget = trust.clamp(a.get("budget"), trust.MAX_BUDGET, default=2000,
+                                     lower=100, name="budget", notes=rt.notes)
     rt.fresh()
     return rt.vault.session_start(a.get("project"), budget=budget)
 
@@ -311,7 +320,7 @@ def _record(rt: Runtime, a: dict[str, Any]) -> Any:
     out = rt.vault.record(a.get("entities"), a.get("relations"), a.get("observations"),
                           trusted=rt.caller.trusted, key=a.get("key"))
     rt.wrote()
-    return out
+    return answers.written(out)
 
 
 def _decide(rt: Runtime, a: dict[str, Any]) -> Any:
@@ -320,7 +329,7 @@ def _decide(rt: Runtime, a: dict[str, Any]) -> Any:
                                    source=a.get("source"), trusted=rt.caller.trusted,
                                    key=a.get("key"))
     rt.wrote()
-    return out
+    return answers.written(out)
 
 
 def _revise(rt: Runtime, a: dict[str, Any]) -> Any:
@@ -339,7 +348,7 @@ def _revise(rt: Runtime, a: dict[str, Any]) -> Any:
                               epistemic=a.get("epistemic"), confidence=a.get("confidence"),
                               trusted=rt.caller.trusted, key=a.get("key"))
     rt.wrote()
-    return out
+    return answers.written(out)
 
 
 def _retain(rt: Runtime, a: dict[str, Any]) -> Any:
@@ -352,7 +361,7 @@ def _retain(rt: Runtime, a: dict[str, Any]) -> Any:
         out = rt.vault.retain(a["kind"], a["text"], a.get("entities"), a.get("confidence"),
                               trusted=rt.caller.trusted, key=a.get("key"))
     rt.wrote()
-    return out
+    return answers.written(out)
 
 
 def _session_close(rt: Runtime, a: dict[str, Any]) -> Any:
@@ -360,7 +369,7 @@ def _session_close(rt: Runtime, a: dict[str, Any]) -> Any:
                                  summary=a.get("summary"), trusted=rt.caller.trusted,
                                  key=a.get("key"))
     rt.wrote()
-    return out
+    return answers.written(out)
 
 
 # -- full profile --------------------------------------------------------------------------
@@ -373,7 +382,7 @@ def _link(rt: Runtime, a: dict[str, Any]) -> Any:
                         remove=bool(a.get("remove")), valid_from=_date(a, "valid_from"),
                         valid_to=_date(a, "valid_to"))
     rt.wrote()
-    return out
+    return answers.written(out)
 
 
 def _delete(rt: Runtime, a: dict[str, Any]) -> Any:
@@ -381,14 +390,14 @@ def _delete(rt: Runtime, a: dict[str, Any]) -> Any:
     rt.fresh()
     out = rt.vault.delete(_check_ref(rt, a["ref"]), trusted=rt.caller.trusted)
     rt.wrote()
-    return out
+    return answers.written(out)
 
 
 def _reflect(rt: Runtime, a: dict[str, Any]) -> Any:
     rt.fresh()
     out = rt.vault.reflect(a.get("since", "7d"), apply=a.get("apply", True))
     rt.wrote()
-    return out
+    return answers.written(out)
 
 
 def _index(rt: Runtime, a: dict[str, Any]) -> Any:
@@ -425,7 +434,7 @@ def build_tools() -> list[ToolSpec]:
                   "budget": _int("max tokens"), "group": _enum(("page", "chunk")),
                   "tags": _list(_str("all must match; 'a' matches 'a/b'"))},
                  ("query",)),
-            _search, read_only=True, idempotent=True),
+            _search, read_only=True, idempotent=True, cut=answers.cut_evidence),
         ToolSpec(
             "recall", "recall",
             "What is known about one entity (person, project, topic…): summary, active facts, "
@@ -433,7 +442,8 @@ def build_tools() -> list[ToolSpec]:
             _obj({"entity": _str("name or question"), "budget": _int("max tokens"),
                   "overview": {"type": "boolean"},
                   "tags": _list(_str("the page has all"))}, ("entity",)),
-            _recall, read_only=True, idempotent=True),
+            _recall, read_only=True, idempotent=True,
+            cut=answers.cut_lists("overview", "neighbours", "timeline", "facts")),
         ToolSpec(
             "page", "recall",
             "Read one page by title, alias or vault path: summary, tags, fields, facts, "
@@ -455,7 +465,8 @@ def build_tools() -> list[ToolSpec]:
             "Start of a session: core memory, the last handoff for the project, what changed "
             "since.",
             _obj({"project": _str(), "budget": _int("max tokens")}),
-            _session_start, read_only=True, idempotent=True, needs="session_start"),
+            _session_start, read_only=True, idempotent=True, needs="session_start",
+            cut=answers.cut_text("text")),
         ToolSpec(
             "record", "record",
             "Record entities, relations, observations (all or nothing). A person's untyped "

@@ -196,6 +196,10 @@ def _mark(value: Any, ledger: Ledger) -> Any:
     out = {k: _mark(v, ledger) for k, v in value.items()}
     citation = out.get("citation")
     path = out.get("path")
+    hits = out.get("hits")
+    if path is None and isinstance(hits, list) and hits and isinstance(hits[0], dict):
+        # A search result names its page only in its hits' citations.
+        path = str(hits[0].get("citation", "")).split("#")[0] or None
     if isinstance(citation, str) and ledger.cites(citation):
         out["untrusted"] = True
         for key in _TEXT_KEYS:

@@ -76,6 +76,12 @@ def track_landed() -> Iterator[Landed]:
             outer.memory_write = outer.memory_write or landed.memory_write
 
 
+def landed_paths() -> list[str]:
+    """The vault paths written so far by the operation running in this context."""
+    landed = _LANDED.get()
+    return list(landed.paths) if landed is not None else []
+
+
 def note_landed(*paths: str) -> None:
     """Record that ``paths`` were written (see :func:`track_landed`)."""
     landed = _LANDED.get()
