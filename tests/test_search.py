@@ -89,6 +89,27 @@ def test_backlinks_are_a_mild_boost(v: Vault) -> None:
     assert results[0].score - results[1].score == pytest.approx(bonus, rel=1e-3)
 
 
+
+def test_backlink_counts_follow_new_links_from_this_and_other_connections(v: Vault) -> None:
+    # Counts are kept between searches: a link indexed by this vault, or committed by another
+    # process's vault on the same index, must show in the next search.
+    put(v, "topics/a.md", "# Alpha\n\nzebra crossing notes\n")
+    v.index()
+    assert v.search("zebra crossing")[0].backlinks == 0
+    put(v, "topics/c.md", "# Gamma\n\nsee [[Alpha]]\n")
+    v.index()
+    assert v.search("zebra crossing")[0].backlinks == 1
+    other = Vault.open(v.root)
+    try:
+        put(other, "topics/d.md", "# Delta\n\nalso [[Alpha]]\n")
+        other.index()
+    finally:
+        other.close()
+    assert v.search("zebra crossing")[0].backlinks == 2
+    (v.root / "topics/c.md").unlink()
+    v.index()
+    assert v.search("zebra crossing")[0].backlinks == 1
+
 def test_filters_type_domain_folder_dates_limit(v: Vault) -> None:
     assert {r.path for r in v.search("latency", types=["person"])} == {"people/pat.md"}
     assert {r.path for r in v.search("latency", domains=["engineering"])} == {
