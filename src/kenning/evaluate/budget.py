@@ -15,6 +15,7 @@ import platform
 import re
 import statistics
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, is_dataclass
@@ -210,3 +211,12 @@ def fmt0(value: float | None) -> str:
 def fmt_ms(value: float | None) -> str:
     """Milliseconds to one decimal; an em dash for none."""
     return "—" if value is None else f"{value:.1f}"
+
+
+def work_base(stack: contextlib.ExitStack, workdir: Path | None, prefix: str) -> Path:
+    """Where an eval keeps its vaults: ``workdir`` (kept and re-used) or a temporary folder."""
+    if workdir is None:
+        return Path(stack.enter_context(tempfile.TemporaryDirectory(prefix=prefix)))
+    base = Path(workdir).expanduser()
+    base.mkdir(parents=True, exist_ok=True)
+    return base

@@ -91,7 +91,6 @@ import hashlib
 import json
 import re
 import statistics
-import tempfile
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -104,6 +103,7 @@ from kenning.evaluate.budget import (
     ResultLike,
     check_modes,
     pack_lines,
+    work_base,
 )
 from kenning.evaluate.budget import LineWords as _LineWords
 from kenning.evaluate.budget import environment as _environment
@@ -441,11 +441,7 @@ def run_locomo(path: str | Path, *, modes: Sequence[str] = DEFAULT_MODES,
     applied: dict[str, Any] = {"evidence_changed": [], "dropped": [], "unchanged": 0}
     done = 0
     with contextlib.ExitStack() as stack:
-        if workdir is None:
-            base = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="kenning-locomo-")))
-        else:
-            base = Path(workdir).expanduser()
-            base.mkdir(parents=True, exist_ok=True)
+        base = work_base(stack, workdir, "kenning-locomo-")
         for ci, sample in chosen:
             sid = str(sample["sample_id"])
             root = base / _safe_name(sid)

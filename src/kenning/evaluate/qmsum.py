@@ -60,7 +60,6 @@ import contextlib
 import json
 import math
 import re
-import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -85,6 +84,7 @@ from kenning.evaluate.budget import (
     safe_name,
     searcher,
     table,
+    work_base,
 )
 from kenning.vault.fsio import atomic_write_text
 
@@ -393,11 +393,7 @@ def run_qmsum(folder: str | Path, *, modes: Sequence[str] = DEFAULT_MODES,
     empty_gold = 0
     done = 0
     with contextlib.ExitStack() as stack:
-        if workdir is None:
-            base = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="kenning-qmsum-")))
-        else:
-            base = Path(workdir).expanduser()
-            base.mkdir(parents=True, exist_ok=True)
+        base = work_base(stack, workdir, "kenning-qmsum-")
         inputs = base / "transcripts"
         inputs.mkdir(exist_ok=True)
         for old in inputs.glob("*.json"):
@@ -497,7 +493,8 @@ def run_qmsum(folder: str | Path, *, modes: Sequence[str] = DEFAULT_MODES,
         "latency_ms": {r: latency(v) for r, v in times.items()},
         "fallbacks": {r: n for r, n in fallback.items() if n},
         "scores": _aggregate(rows, runs, budgets),
-        "general": _aggregate_general(general_rows, runs, budgets),
+        "general": _aggregate(general_rows, runs, budgets,
+                              ("meeting", "topic_coverage", "words")),
         "queries": rows,
         "general_queries": general_rows,
     }
@@ -529,29 +526,16 @@ def _grouped(vault: Any, mode: str, group: str) -> Callable[[str, int], Any]:
     return lambda q, n: vault.search(q, limit=n, mode=mode, group="page")
 
 
-def _aggregate(rows: list[dict[str, Any]], runs: Sequence[str], budgets: Sequence[int]
-               ) -> dict[str, Any]:
+def _aggregate(rows: list[dict[str, Any]], runs: Sequence[str], budgets: Sequence[int],
+               metrics: Sequence[str] = ("hit", "recall", "words")) -> dict[str, Any]:
+    """Each run's mean of each metric per budget (a query with no value for one is left out)."""
     out: dict[str, Any] = {}
     for run in runs:
         picked = [r["scores"][run] for r in rows if run in r["scores"]]
-        out[run] = {"queries": len(picked),
-                    "hit": {b: _mean([s["hit"][b] for s in picked]) for b in budgets},
-                    "recall": {b: _mean([s["recall"][b] for s in picked]) for b in budgets},
-                    "words": {b: _mean([s["words"][b] for s in picked]) for b in budgets}}
-    return out
-
-
-def _aggregate_general(rows: list[dict[str, Any]], runs: Sequence[str], budgets: Sequence[int]
-                       ) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for run in runs:
-        picked = [r["scores"][run] for r in rows if run in r["scores"]]
-        out[run] = {"queries": len(picked),
-                    "meeting": {b: _mean([s["meeting"][b] for s in picked]) for b in budgets},
-                    "topic_coverage": {b: _mean([s["topic_coverage"][b] for s in picked
-                                                 if s["topic_coverage"][b] is not None])
-                                       for b in budgets},
-                    "words": {b: _mean([s["words"][b] for s in picked]) for b in budgets}}
+        out[run] = {"queries": len(picked), **{
+            metric: {b: _mean([s[metric][b] for s in picked if s[metric][b] is not None])
+                     for b in budgets}
+            for metric in metrics}}
     return out
 
 
