@@ -38,7 +38,7 @@ def _sync(vault: Path, mbox: Path) -> None:
 
 
 def _full(base: Path, work: Path) -> tuple[float, Any]:
-    from kenning.build import run_build
+    from kenning.builder import run_build
 
     if work.exists():
         shutil.rmtree(work)
@@ -49,7 +49,7 @@ def _full(base: Path, work: Path) -> tuple[float, Any]:
 
 
 def _incremental(base: Path, work: Path) -> tuple[float, Any]:
-    from kenning.build import run_build
+    from kenning.builder import run_build
     from kenning.vault import frontmatter
 
     if work.exists():
@@ -72,8 +72,8 @@ def _incremental(base: Path, work: Path) -> tuple[float, Any]:
 
 
 def _silver(vault: Path, silver_path: Path) -> dict[str, int]:
-    from kenning.build import names as nm
-    from kenning.build.state import read_log
+    from kenning.builder import names as nm
+    from kenning.builder.state import read_log
 
     silver: dict[str, dict[str, int]] = json.loads(silver_path.read_text())
     pages: dict[str, set[str]] = defaultdict(set)

@@ -42,7 +42,7 @@ EVAL = HERE.parents[1] / "shared" / "eval" / "enron"
 def _names(silver: dict[str, dict[str, int]], address: str) -> tuple[str, str] | None:
     """(given, surname) folded for an address: its most frequent silver person name, else its
     first.last local part."""
-    from kenning.build import names as nm
+    from kenning.builder import names as nm
 
     counts: Counter[tuple[str, str]] = Counter()
     for text, n in (silver.get(address) or {}).items():
@@ -59,7 +59,7 @@ def _names(silver: dict[str, dict[str, int]], address: str) -> tuple[str, str] |
 
 def identities(mbox: Path, silver: dict[str, dict[str, int]]) -> list[dict[str, Any]]:
     """Identities with their addresses and message counts, most active first."""
-    from kenning.build import names as nm
+    from kenning.builder import names as nm
 
     per_address: dict[str, set[int]] = defaultdict(set)
     for i, msg in enumerate(mailbox.mbox(str(mbox))):

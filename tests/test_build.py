@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from kenning.build import run_build
-from kenning.build.mentions import Mention
-from kenning.build.resolve import Decision, EntityIndex, ResolveContext, resolve_batch
+from kenning.builder import run_build
+from kenning.builder.mentions import Mention
+from kenning.builder.resolve import Decision, EntityIndex, ResolveContext, resolve_batch
 from kenning.cli import main
 from kenning.vault.page import parse_page
 

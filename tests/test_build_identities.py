@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from kenning.build import names as nm
-from kenning.build.mentions import _role_and_org
+from kenning.builder import names as nm
+from kenning.builder.mentions import _role_and_org
 from kenning.sources.email.message import parse
 from kenning.vault.page import Fact, parse_page, render_fact
 from tests.test_build import OWNER, build, email, log, vault

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from llm_server import ChatServer, answer, http_error, slow, tool_call
 
-from kenning.build import run_build
-from kenning.build.llm import (
+from kenning.builder import run_build
+from kenning.builder.llm import (
     SYSTEM_PROMPT,
     LLMResolver,
     Tools,
@@ -24,10 +24,10 @@ from kenning.build.llm import (
     make_resolver,
     names_fit,
 )
-from kenning.build.mentions import extract
-from kenning.build.pages import IndexLoader
-from kenning.build.resolve import ResolveContext, resolve_batch
-from kenning.build.workspace import Workspace
+from kenning.builder.mentions import extract
+from kenning.builder.pages import IndexLoader
+from kenning.builder.resolve import ResolveContext, resolve_batch
+from kenning.builder.workspace import Workspace
 from kenning.errors import UnsafePath
 from kenning.llm import (
     ChatClient,

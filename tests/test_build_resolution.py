@@ -11,7 +11,7 @@ import pytest
 # build through the CLI, the mention log, a parsed page.
 from test_build import ALEX, OWNER, build, email, log, page, vault
 
-from kenning.build import names as nm
+from kenning.builder import names as nm
 
 
 def row(root: Path, text: str, source: str | None = None) -> dict:
@@ -236,7 +236,7 @@ def test_organization_change_supersedes_the_old_works_at(tmp_path: Path) -> None
 
 
 def test_a_unit_of_the_same_company_does_not_supersede() -> None:
-    from kenning.build.moves import supersede_works_at
+    from kenning.builder.moves import supersede_works_at
 
     text = ("---\ntype: person\n---\n# Steven Kean\n\n## Facts\n\n"
             "- works_at:: [[Enron]] [from:: 2000-01-05]\n"

@@ -206,7 +206,7 @@ def _corpus(tmp_path: Path) -> Path:
 
 
 def _scripted_build(root: Path, batch_size: int = 50) -> None:
-    """Stands in for kenning.build: a log where the first-name "Sarah" of the TechFlow thread is
+    """Stands in for kenning.builder: a log where the first-name "Sarah" of the TechFlow thread is
     wrongly put on Sarah Chen's page and "Bob" in the chat stays unresolved."""
     emails = {p.read_text().split("title: ", 1)[1].split("\n", 1)[0]: p.relative_to(root)
               .as_posix() for p in (root / "sources" / "email").glob("*.md")}

@@ -12,9 +12,9 @@ from pathlib import Path
 from click.testing import CliRunner
 from test_build import ALEX, SARAH, build, email, log, meeting, page, snapshot, vault
 
-from kenning.build.filenames import title_line
-from kenning.build.rename import Target, _key, rewrite_links
-from kenning.build.workspace import Workspace
+from kenning.builder.filenames import title_line
+from kenning.builder.rename import Target, _key, rewrite_links
+from kenning.builder.workspace import Workspace
 from kenning.cli import main
 from kenning.memory.common import new_page_path
 from kenning.vault.layout import MAX_STEM_BYTES, entity_file_name, slug_file_name

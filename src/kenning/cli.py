@@ -835,7 +835,7 @@ def demo(ctx: click.Context, path: Path | None) -> None:
         for warning in report.warnings:
             click.secho(f"warning: {warning}", fg="yellow", err=True)
     click.echo("\n$ kenning build")
-    from kenning.build import run_build
+    from kenning.builder import run_build
 
     before = sample_sources.vault_pages(target)
     run_build(target)

@@ -25,9 +25,9 @@ if TYPE_CHECKING:
 
 def find_page(root: Path, ref: str) -> str:
     """A page path from a path, stem, title or alias (entity folders first)."""
-    from kenning.build.pages import IndexLoader
-    from kenning.build.rename import BuildCommandError
-    from kenning.build.workspace import Workspace
+    from kenning.builder.pages import IndexLoader
+    from kenning.builder.rename import BuildCommandError
+    from kenning.builder.workspace import Workspace
     from kenning.vault.fsio import resolve_inside
 
     ref = ref.strip()
@@ -74,8 +74,8 @@ def register(main: click.Group) -> None:
     def build(ctx: click.Context, dry_run: bool, batch_size: int, as_json: bool) -> None:
         """Build people, organization, project, topic and meeting pages from new or changed
         sources."""
-        from kenning.build import run_build
-        from kenning.build.llm import make_resolver
+        from kenning.builder import run_build
+        from kenning.builder.llm import make_resolver
 
         root = vault_root(ctx)
         # With an `llm:` config the model decides each batch (validated, with the deterministic
@@ -115,11 +115,11 @@ def register(main: click.Group) -> None:
     def merge(ctx: click.Context, keep: str, other: str, as_json: bool) -> None:
         """Merge page OTHER into page KEEP (aliases, emails, facts, timeline, notes; links to
         OTHER are rewritten; OTHER is removed)."""
-        from kenning.build.filenames import follow_manual_links
-        from kenning.build.journal import build_lock
-        from kenning.build.rename import merge_pages
-        from kenning.build.state import BuildState
-        from kenning.build.workspace import Workspace
+        from kenning.builder.filenames import follow_manual_links
+        from kenning.builder.journal import build_lock
+        from kenning.builder.rename import merge_pages
+        from kenning.builder.state import BuildState
+        from kenning.builder.workspace import Workspace
         from kenning.vault.created import update_created
         from kenning.vault.writes import write_lock
 
@@ -158,10 +158,10 @@ def register(main: click.Group) -> None:
               emails: tuple[str, ...], lines: tuple[int, ...], matches: tuple[str, ...],
               as_json: bool) -> None:
         """Move chosen aliases, emails and fact/timeline lines of PAGE to a new page."""
-        from kenning.build.journal import build_lock
-        from kenning.build.rename import split_page
-        from kenning.build.state import BuildState
-        from kenning.build.workspace import Workspace
+        from kenning.builder.journal import build_lock
+        from kenning.builder.rename import split_page
+        from kenning.builder.state import BuildState
+        from kenning.builder.workspace import Workspace
         from kenning.vault.created import update_created
         from kenning.vault.writes import write_lock
 
@@ -212,7 +212,7 @@ def register(main: click.Group) -> None:
 
 
 def _follow_log(root: Path, state: Any) -> None:
-    from kenning.build import state as st
+    from kenning.builder import state as st
 
     rows = st.read_log(root)
     if not rows:
@@ -227,8 +227,8 @@ def _follow_log(root: Path, state: Any) -> None:
 
 def explain(root: Path, path: str) -> dict[str, Any]:
     """The `why` data: sources, rules, and the first mention behind each alias and email."""
-    from kenning.build import names as nm
-    from kenning.build import state as st
+    from kenning.builder import names as nm
+    from kenning.builder import state as st
     from kenning.vault import frontmatter as fmod
 
     rows = st.read_log(root)

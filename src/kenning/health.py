@@ -98,7 +98,7 @@ def check(vault: Vault) -> Health:
 def _build_run(root: Any, health: Health) -> None:
     """A build killed before it finished (its journal is left), and temp files of writes a
     crash cut short: neither is visible in the pages, both are fixed by the next build."""
-    from kenning.build import journal
+    from kenning.builder import journal
     from kenning.vault.fsio import leftover_temp_files
 
     add = health.findings.append

@@ -4,7 +4,7 @@ and never two entities on one page?
 Two kinds of input, told apart by what the folder holds:
 
 - a **labelled corpus** (``gold.jsonl``, see below): synced into a fresh temporary vault, built with
-  :func:`kenning.build.run_build`, and scored from the mention log the build writes
+  :func:`kenning.builder.run_build`, and scored from the mention log the build writes
   (``.kenning/build/mentions.jsonl``) with B-cubed and pairwise precision/recall;
 - the **Enron silver map** (``derived_address_displayname_silver.json`` next to the Enron mbox, as
   in ``../shared/eval/enron/``): the mbox is synced and built, then checked against the map.
@@ -582,7 +582,7 @@ def _errors(items: list[tuple[Mention, str]]) -> tuple[list[ErrorExample], list[
 
 def _import_build() -> Callable[..., Any]:
     try:
-        from kenning.build import run_build
+        from kenning.builder import run_build
     except ImportError as exc:
         raise ResolutionEvalError(f"the build stage is not available ({exc})") from None
     return run_build

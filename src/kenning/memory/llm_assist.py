@@ -1,7 +1,7 @@
 """The optional LLM in ``session_close`` (extraction) and ``reflect`` (summaries): the prompts,
 the JSON schemas and the validation of the answers.
 
-The model proposes, the code writes. Both uses follow the build's rules (``kenning.build.llm``):
+The model proposes, the code writes. Both uses follow the build's rules (``kenning.builder.llm``):
 
 - the **system prompt is a constant** (the vocabulary's allowed values are part of it); nothing
   from the vault or the session is ever put in it;

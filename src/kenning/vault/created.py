@@ -76,7 +76,7 @@ def update_created(root: Path, *, add: dict[str, str] | None = None,
     change. ``day`` (default today) is when a page was created."""
     change = created_change(root, add=add, moved=moved, removed=removed, day=day)
     if change is not None:
-        if intend is not None:  # the build's journal (kenning.build.journal)
+        if intend is not None:  # the build's journal (kenning.builder.journal)
             intend({change[0]: change[1]})
         atomic_write_text(root / change[0], change[1])
         return json.loads(change[1])["pages"]

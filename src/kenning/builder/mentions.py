@@ -23,7 +23,7 @@ A source file (``sources/<kind>/*.md``, frontmatter as written by the connectors
   ``[[links]]``.
 
 Only participants (and signature organizations, tags and projects) may create pages; names found
-in prose only link to pages that exist (see :mod:`kenning.build.resolve`).
+in prose only link to pages that exist (see :mod:`kenning.builder.resolve`).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from kenning.build import names as nm
+from kenning.builder import names as nm
 from kenning.sources.owner import Owner
 
 PERSON, ORGANIZATION, PROJECT, TOPIC = "person", "organization", "project", "topic"
@@ -64,7 +64,7 @@ class Mention:
     domain: str | None = None  # organization mentions from a domain
     moved: str | None = None  # the sender said they changed jobs / address: the old
                               # organization they named ("" when none); see build/moves.py
-    # From the address book (:mod:`kenning.build.identities`), for mentions with an address:
+    # From the address book (:mod:`kenning.builder.identities`), for mentions with an address:
     best: str | None = None   # the person's best name across every source (the page title)
     same: tuple[str, ...] = ()  # the person's other addresses
     junk: str | None = None   # malformed | role | list: the address names no person

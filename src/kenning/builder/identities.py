@@ -24,7 +24,7 @@ sources) and from the person pages on disk (their titles and aliases name their 
 - **No one**: malformed addresses (no known top-level domain, a mail system's id or escape)
   and role or list accounts (``info@``, ``noreply@``, ``*-request@``, ``energy-l@``, a
   display name that names a group) make no person page
-  (:func:`~kenning.build.names.address_problem`).
+  (:func:`~kenning.builder.names.address_problem`).
 
 :meth:`AddressBook.apply` writes what it decided onto each mention (``best``, ``same``,
 ``junk``, owner mentions turned into ``via="owner"``); the resolver does the rest.
@@ -36,8 +36,8 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from kenning.build import names as nm
-from kenning.build.mentions import PERSON, SourceInfo
+from kenning.builder import names as nm
+from kenning.builder.mentions import PERSON, SourceInfo
 from kenning.sources.owner import Owner
 
 _ADDRESS_VIAS = frozenset({"participant", "calendar", "attendee", "speaker", "owner"})

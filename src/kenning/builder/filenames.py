@@ -5,7 +5,7 @@ An older Kenning named the pages it created by a lower-case slug of the title; a
 note by its title, and Obsidian shows the file name. :func:`migrate_names` runs at the start of
 every ``kenning build`` (``--dry-run`` shows it): each page Kenning created whose file name is the
 old slug form of its title moves to the title's name, every link to it in the vault is rewritten
-(:func:`kenning.build.rename.rewrite_links`; ``sources/`` is append-only and keeps its text), and
+(:func:`kenning.builder.rename.rewrite_links`; ``sources/`` is append-only and keeps its text), and
 the build state, the created-page registry and the manual-link log follow. A second run finds
 nothing to move.
 
@@ -25,10 +25,10 @@ import re
 from pathlib import Path
 from typing import Any
 
-from kenning.build.pages import first_h1
-from kenning.build.rename import Target, _key, rewrite_links, rewrite_text
-from kenning.build.state import BuildState, read_log
-from kenning.build.workspace import Workspace
+from kenning.builder.pages import first_h1
+from kenning.builder.rename import Target, _key, rewrite_links, rewrite_text
+from kenning.builder.state import BuildState, read_log
+from kenning.builder.workspace import Workspace
 from kenning.vault import frontmatter as fmod
 from kenning.vault.created import read_created
 from kenning.vault.layout import (
@@ -189,6 +189,6 @@ def follow_manual_links(root: Path, moves: dict[str, str], *, intend: Any = None
                 changed = True
             out.append(line)
         if changed:
-            if intend is not None:  # the build's journal (kenning.build.journal)
+            if intend is not None:  # the build's journal (kenning.builder.journal)
                 intend({path.relative_to(root).as_posix(): "\n".join(out)})
             atomic_write_text(path, "\n".join(out))

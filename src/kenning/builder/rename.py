@@ -26,10 +26,10 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, unquote
 
-from kenning.build import names as nm
-from kenning.build.pages import _list, current_summary, link, stem
-from kenning.build.state import BuildState
-from kenning.build.workspace import Workspace
+from kenning.builder import names as nm
+from kenning.builder.pages import _list, current_summary, link, stem
+from kenning.builder.state import BuildState
+from kenning.builder.workspace import Workspace
 from kenning.errors import KenningError
 from kenning.vault import frontmatter as fmod
 from kenning.vault.layout import entity_file_name, entity_path, free_path, name_key
@@ -430,7 +430,7 @@ def _merge_works_at(text: str, path: str, fact: Any) -> str | None:
 def _resummarize(text: str, path: str, kind: str | None, title: str, state: BuildState) -> str:
     """A merged page's summary counted again from its merged timeline, while it is still the
     one the build wrote (a person's summary stays)."""
-    from kenning.build.pages import own_summary_replaced, summary_for
+    from kenning.builder.pages import own_summary_replaced, summary_for
 
     fm = fmod.read(text)
     if kind is None or fm.error:

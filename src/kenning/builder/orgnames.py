@@ -5,7 +5,7 @@ domain's own label as they appear in the text of this build's sources ("Arthur A
 ``arthurandersen.com``, "BC Hydro" for ``bchydro.bc.ca``, "White & Case" for
 ``whitecase.com``, "CAISO" for ``caiso.com``), the most frequent form, a form that splits the
 label into several words first; else a readable form of the registrable domain
-(:func:`~kenning.build.names.name_from_domain`).
+(:func:`~kenning.builder.names.name_from_domain`).
 
 A domain becomes an organization page only with evidence that it is one: two people write
 from it (or are written to there), or its name is written somewhere (the text, a signature,
@@ -20,7 +20,7 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 
-from kenning.build import names as nm
+from kenning.builder import names as nm
 
 # A word: letters and digits, with an inner & or apostrophe ("PG&E", "AT&T"); or a lone &.
 _TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[&'][A-Za-z0-9]+)*|&")

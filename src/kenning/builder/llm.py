@@ -1,4 +1,4 @@
-"""Entity resolution with an LLM: a drop-in for :func:`kenning.build.resolve.resolve_batch`.
+"""Entity resolution with an LLM: a drop-in for :func:`kenning.builder.resolve.resolve_batch`.
 
 :func:`make_resolver` returns ``None`` when the vault has no ``llm:`` config, else an
 :class:`LLMResolver`: a callable ``(mentions, index, context) -> list[Decision]`` that
@@ -39,9 +39,9 @@ from pathlib import Path
 from typing import Any
 
 from kenning import vocabulary
-from kenning.build import names as nm
-from kenning.build.mentions import ORGANIZATION, PERSON, Mention
-from kenning.build.resolve import (
+from kenning.builder import names as nm
+from kenning.builder.mentions import ORGANIZATION, PERSON, Mention
+from kenning.builder.resolve import (
     INDEX_TYPES,
     Decision,
     Entity,
@@ -483,7 +483,7 @@ class Validator:
         if len(facts) > limit or len(timeline) > limit:
             self.err(f"too many facts or timeline lines (at most {limit})")
             return
-        from kenning.build.pages import cite
+        from kenning.builder.pages import cite
 
         for n, f in enumerate(facts):
             where = f"facts[{n}]"
@@ -768,7 +768,7 @@ class Tools:
                 if len(pages) >= 20:
                     break
         if self._log is None:
-            from kenning.build.state import read_log
+            from kenning.builder.state import read_log
 
             self._log = read_log(self.root)
         rows = []
@@ -932,7 +932,7 @@ def apply_extras(applier: Any, rows: list[dict[str, Any]], extras: Extras) -> in
     """
     from dataclasses import replace
 
-    from kenning.build.pages import stem
+    from kenning.builder.pages import stem
 
     def page_of(i: int | None) -> str | None:
         if i is None or not 0 <= i < len(rows):

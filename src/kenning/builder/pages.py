@@ -20,11 +20,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kenning import vocabulary
-from kenning.build import names as nm
-from kenning.build.mentions import ORGANIZATION, PERSON, PROJECT, TOPIC, Mention, SourceInfo
-from kenning.build.resolve import Decision, Entity, EntityIndex, identity_keys
-from kenning.build.state import BuildState
-from kenning.build.workspace import Workspace
+from kenning.builder import names as nm
+from kenning.builder.mentions import ORGANIZATION, PERSON, PROJECT, TOPIC, Mention, SourceInfo
+from kenning.builder.resolve import Decision, Entity, EntityIndex, identity_keys
+from kenning.builder.state import BuildState
+from kenning.builder.workspace import Workspace
 from kenning.errors import VocabularyError
 from kenning.vault import frontmatter as fmod
 from kenning.vault.layout import entity_path, free_path, meeting_file_name, name_key
@@ -667,7 +667,7 @@ class Applier:
             text = add_fact(text, fact)
         since = ""
         if u.type == PERSON:
-            from kenning.build.moves import current_works_at
+            from kenning.builder.moves import current_works_at
 
             text = supersede_works_at(text, u.path)
             job = current_works_at(text, u.path)
@@ -756,7 +756,7 @@ class Applier:
 
 
 def supersede_works_at(text: str, path: str) -> str:
-    from kenning.build.moves import supersede_works_at as supersede
+    from kenning.builder.moves import supersede_works_at as supersede
 
     return supersede(text, path)
 

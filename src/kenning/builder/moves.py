@@ -5,7 +5,7 @@
 identifies a person; a name shared with a page whose addresses are all at another organization
 is not enough: two people can share a name). When the person writing from that address says in
 their own message that they moved ("I have moved from Globex to Northwind, please use this
-address from now on", "my new address", "I have joined …" — :data:`kenning.build.mentions._MOVE`)
+address from now on", "my new address", "I have joined …" — :data:`kenning.builder.mentions._MOVE`)
 and exactly one other person page carries the same name (same surname, the same given name or a
 nickname of it, no conflicting middle initial), the new page is merged into that one. When the
 message names the old organization, the other page must have worked there (its organization,
@@ -27,11 +27,11 @@ import datetime as dt
 import re
 from typing import Any
 
-from kenning.build import names as nm
-from kenning.build.mentions import PERSON, Mention
-from kenning.build.resolve import Entity, EntityIndex, _person_match, org_fits
-from kenning.build.state import BuildState
-from kenning.build.workspace import Workspace
+from kenning.builder import names as nm
+from kenning.builder.mentions import PERSON, Mention
+from kenning.builder.resolve import Entity, EntityIndex, _person_match, org_fits
+from kenning.builder.state import BuildState
+from kenning.builder.workspace import Workspace
 from kenning.vault.layout import slug
 from kenning.vault.page import Fact, parse_page, replace_fact
 
@@ -54,7 +54,7 @@ def merge_moves(ws: Workspace, state: BuildState, index: EntityIndex,
                 moved: list[tuple[Mention, str]]) -> list[tuple[str, str]]:
     """Merge each page a mover's new address is on into their earlier page (see the module
     docstring); returns (merged page, kept page) pairs."""
-    from kenning.build.rename import merge_pages
+    from kenning.builder.rename import merge_pages
 
     done: list[tuple[str, str]] = []
     gone: set[str] = set()

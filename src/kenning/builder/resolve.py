@@ -3,7 +3,7 @@
 The seam is one function, :func:`resolve_batch` ``(mentions, index, context) -> list[Decision]``,
 with plain data in and out, so another resolver (an LLM, see issue 5 item 4) can replace it:
 
-- ``mentions``: ``list[Mention]`` (:mod:`kenning.build.mentions`): ``source`` path, ``line``,
+- ``mentions``: ``list[Mention]`` (:mod:`kenning.builder.mentions`): ``source`` path, ``line``,
   ``text``, ``kind`` (person | organization | project | topic), ``via`` (participant, attendee,
   speaker, chat, calendar, signature, domain, text, tag, subject, link, owner), ``email``,
   ``name`` (cleaned), ``roles``, ``date``/``last_date``, ``org`` (organization named next to it),
@@ -15,7 +15,7 @@ with plain data in and out, so another resolver (an LLM, see issue 5 item 4) can
 - ``context``: :class:`ResolveContext`: ``may_create[i]`` (the strictness policy's answer for
   mention ``i``; a resolver must not create where it is False), ``blocked`` (identity keys of
   pages deleted by hand → the last date of evidence they had; older evidence must not bring them
-  back), and ``sources`` (path → :class:`~kenning.build.mentions.SourceInfo`).
+  back), and ``sources`` (path → :class:`~kenning.builder.mentions.SourceInfo`).
 - output: one :class:`Decision` per mention, in order: ``action`` link | create | unresolved |
   skip; ``page`` (link: an existing page path); ``new_key`` (create: decisions that name the same
   new entity share it) and ``name`` (its title); ``confidence`` 0–1; ``rule`` (why: the
@@ -32,8 +32,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from kenning.build import names as nm
-from kenning.build.mentions import ORGANIZATION, PERSON, PROJECT, TOPIC, Mention, SourceInfo
+from kenning.builder import names as nm
+from kenning.builder.mentions import ORGANIZATION, PERSON, PROJECT, TOPIC, Mention, SourceInfo
 
 INDEX_TYPES = (PERSON, ORGANIZATION, PROJECT, TOPIC)
 
@@ -166,7 +166,7 @@ def org_fits(e: Entity, org: str, lookup: Any) -> bool:
     (Horizon Ventures)") is one the person entity ``e`` works or worked at: its organization
     and works_at pages (their names, aliases and mail domains), or the domains of its own
     addresses. Names compare by organization key, acronym or first word ("Horizon" for
-    Horizon Ventures); a domain by :func:`~kenning.build.names.org_matches_domain`."""
+    Horizon Ventures); a domain by :func:`~kenning.builder.names.org_matches_domain`."""
     key = nm.org_key(org)
     if not key:
         return False

@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kenning.build.mentions import (
+from kenning.builder.mentions import (
     MAX_CREATING_PARTICIPANTS,
     ORGANIZATION,
     PERSON,
@@ -31,8 +31,8 @@ from kenning.build.mentions import (
     Mention,
     SourceInfo,
 )
-from kenning.build.resolve import Decision, EntityIndex, ResolveContext, resolve_batch
-from kenning.build.state import BuildState, file_hash, infer_strictness, list_sources
+from kenning.builder.resolve import Decision, EntityIndex, ResolveContext, resolve_batch
+from kenning.builder.state import BuildState, file_hash, infer_strictness, list_sources
 from kenning.vault.writes import write_lock
 
 __all__ = ["DEFAULT_BATCH", "BuildReport", "Resolver", "may_create", "run_build"]
@@ -101,7 +101,7 @@ def may_create(mentions: list[Mention], infos: dict[str, SourceInfo], strictness
         if ok:
             people_ok.setdefault(m.source, set()).add(m.line)
             if m.email and "@" in m.email:
-                from kenning.build.names import org_domain
+                from kenning.builder.names import org_domain
 
                 domains_ok.setdefault(m.source, set()).add(org_domain(m.email.split("@")[1]))
     for i, m in enumerate(mentions):
@@ -126,8 +126,8 @@ def _org_domains(infos: dict[str, SourceInfo], texts: dict[str, str], book: Any,
     several units named after them) for the mail domains of this build's sources (see
     orgnames.py): a sender's own "Enron Americas" names the domain's organization only when it
     is the one such name; with "Enron North America" beside it, both are units."""
-    from kenning.build import names as nm
-    from kenning.build.orgnames import best_form, org_domain_evidence, written_forms
+    from kenning.builder import names as nm
+    from kenning.builder.orgnames import best_form, org_domain_evidence, written_forms
 
     domains = {m.domain for info in infos.values() for m in info.mentions
                if m.kind == ORGANIZATION and m.via == "domain" and m.domain}
@@ -191,7 +191,7 @@ def run_build(root: Path | str, *, batch_size: int = DEFAULT_BATCH, dry_run: boo
     A build is one unit (:mod:`.journal`): every file it changes is journaled first, and a
     build that did not finish is rolled back by the next, which then builds from where the
     killed one started. Temp files of writes a kill cut short are removed first."""
-    from kenning.build.journal import begin, build_lock, interrupted, rollback
+    from kenning.builder.journal import begin, build_lock, interrupted, rollback
     from kenning.vault.fsio import sweep_temp_files
 
     root = Path(root).expanduser().resolve()
@@ -221,20 +221,20 @@ def run_build(root: Path | str, *, batch_size: int = DEFAULT_BATCH, dry_run: boo
 
 def _build(root: Path, batch_size: int, dry_run: bool, progress: Progress | None,
            resolver: Resolver | None, journal: Any, notes: list[str]) -> BuildReport:
-    from kenning.build import names as nm
-    from kenning.build import state as st
-    from kenning.build.identities import build_address_book
-    from kenning.build.mentions import extract
-    from kenning.build.moves import merge_moves, moved_mentions
-    from kenning.build.pages import (
+    from kenning.builder import names as nm
+    from kenning.builder import state as st
+    from kenning.builder.identities import build_address_book
+    from kenning.builder.mentions import extract
+    from kenning.builder.moves import merge_moves, moved_mentions
+    from kenning.builder.pages import (
         INDEX_FOLDERS,
         Applier,
         IndexLoader,
         read_entity,
         write_person_summaries,
     )
-    from kenning.build.rename import rename_pages
-    from kenning.build.workspace import Workspace
+    from kenning.builder.rename import rename_pages
+    from kenning.builder.workspace import Workspace
     from kenning.sources.owner import Owner
     from kenning.vault.fsio import UnreadableFile, decode_markdown
     from kenning.vault.layout import load_config
@@ -369,7 +369,7 @@ def _build(root: Path, batch_size: int, dry_run: bool, progress: Progress | None
             # A model's validated facts, timeline lines and aliases for this batch.
             extras = getattr(resolver, "batches", None)
             if extras and set(extras[-1].sources) <= set(batch):  # the record of this call
-                from kenning.build.llm import apply_extras
+                from kenning.builder.llm import apply_extras
 
                 apply_extras(applier, new_rows, extras[-1].extras)
             renames = applier.write()
@@ -500,8 +500,8 @@ def _build(root: Path, batch_size: int, dry_run: bool, progress: Progress | None
 
 def _carried_keys(ws: Any) -> set[str]:
     """Identity keys (emails, domains, full names) of the entity pages on disk."""
-    from kenning.build.pages import IndexLoader
-    from kenning.build.resolve import identity_keys
+    from kenning.builder.pages import IndexLoader
+    from kenning.builder.resolve import identity_keys
 
     out: set[str] = set()
     for e in IndexLoader(ws).load().entities:
@@ -517,8 +517,8 @@ def _carried_keys(ws: Any) -> set[str]:
 def _migrate_names(root: Path, ws: Any, state: BuildState) -> \
         tuple[set[str], list[tuple[str, str]]]:
     """Kenning's pages (registry, else what the build recorded), after moving those still
-    named by an older Kenning's slug (:mod:`kenning.build.filenames`)."""
-    from kenning.build.filenames import kenning_pages, migrate_names
+    named by an older Kenning's slug (:mod:`kenning.builder.filenames`)."""
+    from kenning.builder.filenames import kenning_pages, migrate_names
     from kenning.vault.created import update_created
 
     with write_lock(root) if not ws.dry_run else contextlib.nullcontext():
@@ -536,8 +536,8 @@ def _own_renames(ws: Any, renames: list[tuple[str, str]], owned: set[str]) -> \
         list[tuple[str, str]]:
     """The renames of pages Kenning created; the fuller name of any other page joins its
     aliases instead (a person's note keeps its name and place)."""
-    from kenning.build.names import fold
-    from kenning.build.pages import _list
+    from kenning.builder.names import fold
+    from kenning.builder.pages import _list
     from kenning.vault import frontmatter as fmod
     from kenning.vault.page import set_frontmatter
 
@@ -590,7 +590,7 @@ def _renames(moves: list[tuple[str, str]], ws: Any) -> list[tuple[str, str]]:
 
 def _follow_manual_links(root: Path, state: BuildState, report: BuildReport,
                          intend: Any = None) -> None:
-    from kenning.build.filenames import follow_manual_links
+    from kenning.builder.filenames import follow_manual_links
     from kenning.errors import KenningError
 
     moves = {old: state.follow(old) or old for old, _ in report.renamed}
@@ -606,7 +606,7 @@ def _mark_owner(index: EntityIndex, owner: Any,
     """Mark the owner's own person page(s) (an address or a name of ``owner:``, or an address
     the address book found to be the owner's): the owner is "I", so the build never links a
     mention to that page nor adds to it (a page a person keeps about themself stays theirs)."""
-    from kenning.build.names import fold
+    from kenning.builder.names import fold
 
     names = {fold(n) for n in owner.names}
     mine = set(owner.emails) | set(addresses)
@@ -626,7 +626,7 @@ _NOT_ENTITIES = ("not-a-person:", "not-an-organization:")
 
 
 def _words(text: str) -> set[str]:
-    from kenning.build.names import fold
+    from kenning.builder.names import fold
 
     return {w for w in fold(text).split() if len(w) >= 2}
 
@@ -637,8 +637,8 @@ def _retry_sources(rows: list[dict[str, Any]], before: EntityIndex,
     new name, alias or address may now name: a person mention whose name matches such a person
     (a first name alone only when that person is the one of that name), an organization
     mention sharing a word with such an organization. Decided from the log rows alone."""
-    from kenning.build.names import parse_person
-    from kenning.build.resolve import _person_match
+    from kenning.builder.names import parse_person
+    from kenning.builder.resolve import _person_match
 
     people: list[Any] = []
     org_words: set[str] = set()
@@ -698,7 +698,7 @@ def _retry_sources(rows: list[dict[str, Any]], before: EntityIndex,
 
 def _save(root: Path, state: BuildState, rows: list[dict[str, Any]] | None,
           intend: Any = None) -> None:
-    from kenning.build import state as st
+    from kenning.builder import state as st
 
     if rows is not None:
         for r in rows:
