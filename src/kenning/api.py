@@ -28,6 +28,7 @@ from kenning.index.indexer import (
     manual_key,
     norm_name,
 )
+from kenning.index.store import Store, database_url, open_store
 from kenning.index.vectors import EmbedProgress
 from kenning.vault.layout import Config, find_root, init_vault, load_config
 
@@ -86,7 +87,7 @@ class Vault:
 
     def __init__(self, root: Path) -> None:
         self.root = Path(root).expanduser().resolve()
-        self._db: sqlite3.Connection | None = None
+        self._store: Store | None = None
         self._config: Config | None = None
         self._indexed = False
         self._embedder: Any = False
@@ -121,11 +122,16 @@ class Vault:
         return self._config
 
     @property
+    def store(self) -> Store:
+        """The index database behind the storage seam (opened and migrated on first use)."""
+        if self._store is None:
+            self._store = open_store(self.root, database_url(self.root, self.config.database))
+        return self._store
+
+    @property
     def db(self) -> sqlite3.Connection:
-        """The index database (opened and migrated on first use)."""
-        if self._db is None:
-            self._db = dbm.connect(dbm.db_path(self.root))
-        return self._db
+        """TRANSITIONAL: the raw SQLite connection; every use moves behind ``store``."""
+        return self.store.conn  # type: ignore[attr-defined,no-any-return]
 
     @property
     def reader(self) -> sqlite3.Connection:
@@ -142,9 +148,9 @@ class Vault:
         if self._pool is not None:
             self._pool.shutdown(wait=False)
             self._pool = None
-        if self._db is not None:
-            self._db.close()
-            self._db = None
+        if self._store is not None:
+            self._store.close()
+            self._store = None
 
     def __enter__(self) -> Vault:
         return self

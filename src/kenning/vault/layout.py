@@ -69,6 +69,10 @@ class Config:
     exclude: tuple[str, ...] = ("templates/**",)
     folder_weights: dict[str, float] | None = None
     raw: dict[str, Any] | None = None
+    #: ``database:`` — the index database URL (None: the vault's own SQLite file), and
+    #: ``database.read_url`` — a read replica that serves searches.
+    database: str | None = None
+    read_url: str | None = None
 
 
 def find_root(start: Path) -> Path:
@@ -134,12 +138,32 @@ def load_config(root: Path) -> Config:
     exclude = data.get("exclude") or []
     if not isinstance(exclude, list):
         raise NotAVault(f"{path}: field 'exclude' must be a list of glob patterns")
+    database, read_url = _database(path, data.get("database"))
     return Config(
+        database=database,
+        read_url=read_url,
         exclude=tuple(str(e) for e in exclude),
         folder_weights={str(k): float(v) for k, v in weights.items()} if isinstance(weights, dict)
         else None,
         raw=data,
     )
+
+
+def _database(path: Path, value: Any) -> tuple[str | None, str | None]:
+    """``database: URL`` or ``database: {url: URL, read_url: URL}``."""
+    if value is None or isinstance(value, str):
+        return (value or None), None
+    if isinstance(value, dict):
+        url, read = value.get("url"), value.get("read_url")
+        for key, item in (("url", url), ("read_url", read)):
+            if item is not None and not isinstance(item, str):
+                raise NotAVault(f"{path}: field 'database.{key}' must be a URL string")
+        unknown = sorted(set(value) - {"url", "read_url"})
+        if unknown:
+            raise NotAVault(f"{path}: field 'database' has unknown key {unknown[0]!r} "
+                            "(expected url, read_url)")
+        return url or None, read or None
+    raise NotAVault(f"{path}: field 'database' must be a URL or a mapping with url and read_url")
 
 
 @dataclass(frozen=True)
