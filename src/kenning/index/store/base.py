@@ -146,6 +146,30 @@ class Store(ABC):
     def close(self) -> None:
         """Close the connection(s); the store may not be used afterwards."""
 
+    # == lexical search ==================================================================
+    # (recall adds its methods here)
+
+
+
+
+    # == indexing and vectors ============================================================
+    # (index adds its methods here)
+
+
+
+
+    # == graph, memory, health ===========================================================
+    # (layers adds its methods here)
+
+
+
+
+    # == team: locks, tokens, audit, doctor ==============================================
+    # (team adds its methods here)
+
+
+
+
     def __enter__(self) -> Store:
         return self
 

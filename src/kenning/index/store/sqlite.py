@@ -88,3 +88,24 @@ class SQLiteStore(Store):
 
     def close(self) -> None:
         self.conn.close()
+
+    # == lexical search ==================================================================
+    # (recall adds its methods here)
+
+
+
+
+    # == indexing and vectors ============================================================
+    # (index adds its methods here)
+
+
+
+
+    # == graph, memory, health ===========================================================
+    # (layers adds its methods here)
+
+
+
+
+    # == team: locks, tokens, audit, doctor ==============================================
+    # (team adds its methods here)
