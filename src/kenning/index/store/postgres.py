@@ -43,21 +43,32 @@ import threading
 import time
 import uuid
 import zlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import psycopg
 import psycopg_pool
 from psycopg import errors, sql
-from psycopg.adapt import Dumper
+from psycopg.adapt import Dumper, Loader
 from psycopg.pq import Format
 
 from kenning.errors import IndexBusy, KenningError
+from kenning.index.store import base as _base
 from kenning.index.store import postgres_schema as schema_mod
 from kenning.index.store.base import Params, Store
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from kenning.index.store.base import TextQuery
+
+#: Column weights of the lexical score (title, heading, body, cjk), as SQLite's bm25() uses them.
+_LEXICAL = getattr(_base, "LEXICAL_WEIGHTS", {"title": 5.0, "heading": 2.0, "body": 1.0,
+                                              "cjk": 1.0})
+WEIGHTS = [float(_LEXICAL[c]) for c in ("title", "heading", "body", "cjk")]
 
 log = logging.getLogger(__name__)
 
@@ -150,7 +161,9 @@ class Target:
     dbname: str
 
     def describe(self) -> str:
-        where = f"{self.user + '@' if self.user else ''}{self.host}{':' + self.port if self.port else ''}"
+        user = f"{self.user}@" if self.user else ""
+        port = f":{self.port}" if self.port else ""
+        where = f"{user}{self.host}{port}"
         return f"postgresql {where}/{self.dbname} schema {self.schema}"
 
 
@@ -274,6 +287,48 @@ class _Tx:
 _LOG_LIMIT = 200_000  # statements kept for replay; a larger transaction is not replayed
 
 
+_LEXEMES = re.compile(r"'((?:[^']|'')*)'(?::(\*?)([A-D]*))?")
+_FOLD = str.maketrans(schema_mod._ACCENTED, schema_mod._FOLDED)
+
+
+def _fold(text: str) -> str:
+    """Lower case with Latin diacritics folded, as the schema's kenning_fold() does."""
+    return text.lower().translate(_FOLD)
+
+
+def _ts_quote(text: str) -> str:
+    """A tsquery operand in quotes (the words inside are parsed by the configuration)."""
+    return "'" + text.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def _idf(total: int, found: int) -> float:
+    """FTS5's inverse document frequency (never below 1e-6)."""
+    import math
+
+    value = math.log((total - found + 0.5) / (found + 0.5)) if total else 0.0
+    return value if value > 0 else 1e-6
+
+
+class _RawVector(Loader):
+    """pgvector's binary form as bytes: decoded for many rows at once by _decode_vectors."""
+
+    format = Format.BINARY
+
+    def load(self, data: Any) -> bytes:
+        return bytes(data)
+
+
+def _decode_vectors(blobs: list[bytes], dim: int) -> np.ndarray:
+    """float32 rows from pgvector binary values (int16 dim, int16 unused, big-endian float4s)."""
+    import numpy as np
+
+    if not blobs:
+        return np.zeros((0, dim), dtype=np.float32)
+    width = 4 + 4 * dim
+    raw = np.frombuffer(b"".join(blobs), dtype=np.uint8).reshape(len(blobs), width)
+    return raw[:, 4:].copy().view(">f4").astype(np.float32).reshape(len(blobs), dim)
+
+
 def _digest(rows: Any) -> Any:
     try:
         return hash(rows) if not isinstance(rows, list) else hash(tuple(rows))
@@ -302,6 +357,9 @@ class PostgresStore(Store):
         self._local = threading.local()
         self._closed = False
         self._commits = 0
+        self._lexical_cache: dict[Any, Any] = {}
+        self._vector_info: Any = None
+        self._hnsw: set[int] = set()
         self._ext_schema = "public"
         self._app = f"kenning {os.getpid()}@{socket.gethostname()}"[:63]
         first = self._connect_first()
@@ -309,6 +367,9 @@ class PostgresStore(Store):
             if migrate:
                 self._migrate(first)
             self._ext_schema = self._extension_schema(first) or "public"
+            from psycopg.types import TypeInfo
+
+            self._vector_info = TypeInfo.fetch(first, f"{self._ext_schema}.vector")
         finally:
             first.close()
         self._conninfo = psycopg.conninfo.make_conninfo(
@@ -334,10 +395,10 @@ class PostgresStore(Store):
 
     def _configure(self, conn: psycopg.Connection[Any]) -> None:
         conn.adapters.register_dumper(bool, _BoolAsInt)
-        from pgvector.psycopg import register_vector
+        if self._vector_info is not None:
+            from pgvector.psycopg.vector import register_vector_info
 
-        with contextlib.suppress(psycopg.ProgrammingError):
-            register_vector(conn)
+            register_vector_info(conn, self._vector_info)
 
     def _deadline(self) -> float:
         return time.monotonic() + self.retry_seconds
@@ -830,8 +891,280 @@ class PostgresStore(Store):
         self._pool.close()
 
     # == lexical search ==================================================================
+    # A TextQuery becomes one tsquery per clause: a term or phrase is stemmed by the schema's
+    # configuration and restricted to title/heading/body (weights A-C), a CJK word is a phrase
+    # of its bigrams (a prefix for one character) restricted to the cjk column (D). The score is
+    # FTS5's BM25 computed in SQL (kenning_bm25), with the same column weights and IDF over the
+    # whole table, so rankings follow SQLite's.
+
+    def _clause_text(self, text: str, kind: str) -> str:
+        if kind == "cjk":
+            from kenning.index.cjk import bigrams
+
+            if len(text) == 1:
+                return f"{_ts_quote(text)}:*D"
+            return " <-> ".join(f"{_ts_quote(b)}:D" for b in bigrams(text))
+        folded = _fold(text)
+        return f"{_ts_quote(folded)}:ABC" if kind == "match" else _ts_quote(folded)
+
+    def _lexical(self) -> dict[Any, Any]:
+        """Normalised clauses, their chunk counts and the table's size, valid until the index
+        changes (keyed by the change token)."""
+        token = self.change_token()
+        cache = self._lexical_cache
+        if cache.get("token") != token:
+            cache = self._lexical_cache = {"token": token}
+        return cache
+
+    def _normalised(self, cache: dict[Any, Any], clauses: list[tuple[str, str]]
+                    ) -> list[tuple[str, int]]:
+        """(normalised tsquery text, chunks matching it) for each (text, kind) clause."""
+        missing = [c for c in dict.fromkeys(clauses) if c not in cache]
+        if missing:
+            values = ", ".join("(?, to_tsquery(CAST(? AS regconfig), ?))" for _ in missing)
+            args: list[Any] = []
+            for n, (text, kind) in enumerate(missing):
+                config = "pg_catalog.simple" if kind == "cjk" else f"{self.schema}.kenning_fts"
+                args += [n, config, self._clause_text(text, kind)]
+            found = self.rows(
+                f"SELECT q.n, q.tq::text, CASE WHEN numnode(q.tq) = 0 THEN 0 ELSE"
+                f" (SELECT count(*) FROM chunks_fts f WHERE f.tsv @@ q.tq) END"
+                f" FROM (VALUES {values}) AS q(n, tq)", args)
+            for n, text, count in found:
+                cache[missing[n]] = (text, int(count))
+        return [cache[c] for c in clauses]
+
+    def _table_stats(self, cache: dict[Any, Any]) -> tuple[int, float]:
+        if "stats" not in cache:
+            row = self.one("SELECT count(*), COALESCE(avg(length(tsv)), 0) FROM chunks_fts")
+            cache["stats"] = (int(row[0]), float(row[1])) if row else (0, 0.0)
+        return cache["stats"]  # type: ignore[no-any-return]
+
+    def match_chunks(self, query: TextQuery, *, where: str = "", params: Params = (),
+                     limit: int = 200) -> list[tuple[int, int, int, str, float]]:
+        if query.empty:
+            return []
+        clauses = ([(t, "match") for t in (*query.terms, *query.phrases)]
+                   + [(r, "cjk") for r in query.cjk])
+        cache = self._lexical()
+        normal = self._normalised(cache, clauses)
+        parts = [(text, count) for text, count in normal if text]
+        if not parts:
+            return []
+        total, avglen = self._table_stats(cache)
+        lex: list[str] = []
+        cls: list[int] = []
+        kinds: list[int] = []
+        idf: list[float] = []
+        for number, (text, count) in enumerate(parts, start=1):
+            idf.append(_idf(total, count))
+            for word, prefix, weights in _LEXEMES.findall(text):
+                lex.append(word.replace("''", "'"))
+                cls.append(number)
+                kinds.append(2 if prefix else 1 if weights == "D" else 0)
+        joined = (" & " if query.all_terms else " | ").join(f"( {t} )" for t, _ in parts)
+        rows = self.rows(
+            f"""
+            SELECT c.id, c.page_id, c.start_line, c.heading,
+                   kenning_bm25(f.tsv, ?, ?, ?, ?, ?, ?) AS score
+            FROM chunks_fts f
+            JOIN chunks c ON c.id = f.rowid
+            JOIN pages p ON p.id = c.page_id
+            WHERE f.tsv @@ CAST(? AS tsquery) {where}
+            ORDER BY score DESC, c.id
+            LIMIT {int(limit)}
+            """,
+            (lex, cls, kinds, idf, WEIGHTS, max(avglen, 1.0), joined, *params))
+        return [(int(a), int(b), int(c), d, float(e)) for a, b, c, d, e in rows]
+
+    def match_counts(self, terms: Sequence[str], cjk: Sequence[str] = ()) -> dict[str, int]:
+        clauses = [(t, "any") for t in terms] + [(r, "cjk") for r in cjk]
+        out: dict[str, int] = {}
+        found = self._normalised(self._lexical(), clauses)
+        for (text, _kind), (_norm, count) in zip(clauses, found, strict=True):
+            out[text] = count
+        return out
+
 
     # == indexing and vectors ============================================================
+
+    # Vectors live in pgvector columns (float32). Each dimension has its own HNSW index (cosine),
+    # a partial expression index made with the first vector of that dimension; below
+    # HNSW_MIN_VECTORS vectors, nearest() scans exactly, which is faster there and exact.
+
+    def _with_conn(self, work: Callable[[psycopg.Connection[Any]], Any]) -> Any:
+        """Run a read-only ``work(conn)`` on the thread's transaction, or on a pooled connection
+        inside a read-only transaction, retried as a whole on a transient failure."""
+        tx = self._tx()
+        if tx.depth and tx.conn is not None:
+            return work(tx.conn)
+        deadline = self._deadline()
+        attempt = 0
+        while True:
+            try:
+                with self._pool.connection() as conn, conn.transaction():
+                    conn.execute("SET TRANSACTION READ ONLY")
+                    return work(conn)
+            except (psycopg.Error, psycopg_pool.PoolTimeout) as exc:
+                if isinstance(exc, psycopg.Error) and not is_transient(exc):
+                    raise self._explain(exc) from exc
+                self._pause(attempt, deadline, exc)
+            attempt += 1
+
+    def _raw_vectors(self, cur: psycopg.Cursor[Any]) -> None:
+        """Vectors of this cursor's rows as pgvector's binary bytes (decoded in bulk)."""
+        if self._vector_info is not None:
+            cur.adapters.register_loader(self._vector_info.oid, _RawVector)
+
+    def sound_vector(self, alias: str = "e") -> str:
+        return f"{alias}.dim = ? AND vector_dims({alias}.vector) = {alias}.dim"
+
+    def _ensure_hnsw(self, dim: int) -> None:
+        if dim in self._hnsw:
+            return
+        name = f"embeddings_hnsw_{int(dim)}"
+        self.run(f"CREATE INDEX IF NOT EXISTS {name} ON embeddings USING hnsw"
+                 f" ((vector::vector({int(dim)})) vector_cosine_ops) WHERE dim = {int(dim)}")
+        self._hnsw.add(dim)
+
+    def put_vectors(self, model: str, dim: int, rows: Sequence[tuple[str, np.ndarray]],
+                    storage: str = "float32") -> None:
+        import numpy as np
+
+        if not rows:
+            return
+        with self.transaction():
+            self._ensure_hnsw(int(dim))
+            self.many("INSERT INTO embeddings(model, text_hash, dim, vector) VALUES (?, ?, ?, ?)"
+                      " ON CONFLICT (model, text_hash) DO UPDATE"
+                      " SET dim = excluded.dim, vector = excluded.vector",
+                      [(model, digest, int(dim), np.asarray(vec, dtype=np.float32))
+                       for digest, vec in rows])
+
+    def chunk_vectors(self, model: str, dim: int) -> tuple[np.ndarray, np.ndarray]:
+        import numpy as np
+
+        def work(conn: psycopg.Connection[Any]) -> tuple[np.ndarray, np.ndarray]:
+            with conn.cursor(binary=True) as cur:
+                self._raw_vectors(cur)
+                cur.execute("SELECT c.id, e.vector FROM chunks c JOIN embeddings e"
+                            " ON e.text_hash = c.text_hash AND e.model = %s AND e.dim = %s"
+                            " AND vector_dims(e.vector) = e.dim ORDER BY c.id", (model, dim))
+                rows = cur.fetchall()
+            ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+            vectors = _decode_vectors([r[1] for r in rows], dim)
+            finite = np.isfinite(vectors).all(axis=1)
+            if not finite.all():
+                ids, vectors = ids[finite], vectors[finite]
+            return ids, vectors
+
+        return self._with_conn(work)  # type: ignore[no-any-return]
+
+    def read_vectors(self, size: int = 2000) -> Iterator[list[tuple[str, str, int, np.ndarray]]]:
+        last = 0
+        while True:
+            def work(conn: psycopg.Connection[Any], after: int = last) -> list[Any]:
+                with conn.cursor(binary=True) as cur:
+                    self._raw_vectors(cur)
+                    cur.execute("SELECT id, model, text_hash, dim, vector FROM embeddings"
+                                " WHERE id > %s AND vector_dims(vector) = dim ORDER BY id"
+                                " LIMIT %s", (after, size))
+                    return cur.fetchall()
+
+            batch = self._with_conn(work)
+            if not batch:
+                return
+            last = int(batch[-1][0])
+            yield [(model, digest, int(dim), _decode_vectors([blob], int(dim))[0])
+                   for _id, model, digest, dim, blob in batch]
+
+    #: Below this many vectors of a model, nearest() scans them all (exact, and faster than
+    #: the HNSW index there; measured, docs/benchmarks.md).
+    HNSW_MIN_VECTORS = 20_000
+
+    def nearest(self, model: str, dim: int, query: np.ndarray, k: int,
+                allowed: Sequence[int] | None = None) -> list[tuple[int, float]] | None:
+        import numpy as np
+
+        vec = np.asarray(query, dtype=np.float32).reshape(-1)
+        if vec.shape[0] != dim or k <= 0:
+            return []
+        d = int(dim)
+        if allowed is not None:
+            ids = [int(i) for i in allowed]
+            if not ids:
+                return []
+            query_sql = (
+                "SELECT c.id, 1 - (e.vector <=> %s) AS score FROM chunks c"
+                " JOIN embeddings e ON e.text_hash = c.text_hash AND e.model = %s"
+                f" AND e.dim = {d} WHERE c.id = ANY(%s) ORDER BY score DESC, c.id LIMIT %s")
+            args: tuple[Any, ...] = (vec, model, ids, int(k))
+            approximate = False
+        else:
+            approximate = self._vector_count(model, d) >= self.HNSW_MIN_VECTORS
+            # The indexed expression when the index is meant to serve, the bare column when
+            # an exact scan is (the planner then cannot use the index).
+            column = f"e.vector::vector({d})" if approximate else "e.vector"
+            query_sql = (
+                "WITH near AS ("
+                f" SELECT e.text_hash, {column} <=> %s::vector({d}) AS distance"
+                f" FROM embeddings e WHERE e.dim = {d} AND e.model = %s"
+                "   AND EXISTS (SELECT 1 FROM chunks c WHERE c.text_hash = e.text_hash)"
+                f" ORDER BY {column} <=> %s::vector({d}) LIMIT %s)"
+                " SELECT c.id, 1 - near.distance FROM near"
+                " JOIN chunks c ON c.text_hash = near.text_hash"
+                " ORDER BY near.distance, c.id LIMIT %s")
+            args = (vec, model, vec, int(k), int(k))
+
+        def work(conn: psycopg.Connection[Any]) -> list[tuple[int, float]]:
+            if approximate:
+                conn.execute("SELECT set_config('hnsw.ef_search', %s, true),"
+                             " set_config('hnsw.iterative_scan', 'relaxed_order', true)",
+                             (str(max(40, 2 * int(k))),))
+            rows = conn.execute(query_sql, args).fetchall()
+            return [(int(i), float(score)) for i, score in rows]
+
+        return self._with_conn(work)  # type: ignore[no-any-return]
+
+    def _vector_count(self, model: str, dim: int) -> int:
+        cache = self._lexical()
+        key = ("vectors", model, dim)
+        if key not in cache:
+            cache[key] = int(self.scalar("SELECT count(*) FROM embeddings WHERE model = ?"
+                                         " AND dim = ?", (model, dim), default=0))
+        return cache[key]  # type: ignore[no-any-return]
+
+    def _side_schema(self) -> str:
+        return f"{self.schema}_rebuild"
+
+    def fresh(self) -> Store:
+        self.discard_fresh()
+        side = self._side_schema()
+        parts = urlsplit(self.target.url)
+        query = [*parse_qsl(parts.query, keep_blank_values=True), ("schema", side)]
+        url = urlunsplit((parts.scheme, parts.netloc, parts.path, urlencode(query),
+                          parts.fragment))
+        return PostgresStore(self.root, url, retry_seconds=self.retry_seconds)
+
+    def replace_with(self, fresh: Store) -> None:
+        """One transaction renames the schemas: every reader sees the old index or the new."""
+        assert isinstance(fresh, PostgresStore)
+        side, live = fresh.schema, self.schema
+        old = f"{live}_old"
+        fresh.close()
+        with self.transaction():
+            # The change token must move for every process's caches: carry the count on.
+            self.run(f"UPDATE {side}.kenning_changes SET n = n + 1 +"
+                     f" (SELECT n FROM {live}.kenning_changes WHERE id = 1) WHERE id = 1")
+            self.run(f"DROP SCHEMA IF EXISTS {old} CASCADE")
+            self.run(f"ALTER SCHEMA {live} RENAME TO {old}")
+            self.run(f"ALTER SCHEMA {side} RENAME TO {live}")
+            self.run(f"DROP SCHEMA {old} CASCADE")
+        self._hnsw.clear()
+        self._lexical_cache = {}
+
+    def discard_fresh(self) -> None:
+        self.run(f"DROP SCHEMA IF EXISTS {self._side_schema()} CASCADE")
 
     # == graph, memory, health ===========================================================
 
