@@ -277,6 +277,7 @@ class _Tx:
     """The calling thread's open transaction."""
 
     conn: psycopg.Connection[Any] | None = None
+    pool: Any = None
     depth: int = 0
     log: list[_Entry] = field(default_factory=list)
     replayable: bool = True
@@ -284,6 +285,7 @@ class _Tx:
     token: str = ""
 
 
+_BORROW_SECONDS = 2.0  # how long one attempt waits for a pooled connection
 _LOG_LIMIT = 200_000  # statements kept for replay; a larger transaction is not replayed
 
 
@@ -358,6 +360,7 @@ class PostgresStore(Store):
         self._closed = False
         self._commits = 0
         self._lexical_cache: dict[Any, Any] = {}
+        self._pool_lock = threading.Lock()
         self._vector_info: Any = None
         self._hnsw: set[int] = set()
         self._ext_schema = "public"
@@ -375,12 +378,8 @@ class PostgresStore(Store):
         self._conninfo = psycopg.conninfo.make_conninfo(
             self.target.url, application_name=self._app,
             options=f"-c search_path={self.schema},{self._ext_schema}")
-        self._pool = psycopg_pool.ConnectionPool(
-            self._conninfo, min_size=1, max_size=pool_size, open=False,
-            kwargs={"autocommit": True}, configure=self._configure,
-            name=f"kenning-{self.schema}", timeout=max(self.retry_seconds, 1.0),
-            reconnect_timeout=0)
-        self._pool.open(wait=False)
+        self._pool_size = pool_size
+        self._pool = self._make_pool()
 
     # -- connections ----------------------------------------------------------------------------
 
@@ -392,6 +391,26 @@ class PostgresStore(Store):
             raise KenningError(f"cannot connect to {self.describe()}: {_first_line(exc)}; "
                                "check the database URL and that the server is running"
                                ) from None
+
+    def _make_pool(self) -> psycopg_pool.ConnectionPool[Any]:
+        pool: psycopg_pool.ConnectionPool[Any] = psycopg_pool.ConnectionPool(
+            self._conninfo, min_size=1, max_size=self._pool_size, open=False,
+            kwargs={"autocommit": True}, configure=self._configure,
+            name=f"kenning-{self.schema}", timeout=_BORROW_SECONDS,
+            reconnect_timeout=max(self.retry_seconds, 1.0))
+        pool.open(wait=False)
+        return pool
+
+    def _renew_pool(self) -> None:
+        """After the pool could not lend a connection: if the server accepts one now, the pool
+        is only waiting out its reconnection backoff, so a new pool takes its place."""
+        try:
+            psycopg.connect(self._conninfo, connect_timeout=2).close()
+        except psycopg.Error:
+            return  # still down: keep waiting
+        with self._pool_lock:
+            old, self._pool = self._pool, self._make_pool()
+        threading.Thread(target=old.close, kwargs={"timeout": 5.0}, daemon=True).start()
 
     def _configure(self, conn: psycopg.Connection[Any]) -> None:
         conn.adapters.register_dumper(bool, _BoolAsInt)
@@ -408,9 +427,12 @@ class PostgresStore(Store):
         if time.monotonic() >= deadline or self._closed:
             raise exc
         log.info("postgres: %s; retrying", _first_line(exc))
-        with contextlib.suppress(Exception):
-            self._pool.check()
         time.sleep(min(0.05 * 2 ** attempt, 1.0, max(0.0, deadline - time.monotonic())))
+        if isinstance(exc, psycopg_pool.PoolTimeout):
+            self._renew_pool()
+        else:
+            with contextlib.suppress(Exception):
+                self._pool.check()
 
     def _tx(self) -> _Tx:
         tx = getattr(self._local, "tx", None)
@@ -495,8 +517,9 @@ class PostgresStore(Store):
     def _begin(self, tx: _Tx) -> None:
         """A connection for the thread's transaction, BEGIN, the write lock, then the
         statements run so far (each must give the result it gave before)."""
-        conn = self._pool.getconn()
-        tx.conn = conn
+        pool = self._pool
+        conn = pool.getconn()
+        tx.conn, tx.pool = conn, pool
         conn.execute(f"BEGIN; SELECT pg_advisory_xact_lock({LOCK_WRITE}, {self.key})")
         for entry in tx.log:
             query, params = entry.query, entry.params
@@ -517,7 +540,7 @@ class PostgresStore(Store):
             with contextlib.suppress(Exception):
                 conn.close()
             with contextlib.suppress(Exception):
-                self._pool.putconn(conn)
+                (tx.pool or self._pool).putconn(conn)
 
     def _reopen(self, tx: _Tx, exc: BaseException, deadline: float, attempt: int) -> None:
         """After a transient failure inside a transaction: a new one, replayed to where the old
@@ -596,7 +619,7 @@ class PostgresStore(Store):
             self._drop(tx)
             return
         tx.conn = None
-        self._pool.putconn(conn)
+        (tx.pool or self._pool).putconn(conn)
 
     def _commit_sql(self, tx: _Tx) -> str:
         if not tx.wrote:
@@ -629,7 +652,7 @@ class PostgresStore(Store):
                 attempt += 1
                 continue
             tx.conn = None
-            self._pool.putconn(conn)
+            (tx.pool or self._pool).putconn(conn)
             return
 
     def _committed(self, token: str, pid: int, deadline: float) -> bool:
