@@ -851,15 +851,28 @@ class PostgresStore(Store):
         return self.scalar("SELECT n FROM kenning_changes WHERE id = 1", default=0)
 
     @contextlib.contextmanager
-    def _session_lock(self, cls: int, wait: float, busy: Callable[[str], str]
+    def _session_lock(self, cls: int, wait: float, busy: Callable[[str], Exception]
                       ) -> Iterator[None]:
-        """Hold a session-level advisory lock on a connection of its own (the server releases
-        it when that session dies); poll for up to ``wait`` seconds (at least half a second)."""
-        try:
-            conn = psycopg.connect(self._conninfo, autocommit=True, connect_timeout=10)
-        except psycopg.Error as exc:
-            raise KenningError(f"cannot connect to {self.describe()}: {_first_line(exc)}"
-                               ) from None
+        """Hold a session-level advisory lock on a pooled connection kept for the purpose (the
+        server releases it when that session dies); poll for up to ``wait`` seconds (at least
+        half a second)."""
+        deadline = self._deadline()
+        attempt = 0
+        while True:
+            pool = self._pool
+            conn: psycopg.Connection[Any] | None = None
+            try:
+                conn = pool.getconn()
+                conn.execute("SELECT 1")
+                break
+            except (psycopg.Error, psycopg_pool.PoolTimeout) as exc:
+                if conn is not None:
+                    conn.close()
+                    pool.putconn(conn)
+                if isinstance(exc, psycopg.Error) and not is_transient(exc):
+                    raise self._explain(exc) from exc
+                self._pause(attempt, deadline, exc)
+            attempt += 1
         try:
             deadline = time.monotonic() + max(wait, 0.5)
             while True:
@@ -868,15 +881,17 @@ class PostgresStore(Store):
                 if got and got[0]:
                     break
                 if time.monotonic() >= deadline:
-                    raise IndexBusy(busy(self._holder(conn, cls)))
+                    raise busy(self._holder(conn, cls))
                 time.sleep(0.1)
             try:
                 yield
             finally:
-                with contextlib.suppress(psycopg.Error):
+                try:
                     conn.execute("SELECT pg_advisory_unlock(%s, %s)", (cls, self.key))
+                except psycopg.Error:
+                    conn.close()  # the session, and the lock with it, is gone either way
         finally:
-            conn.close()
+            pool.putconn(conn)
 
     def _holder(self, conn: psycopg.Connection[Any], cls: int) -> str:
         row = conn.execute(
@@ -894,8 +909,8 @@ class PostgresStore(Store):
     def writer_lock(self, *, wait: float = 0.0) -> Iterator[None]:
         with self._session_lock(
                 LOCK_INDEX, wait,
-                lambda who: f"another kenning process is writing the index{who}; wait for it to "
-                            "finish or pass --wait SECONDS"):
+                lambda who: IndexBusy(f"another kenning process is writing the index{who}; wait "
+                                      "for it to finish or pass --wait SECONDS")):
             yield
 
     def lock_held(self) -> bool:
@@ -1191,14 +1206,21 @@ class PostgresStore(Store):
 
     # == graph, memory, health ===========================================================
 
+    def expected_schema_version(self) -> int:
+        return schema_mod.SCHEMA_VERSION
+
     # == team: locks, tokens, audit, doctor ==============================================
 
     @contextlib.contextmanager
-    def vault_write_lock(self, *, wait: float = 30.0) -> Iterator[None]:
-        """Hold the vault's Markdown write lock (team mode: one writer across processes)."""
+    def vault_write_lock(self, *, wait: float = 60.0) -> Iterator[None]:
+        """Hold the vault write lock (one writer of pages at a time across every process and
+        host serving this vault): a session advisory lock keyed by the schema."""
+        from kenning.vault.writes import WriteBusy
+
         with self._session_lock(
                 LOCK_VAULT, wait,
-                lambda who: f"another kenning process is writing the vault{who}; try again"):
+                lambda who: WriteBusy(f"another kenning process held the vault write lock for "
+                                      f"{wait:g} s{who}; try again")):
             yield
 
     def vault_lock_held(self) -> bool:
