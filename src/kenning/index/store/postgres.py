@@ -1116,9 +1116,12 @@ class PostgresStore(Store):
             yield [(model, digest, int(dim), _decode_vectors([blob], int(dim))[0])
                    for _id, model, digest, dim, blob in batch]
 
-    #: Below this many vectors of a model, nearest() scans them all (exact, and faster than
-    #: the HNSW index there; measured, docs/benchmarks.md).
+    #: Below this many vectors of a model, nearest() answers None: the caller's in-process
+    #: matrix (exact, a few milliseconds) beats any server-side search there; above, the HNSW
+    #: index serves (measured: docs/benchmarks.md, bench/pg_vectors.py).
     HNSW_MIN_VECTORS = 20_000
+    #: hnsw.ef_search: the candidate list of an index scan (recall against latency).
+    HNSW_EF_SEARCH = 400
 
     def nearest(self, model: str, dim: int, query: np.ndarray, k: int,
                 allowed: Sequence[int] | None = None) -> list[tuple[int, float]] | None:
@@ -1129,36 +1132,49 @@ class PostgresStore(Store):
             return []
         d = int(dim)
         if allowed is not None:
+            # A few chunks: scan exactly those.
             ids = [int(i) for i in allowed]
             if not ids:
                 return []
-            query_sql = (
+            return self._nearest(
                 "SELECT c.id, 1 - (e.vector <=> %s) AS score FROM chunks c"
                 " JOIN embeddings e ON e.text_hash = c.text_hash AND e.model = %s"
-                f" AND e.dim = {d} WHERE c.id = ANY(%s) ORDER BY score DESC, c.id LIMIT %s")
-            args: tuple[Any, ...] = (vec, model, ids, int(k))
-            approximate = False
-        else:
-            approximate = self._vector_count(model, d) >= self.HNSW_MIN_VECTORS
-            # The indexed expression when the index is meant to serve, the bare column when
-            # an exact scan is (the planner then cannot use the index).
-            column = f"e.vector::vector({d})" if approximate else "e.vector"
-            query_sql = (
-                "WITH near AS ("
-                f" SELECT e.text_hash, {column} <=> %s::vector({d}) AS distance"
-                f" FROM embeddings e WHERE e.dim = {d} AND e.model = %s"
-                "   AND EXISTS (SELECT 1 FROM chunks c WHERE c.text_hash = e.text_hash)"
-                f" ORDER BY {column} <=> %s::vector({d}) LIMIT %s)"
-                " SELECT c.id, 1 - near.distance FROM near"
-                " JOIN chunks c ON c.text_hash = near.text_hash"
-                " ORDER BY near.distance, c.id LIMIT %s")
-            args = (vec, model, vec, int(k), int(k))
+                f" AND e.dim = {d} WHERE c.id = ANY(%s) ORDER BY score DESC, c.id LIMIT %s",
+                (vec, model, ids, int(k)), None)
+        if self._vector_count(model, d) < self.HNSW_MIN_VECTORS:
+            return None
+        # The indexed expression, so the HNSW index serves the ORDER BY; vectors no chunk
+        # uses any more (old texts) are skipped by the iterative scan.
+        return self._nearest(
+            "WITH near AS ("
+            f" SELECT e.text_hash, e.vector::vector({d}) <=> %s::vector({d}) AS distance"
+            f" FROM embeddings e WHERE e.dim = {d} AND e.model = %s"
+            "   AND EXISTS (SELECT 1 FROM chunks c WHERE c.text_hash = e.text_hash)"
+            f" ORDER BY e.vector::vector({d}) <=> %s::vector({d}) LIMIT %s)"
+            " SELECT c.id, 1 - near.distance FROM near"
+            " JOIN chunks c ON c.text_hash = near.text_hash"
+            " ORDER BY near.distance, c.id LIMIT %s",
+            (vec, model, vec, int(k), int(k)), max(self.HNSW_EF_SEARCH, 2 * int(k)))
 
+    def nearest_exact(self, model: str, dim: int, query: np.ndarray, k: int
+                      ) -> list[tuple[int, float]]:
+        """Top ``k`` by a full scan on the server (what the index is measured against)."""
+        import numpy as np
+
+        d = int(dim)
+        vec = np.asarray(query, dtype=np.float32).reshape(-1)
+        return self._nearest(  # type: ignore[return-value]
+            "SELECT c.id, 1 - (e.vector <=> %s) AS score FROM chunks c"
+            " JOIN embeddings e ON e.text_hash = c.text_hash AND e.model = %s"
+            f" AND e.dim = {d} ORDER BY score DESC, c.id LIMIT %s", (vec, model, int(k)), None)
+
+    def _nearest(self, query_sql: str, args: tuple[Any, ...], ef_search: int | None
+                 ) -> list[tuple[int, float]]:
         def work(conn: psycopg.Connection[Any]) -> list[tuple[int, float]]:
-            if approximate:
+            if ef_search:
                 conn.execute("SELECT set_config('hnsw.ef_search', %s, true),"
                              " set_config('hnsw.iterative_scan', 'relaxed_order', true)",
-                             (str(max(40, 2 * int(k))),))
+                             (str(ef_search),))
             rows = conn.execute(query_sql, args).fetchall()
             return [(int(i), float(score)) for i, score in rows]
 
