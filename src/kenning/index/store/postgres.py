@@ -331,6 +331,11 @@ def _decode_vectors(blobs: list[bytes], dim: int) -> np.ndarray:
     return raw[:, 4:].copy().view(">f4").astype(np.float32).reshape(len(blobs), dim)
 
 
+def _saturate(tf: str, norm: str) -> str:
+    """BM25's term-frequency part, tf * (k1 + 1) / (tf + k1 * norm), as SQL."""
+    return f"(({tf}) * 2.2 / (({tf}) + 1.2 * {norm}))"
+
+
 def _digest(rows: Any) -> Any:
     try:
         return hash(rows) if not isinstance(rows, list) else hash(tuple(rows))
@@ -978,6 +983,11 @@ class PostgresStore(Store):
             cache["stats"] = (int(row[0]), float(row[1])) if row else (0, 0.0)
         return cache["stats"]  # type: ignore[no-any-return]
 
+    #: A clause matching more chunks than this is "common": the chunks ranked are those
+    #: matching a rarer clause (a common word adds to their score but does not make a chunk a
+    #: candidate), and when every clause is common, this many of their chunks.
+    LEXICAL_CANDIDATES = 2000
+
     def match_chunks(self, query: TextQuery, *, where: str = "", params: Params = (),
                      limit: int = 200) -> list[tuple[int, int, int, str, float]]:
         if query.empty:
@@ -985,34 +995,46 @@ class PostgresStore(Store):
         clauses = ([(t, "match") for t in (*query.terms, *query.phrases)]
                    + [(r, "cjk") for r in query.cjk])
         cache = self._lexical()
-        normal = self._normalised(cache, clauses)
-        parts = [(text, count) for text, count in normal if text]
-        if not parts:
+        parts = [(text, count) for text, count in self._normalised(cache, clauses) if text]
+        if not parts or (query.all_terms and len(parts) < len(clauses)):
             return []
         total, avglen = self._table_stats(cache)
-        lex: list[str] = []
-        cls: list[int] = []
-        kinds: list[int] = []
-        idf: list[float] = []
-        for number, (text, count) in enumerate(parts, start=1):
-            idf.append(_idf(total, count))
-            for word, prefix, weights in _LEXEMES.findall(text):
-                lex.append(word.replace("''", "'"))
-                cls.append(number)
-                kinds.append(2 if prefix else 1 if weights == "D" else 0)
-        joined = (" & " if query.all_terms else " | ").join(f"( {t} )" for t, _ in parts)
+        join = " & " if query.all_terms else " | "
+        everything = join.join(f"( {t} )" for t, _ in parts)
+        cap = self.LEXICAL_CANDIDATES
+        rare = [t for t, n in parts if n <= cap]
+        if query.all_terms or not rare:
+            candidates, capped = everything, not query.all_terms or min(
+                n for _, n in parts) > cap
+        else:
+            candidates, capped = " | ".join(f"( {t} )" for t in rare), False
+        # Each clause: idf * BM25's saturated term frequency (k1 = 1.2, b = 0.75), the
+        # frequency read by ts_rank with the column weights (one body hit about 1, a title hit
+        # 5) and the chunk's length (distinct words) against the average.
+        top = max(WEIGHTS)
+        ts_weights = ",".join(repr(w / top) for w in reversed(WEIGHTS))  # D, C, B, A
+        ranks = ", ".join(f"ts_rank('{{{ts_weights}}}'::real[], f.tsv, CAST(? AS tsquery), 0)"
+                          f" AS r{n}" for n in range(len(parts)))
+        norm = f"1.2 * (0.25 + 0.75 * m.len / {max(avglen, 1.0)!r})"
+        score = " + ".join(
+            f"{_idf(total, count)!r} * ({top!r} * m.r{n} * 2.2 / ({top!r} * m.r{n} + {norm}))"
+            for n, (_text, count) in enumerate(parts))
+        source = ("(SELECT * FROM chunks_fts WHERE tsv @@ CAST(? AS tsquery) LIMIT "
+                  f"{int(cap)})" if capped else "chunks_fts")
         rows = self.rows(
             f"""
-            SELECT c.id, c.page_id, c.start_line, c.heading,
-                   kenning_bm25(f.tsv, ?, ?, ?, ?, ?, ?) AS score
-            FROM chunks_fts f
-            JOIN chunks c ON c.id = f.rowid
-            JOIN pages p ON p.id = c.page_id
-            WHERE f.tsv @@ CAST(? AS tsquery) {where}
-            ORDER BY score DESC, c.id
+            WITH m AS (
+                SELECT c.id, c.page_id, c.start_line, c.heading, length(f.tsv) AS len, {ranks}
+                FROM {source} f
+                JOIN chunks c ON c.id = f.rowid
+                JOIN pages p ON p.id = c.page_id
+                WHERE f.tsv @@ CAST(? AS tsquery) {where}
+            )
+            SELECT m.id, m.page_id, m.start_line, m.heading, {score} AS score
+            FROM m ORDER BY score DESC, m.id
             LIMIT {int(limit)}
             """,
-            (lex, cls, kinds, idf, WEIGHTS, max(avglen, 1.0), joined, *params))
+            (*[t for t, _ in parts], *([everything] if capped else []), candidates, *params))
         return [(int(a), int(b), int(c), d, float(e)) for a, b, c, d, e in rows]
 
     def match_counts(self, terms: Sequence[str], cjk: Sequence[str] = ()) -> dict[str, int]:

@@ -67,35 +67,6 @@ def _v1(s: str) -> str:
         LANGUAGE sql IMMUTABLE PARALLEL SAFE
         RETURN translate(lower(t), '{_ACCENTED}', '{_FOLDED}');
 
-    -- BM25 of one chunk, as FTS5's bm25() computes it (k1 = 1.2, b = 0.75): for each query
-    -- clause k, idf[k] * tf * (k1 + 1) / (tf + k1 * (1 - b + b * len / avglen)), summed; tf is
-    -- the clause's hits weighted by column (wts: A title, B heading, C body, D cjk), a phrase
-    -- counting as its least frequent word; len is the number of distinct lexemes. The clause
-    -- words are (lex, cls, kinds): kind 0 a stemmed word of title/heading/body, 1 a CJK bigram,
-    -- 2 a CJK prefix.
-    CREATE FUNCTION {s}.kenning_bm25(v tsvector, lex TEXT[], cls INTEGER[], kinds INTEGER[],
-                                     idf DOUBLE PRECISION[], wts DOUBLE PRECISION[],
-                                     avglen DOUBLE PRECISION) RETURNS DOUBLE PRECISION
-        LANGUAGE sql IMMUTABLE PARALLEL SAFE
-        RETURN (
-            SELECT COALESCE(sum(idf[t.cl] * t.tf * 2.2
-                                / (t.tf + 1.2 * (0.25 + 0.75 * length(v) / avglen))), 0)
-            FROM (
-                SELECT x.cl, min(x.tf) AS tf FROM (
-                    SELECT q.cl, q.ord,
-                           sum(wts[CASE w WHEN 'A' THEN 1 WHEN 'B' THEN 2 WHEN 'C' THEN 3
-                                    ELSE 4 END]) AS tf
-                    FROM unnest(lex, cls, kinds) WITH ORDINALITY AS q(l, cl, kind, ord)
-                    JOIN unnest(v) AS u
-                      ON CASE WHEN q.kind = 2 THEN starts_with(u.lexeme, q.l)
-                              ELSE u.lexeme = q.l END
-                    CROSS JOIN LATERAL unnest(u.weights) AS w
-                    WHERE (q.kind = 0) = (w <> 'D')
-                    GROUP BY q.cl, q.ord
-                ) AS x GROUP BY x.cl
-            ) AS t
-        );
-
     CREATE TABLE {s}.meta (key TEXT PRIMARY KEY, value TEXT);
 
     CREATE TABLE {s}.files (
