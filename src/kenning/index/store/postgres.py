@@ -1138,9 +1138,10 @@ class PostgresStore(Store):
             yield [(model, digest, int(dim), _decode_vectors([blob], int(dim))[0])
                    for _id, model, digest, dim, blob in batch]
 
-    #: Below this many vectors of a model, nearest() answers None: the caller's in-process
-    #: matrix (exact, a few milliseconds) beats any server-side search there; above, the HNSW
-    #: index serves (measured: docs/benchmarks.md, bench/pg_vectors.py).
+    #: Below this many vectors of a model, nearest() scans them all on the server (exact, and
+    #: as fast as the index there); above, the HNSW index serves (measured: docs/benchmarks.md,
+    #: bench/pg_vectors.py). Either way no process holds the matrix, so a write by another
+    #: process costs no reload.
     HNSW_MIN_VECTORS = 20_000
     #: hnsw.ef_search: the candidate list of an index scan (recall against latency).
     HNSW_EF_SEARCH = 400
@@ -1163,32 +1164,39 @@ class PostgresStore(Store):
                 " JOIN embeddings e ON e.text_hash = c.text_hash AND e.model = %s"
                 f" AND e.dim = {d} WHERE c.id = ANY(%s) ORDER BY score DESC, c.id LIMIT %s",
                 (vec, model, ids, int(k)), None)
-        if self._vector_count(model, d) < self.HNSW_MIN_VECTORS:
-            return None
-        # The indexed expression, so the HNSW index serves the ORDER BY; vectors no chunk
-        # uses any more (old texts) are skipped by the iterative scan.
-        return self._nearest(
-            "WITH near AS ("
-            f" SELECT e.text_hash, e.vector::vector({d}) <=> %s::vector({d}) AS distance"
-            f" FROM embeddings e WHERE e.dim = {d} AND e.model = %s"
-            "   AND EXISTS (SELECT 1 FROM chunks c WHERE c.text_hash = e.text_hash)"
-            f" ORDER BY e.vector::vector({d}) <=> %s::vector({d}) LIMIT %s)"
-            " SELECT c.id, 1 - near.distance FROM near"
-            " JOIN chunks c ON c.text_hash = near.text_hash"
-            " ORDER BY near.distance, c.id LIMIT %s",
-            (vec, model, vec, int(k), int(k)), max(self.HNSW_EF_SEARCH, 2 * int(k)))
+        return self._nearest_chunks(model, d, vec, int(k),
+                                    self._vector_count(model, d) >= self.HNSW_MIN_VECTORS)
+
+    def _nearest_chunks(self, model: str, dim: int, vec: np.ndarray, k: int,
+                        approximate: bool) -> list[tuple[int, float]]:
+        """Top ``k`` chunks: the nearest stored vectors (by the HNSW index when
+        ``approximate``, else a full scan), joined to the chunks that use them; vectors no
+        chunk uses any more (old texts) are skipped by asking for more until ``k`` are found."""
+        column = f"e.vector::vector({dim})" if approximate else "e.vector"
+        want = 2 * k + 10
+        total = self._vector_count(model, dim)
+        while True:
+            rows = self._nearest(
+                "WITH near AS ("
+                f" SELECT e.text_hash, {column} <=> %s::vector({dim}) AS distance"
+                f" FROM embeddings e WHERE e.dim = {dim} AND e.model = %s"
+                f" ORDER BY {column} <=> %s::vector({dim}) LIMIT %s)"
+                " SELECT c.id, 1 - near.distance FROM near"
+                " JOIN chunks c ON c.text_hash = near.text_hash"
+                " ORDER BY near.distance, c.id LIMIT %s",
+                (vec, model, vec, want, k), max(self.HNSW_EF_SEARCH, want) if approximate
+                else None)
+            if len(rows) >= k or want >= total:
+                return rows
+            want *= 4
 
     def nearest_exact(self, model: str, dim: int, query: np.ndarray, k: int
                       ) -> list[tuple[int, float]]:
         """Top ``k`` by a full scan on the server (what the index is measured against)."""
         import numpy as np
 
-        d = int(dim)
         vec = np.asarray(query, dtype=np.float32).reshape(-1)
-        return self._nearest(  # type: ignore[return-value]
-            "SELECT c.id, 1 - (e.vector <=> %s) AS score FROM chunks c"
-            " JOIN embeddings e ON e.text_hash = c.text_hash AND e.model = %s"
-            f" AND e.dim = {d} ORDER BY score DESC, c.id LIMIT %s", (vec, model, int(k)), None)
+        return self._nearest_chunks(model, int(dim), vec, int(k), False)
 
     def _nearest(self, query_sql: str, args: tuple[Any, ...], ef_search: int | None
                  ) -> list[tuple[int, float]]:
