@@ -75,7 +75,7 @@ log = logging.getLogger(__name__)
 #: Kenning's own URL parameters, removed before the URL reaches libpq.
 KENNING_PARAMS = ("schema",)
 VAULT_ID_FILE = "vault-id"
-_SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}\Z")
+_SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,54}\Z")  # 55: room for "_rebuild"
 
 # Advisory lock classes (the first key of pg_advisory_lock(int, int)); the second is the schema.
 LOCK_INDEX = 0x4B4E0001  # the index writer (one indexer at a time)
@@ -200,7 +200,7 @@ def parse_url(root: Path, url: str) -> Target:
         schema = f"kenning_{vault_id(root)[:16]}"
     if not _SCHEMA_NAME.match(schema):
         raise KenningError(f"database URL: schema {schema!r} is not a plain lower-case name "
-                           "(letters, digits, _; at most 63)")
+                           "(letters, digits, _; at most 55)")
     clean = urlunsplit((parts.scheme if parts.scheme != "postgres" else "postgresql",
                         parts.netloc, parts.path, urlencode(rest), parts.fragment))
     try:
@@ -1084,7 +1084,9 @@ class PostgresStore(Store):
             return
         name = f"embeddings_hnsw_{int(dim)}"
         self.run(f"CREATE INDEX IF NOT EXISTS {name} ON embeddings USING hnsw"
-                 f" ((vector::vector({int(dim)})) vector_cosine_ops) WHERE dim = {int(dim)}")
+                 f" ((vector::vector({int(dim)})) vector_cosine_ops)"
+                 f" WITH (m = {int(self.HNSW_M)}, ef_construction = {int(self.HNSW_BUILD)})"
+                 f" WHERE dim = {int(dim)}")
         self._hnsw.add(dim)
 
     def put_vectors(self, model: str, dim: int, rows: Sequence[tuple[str, np.ndarray]],
@@ -1145,6 +1147,9 @@ class PostgresStore(Store):
     HNSW_MIN_VECTORS = 20_000
     #: hnsw.ef_search: the candidate list of an index scan (recall against latency).
     HNSW_EF_SEARCH = 400
+    #: The index's build parameters (m: links per node; ef_construction: candidates per insert).
+    HNSW_M = 16
+    HNSW_BUILD = 64
 
     def nearest(self, model: str, dim: int, query: np.ndarray, k: int,
                 allowed: Sequence[int] | None = None) -> list[tuple[int, float]] | None:
