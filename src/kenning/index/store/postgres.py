@@ -294,7 +294,7 @@ _FOLD = str.maketrans(schema_mod._ACCENTED, schema_mod._FOLDED)
 
 
 def _fold(text: str) -> str:
-    """Lower case with Latin diacritics folded, as the schema's kenning_fold() does."""
+    """Lower case with Latin diacritics folded, as the chunks_fts.tsv expression does."""
     return text.lower().translate(_FOLD)
 
 
@@ -1148,8 +1148,8 @@ class PostgresStore(Store):
     #: hnsw.ef_search: the candidate list of an index scan (recall against latency).
     HNSW_EF_SEARCH = 400
     #: The index's build parameters (m: links per node; ef_construction: candidates per insert).
-    HNSW_M = 16
-    HNSW_BUILD = 64
+    HNSW_M = 24
+    HNSW_BUILD = 200
 
     def nearest(self, model: str, dim: int, query: np.ndarray, k: int,
                 allowed: Sequence[int] | None = None) -> list[tuple[int, float]] | None:

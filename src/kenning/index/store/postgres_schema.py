@@ -5,7 +5,7 @@ PostgreSQL types: ``INTEGER`` → ``BIGINT`` (``mtime_ns`` is nanoseconds), ``RE
 PRECISION``, an ``INTEGER PRIMARY KEY`` → an identity column, a vector ``BLOB`` → pgvector's
 ``vector``. ``chunks_fts`` is a real table whose ``rowid`` column is the chunk id; its generated
 ``tsv`` column holds title (weight A), heading (B) and body (C) stemmed by the schema's own text
-search configuration (``kenning_fts``: Snowball, *no stop words*, Latin diacritics folded, like
+search configuration (``kenning_fts``: Snowball, *no stop words*; Latin diacritics folded, like
 SQLite's ``porter unicode61 remove_diacritics 2``) and the CJK bigram column (D, unstemmed, as
 :mod:`kenning.index.cjk` writes it), with a GIN index.
 
@@ -33,6 +33,13 @@ _ACCENTED = (
 )
 _SPECIAL = {"đ": "d", "ħ": "h", "ı": "i", "ŀ": "l", "ł": "l", "ø": "o", "ŧ": "t"}
 _FOLDED = "".join(_SPECIAL.get(c) or unicodedata.normalize("NFD", c)[0] for c in _ACCENTED)
+
+
+def _fold(column: str) -> str:
+    """A column's text with Latin diacritics folded (lower-cased first: the map is lower case);
+    plain ASCII, most text, skips the fold (translate() costs as much as the stemming)."""
+    return (f"CASE WHEN {column} ~ '[^\\x01-\\x7f]' THEN translate(lower({column}),"
+            f" '{_ACCENTED}', '{_FOLDED}') ELSE COALESCE({column}, '') END")
 
 
 def _bootstrap(schema: str) -> str:
@@ -63,9 +70,6 @@ def _v1(s: str) -> str:
     ALTER TEXT SEARCH CONFIGURATION {s}.kenning_fts
         ALTER MAPPING FOR asciiword, asciihword, hword_asciipart, word, hword, hword_part
         WITH {s}.kenning_stem;
-    CREATE FUNCTION {s}.kenning_fold(t TEXT) RETURNS TEXT
-        LANGUAGE sql IMMUTABLE PARALLEL SAFE
-        RETURN translate(lower(t), '{_ACCENTED}', '{_FOLDED}');
 
     CREATE TABLE {s}.meta (key TEXT PRIMARY KEY, value TEXT);
 
@@ -130,12 +134,9 @@ def _v1(s: str) -> str:
         body TEXT,
         cjk TEXT,
         tsv tsvector GENERATED ALWAYS AS (
-            setweight(to_tsvector('{s}.kenning_fts'::regconfig,
-                                  {s}.kenning_fold(COALESCE(title, ''))), 'A')
-            || setweight(to_tsvector('{s}.kenning_fts'::regconfig,
-                                     {s}.kenning_fold(COALESCE(heading, ''))), 'B')
-            || setweight(to_tsvector('{s}.kenning_fts'::regconfig,
-                                     {s}.kenning_fold(COALESCE(body, ''))), 'C')
+            setweight(to_tsvector('{s}.kenning_fts'::regconfig, {_fold("title")}), 'A')
+            || setweight(to_tsvector('{s}.kenning_fts'::regconfig, {_fold("heading")}), 'B')
+            || setweight(to_tsvector('{s}.kenning_fts'::regconfig, {_fold("body")}), 'C')
             || setweight(to_tsvector('pg_catalog.simple'::regconfig, COALESCE(cjk, '')), 'D')
         ) STORED
     );
