@@ -4,7 +4,8 @@
     .venv/bin/python bench/pg_vectors.py --sizes 2000 5000 10000 20000 50000
 
 For each size: a fresh schema in a throwaway PostgreSQL (tests/pg_harness.py, fsync on), that
-many random unit vectors of 384 dimensions (one chunk each), the HNSW index built after the
+many unit vectors of 384 dimensions (one chunk each; ``--data structured``, the default, or
+``uniform``, generated as bench/ann_crossover.py does), the HNSW index built after the
 load, then top-10 for 50 random queries: the time to read the matrix into the process
 (``chunk_vectors``) and p50 of an in-process numpy scan; p50 of an exact scan on the server
 (``nearest_exact``); p50 and recall@10 (against exact) of the HNSW index
@@ -25,17 +26,14 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))
 sys.path.insert(0, str(HERE.parent / "src"))
+sys.path.insert(0, str(HERE))
 
 import pg_harness  # noqa: E402
+from ann_crossover import make_data  # noqa: E402
 
 from kenning.index.store.postgres import PostgresStore  # noqa: E402
 
 DIM = 384
-
-
-def unit(rng: np.random.Generator, n: int) -> np.ndarray:
-    v = rng.standard_normal((n, DIM)).astype(np.float32)
-    return v / np.linalg.norm(v, axis=1, keepdims=True)
 
 
 def load(store: PostgresStore, vectors: np.ndarray) -> float:
@@ -78,10 +76,12 @@ def main() -> None:
     parser.add_argument("--m", type=int, default=PostgresStore.HNSW_M)
     parser.add_argument("--ef-construction", type=int, default=PostgresStore.HNSW_BUILD)
     parser.add_argument("--ef-search", type=int, nargs="+", default=[40, 100, 400])
+    parser.add_argument("--data", choices=("uniform", "structured"), default="structured",
+                        help="as bench/ann_crossover.py: a clustered 24-d subspace (like real"
+                             " embeddings) or uniform random (HNSW's worst case)")
     args = parser.parse_args()
     PostgresStore.HNSW_M, PostgresStore.HNSW_BUILD = args.m, args.ef_construction
-    print(f"HNSW m={args.m} ef_construction={args.ef_construction}")
-    rng = np.random.default_rng(42)
+    print(f"{args.data} vectors; HNSW m={args.m} ef_construction={args.ef_construction}")
     print(f"{'vectors':>8} {'load s':>7} {'matrix ms':>8} {'numpy':>7} {'server':>9}  "
           "HNSW at each ef_search: p50 ms and recall@10 against exact")
     with pg_harness.temporary_server(durable=True) as server:
@@ -89,9 +89,8 @@ def main() -> None:
             root = Path(tempfile.mkdtemp())
             store = PostgresStore(root, server.url(schema=f"bench_{size}"))
             try:
-                vectors = unit(rng, size)
+                vectors, queries = make_data(args.data, size, args.queries, 42 + size)
                 seconds = load(store, vectors)
-                queries = unit(rng, args.queries)
                 started = time.perf_counter()
                 ids, matrix = store.chunk_vectors("m", DIM)
                 t_load = time.perf_counter() - started
