@@ -29,8 +29,8 @@ def copy_vectors(source: Store, target: Store, storage: str = "float32") -> int:
                 digests = [digest for digest, _ in rows]
                 for part, marks in target.in_batches(digests):
                     have.update(r[0] for r in target.rows(
-                        f"SELECT text_hash FROM embeddings WHERE model = ? AND text_hash IN ({marks})",
-                        (model, *part)))
+                        "SELECT text_hash FROM embeddings"
+                        f" WHERE model = ? AND text_hash IN ({marks})", (model, *part)))
                 new = [(digest, vector) for digest, vector in rows if digest not in have]
                 if new:
                     target.put_vectors(model, dim, new, storage)  # type: ignore[arg-type]

@@ -29,6 +29,8 @@ class SQLiteStore(Store):
         self.path = path or schema.db_path(root)
         try:
             self.conn: sqlite3.Connection = schema.connect(self.path)
+        except schema.SchemaTooNew as exc:
+            raise IndexDamaged(exc.message, clear=lambda: _remove_db_files(self.path)) from exc
         except sqlite3.DatabaseError as exc:
             if not self.path.exists() or isinstance(exc, sqlite3.OperationalError):
                 raise  # locked, read-only, no such folder: not damage
@@ -150,8 +152,8 @@ class SQLiteStore(Store):
         from kenning.index.vectors import decode_vectors
 
         cursor = self.conn.execute(
-            f"SELECT model, text_hash, dim, vector FROM embeddings e"
-            f" WHERE length(e.vector) IN (4 * e.dim, 4 + e.dim) ORDER BY id")
+            "SELECT model, text_hash, dim, vector FROM embeddings e"
+            " WHERE length(e.vector) IN (4 * e.dim, 4 + e.dim) ORDER BY id")
         while batch := cursor.fetchmany(size):
             yield [(model, digest, dim, decode_vectors([blob], dim)[0])
                    for model, digest, dim, blob in batch]
@@ -161,14 +163,17 @@ class SQLiteStore(Store):
             return super().copy_vectors_from(other, storage)
         # SQLite to SQLite: the BLOBs as they are, in one statement (a rebuild's salvage).
         before = self.conn.total_changes
-        self.conn.execute("ATTACH DATABASE ? AS other", (str(other.path),))
         try:
-            with self.transaction():
-                self.conn.execute(
-                    "INSERT OR IGNORE INTO embeddings(model, text_hash, dim, vector)"
-                    " SELECT model, text_hash, dim, vector FROM other.embeddings")
-        finally:
-            self.conn.execute("DETACH DATABASE other")
+            self.conn.execute("ATTACH DATABASE ? AS other", (str(other.path),))
+            try:
+                with self.transaction():
+                    self.conn.execute(
+                        "INSERT OR IGNORE INTO embeddings(model, text_hash, dim, vector)"
+                        " SELECT model, text_hash, dim, vector FROM other.embeddings")
+            finally:
+                self.conn.execute("DETACH DATABASE other")
+        except sqlite3.DatabaseError:
+            return 0  # an old or damaged index: nothing to keep
         return self.conn.total_changes - before
 
     def _fresh_path(self) -> Path:

@@ -16,13 +16,19 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TypeVar
 
-from kenning.errors import IndexBusy
+from kenning.errors import IndexBusy, KenningError
 from kenning.vault.fsio import acquire_flock, flock_held
 from kenning.vault.layout import STATE_DIR
 
 T = TypeVar("T")
 
 DB_NAME = "index.db"
+
+
+class SchemaTooNew(KenningError):
+    """The database was migrated by a newer Kenning than this one."""
+
+
 LOCK_NAME = "index.lock"
 
 
@@ -356,7 +362,7 @@ def migrate(db: sqlite3.Connection) -> None:
     """Apply the migrations the database has not seen yet, each in its own transaction."""
     version = db.execute("PRAGMA user_version").fetchone()[0]
     if version > SCHEMA_VERSION:
-        raise RuntimeError(
+        raise SchemaTooNew(
             f"index schema v{version} is newer than this Kenning (v{SCHEMA_VERSION}); "
             "upgrade Kenning or run `kenning rebuild`"
         )
