@@ -94,9 +94,9 @@ def walk(store: Store, page_id: int, depth: int, direction: str, cond: str,
             UNION
             SELECT {to}, w.depth + 1 FROM walk w JOIN links l ON {on}
             WHERE w.depth < ? AND {cond})
-        SELECT w.id, MIN(w.depth), p.path, p.title, p.type FROM walk w
-        JOIN pages p ON p.id = w.id GROUP BY w.id, p.path, p.title, p.type
-        ORDER BY MIN(w.depth), p.title
+        SELECT w.id, w.depth, p.path, p.title, p.type
+        FROM (SELECT id, MIN(depth) AS depth FROM walk GROUP BY id) w
+        JOIN pages p ON p.id = w.id ORDER BY w.depth, p.title
         """,
         (page_id, depth, *params))
 
