@@ -174,7 +174,7 @@ def bench_size(n: int, generator: Path, out: Path, seed: int, vectors: str = "ra
     walks, reached = [], []
     for page_id in rng.sample(ids, min(50, len(ids))):
         started = time.perf_counter()
-        result = traverse(v.db, page_id, depth=3, direction="out")  # graph's: store at merge
+        result = traverse(v.store, page_id, depth=3, direction="out")
         walks.append((time.perf_counter() - started) * 1000)
         reached.append(len(result.nodes))
 

@@ -375,34 +375,27 @@ class Vault:
         Opening a page is deliberate use: ``record`` notes it in the recall activity.
         """
         from kenning.graph import queries
+        from kenning.index.queries import pages
         from kenning.recall.search import cite
 
         page = self.find(ref)
         if record:
             self.opened(page.path)
-        db = self.db
-        row = db.execute(
-            "SELECT path, title, type, domain, status, summary, date, frontmatter, lines,"
-            " summary_start, summary_end FROM pages WHERE id = ?", (page.id,)).fetchone()
+        store = self.store
+        row = pages.page_detail(store, page.id)
+        assert row is not None
         facts = [
             {"line": r[0], "relation": r[1], "target": r[2], "text": r[3], "valid_from": r[4],
              "valid_to": r[5], "status": r[6], "successor": r[7], "epistemic": r[8],
              "confidence": r[9], "source": r[10], "citation": cite(page.path, r[0], r[0])}
-            for r in db.execute(
-                "SELECT line, relation, target, text, valid_from, valid_to, status, successor,"
-                " epistemic, confidence, source FROM facts WHERE page_id = ? ORDER BY line",
-                (page.id,))]
+            for r in pages.page_facts(store, page.id)]
         timeline = [
             {"line": r[0], "date": r[1], "text": r[2], "source": r[3],
              "citation": cite(page.path, r[0], r[0])}
-            for r in db.execute("SELECT line, date, text, source FROM timeline WHERE page_id = ?"
-                                " ORDER BY date, line", (page.id,))]
-        aliases = [r[0] for r in db.execute(
-            "SELECT name FROM names WHERE page_id = ? AND kind = 'alias' ORDER BY name",
-            (page.id,))]
-        tags = [r[0] for r in db.execute(
-            "SELECT tag FROM tags WHERE page_id = ? ORDER BY norm", (page.id,))]
-        edges = queries.neighbors(db, page.id, direction="both")
+            for r in pages.page_timeline(store, page.id)]
+        aliases = pages.page_aliases(store, page.id)
+        tags = pages.page_tags(store, page.id)
+        edges = queries.neighbors(store, page.id, direction="both")
         return {
             "path": row[0], "title": row[1], "type": row[2], "domain": row[3],
             "status": row[4], "summary": row[5],
@@ -416,10 +409,9 @@ class Vault:
 
     def tags(self) -> dict[str, int]:
         """Every tag in the vault and how many pages carry it, most used first."""
-        rows = self.reader.execute(
-            "SELECT min(tag), count(DISTINCT page_id) FROM tags GROUP BY norm"
-            " ORDER BY count(DISTINCT page_id) DESC, norm").fetchall()
-        return {tag: n for tag, n in rows}
+        from kenning.index.queries import pages
+
+        return dict(pages.tag_counts(self._read_store()))
 
     def read(self, ref: str, *, record: bool = True) -> str:
         """The Markdown text of a page; ``record`` notes the visit in the recall activity."""
@@ -616,12 +608,20 @@ class Vault:
 
     # -- graph -----------------------------------------------------------------------------
 
+    def _read_store(self) -> Store:
+        """The store for queries; raises IndexMissing when the vault was never indexed."""
+        if not self._indexed:
+            if self.store.get_meta("run_started") is None:
+                raise IndexMissing(f"{self.root} has no index yet; run `kenning index` first")
+            self._indexed = True
+        return self.store
+
     def neighbors(self, ref: str, *, rels: Sequence[str] = (), direction: str = "both",
                   as_of: str | None = None, believed_on: str | None = None) -> list[Any]:
         """Typed edges around a page (true on ``as_of``; believed on ``believed_on``)."""
         from kenning.graph import queries
 
-        return queries.neighbors(self.db, self.find(ref).id, rels=_rels(rels),
+        return queries.neighbors(self.store, self.find(ref).id, rels=_rels(rels),
                                  direction=direction, as_of=as_of, believed_on=believed_on)
 
     def traverse(self, ref: str, *, depth: int = 2, rels: Sequence[str] = (),
@@ -630,7 +630,7 @@ class Vault:
         """Pages within ``depth`` steps (clamped to 10)."""
         from kenning.graph import queries
 
-        return queries.traverse(self.db, self.find(ref).id, depth=depth, rels=_rels(rels),
+        return queries.traverse(self.store, self.find(ref).id, depth=depth, rels=_rels(rels),
                                 direction=direction, as_of=as_of, believed_on=believed_on)
 
     def path(self, start: str, end: str, *, max_depth: int = 6, rels: Sequence[str] = (),
@@ -639,7 +639,7 @@ class Vault:
         """A shortest path between two pages."""
         from kenning.graph import queries
 
-        return queries.path(self.db, self.find(start).id, self.find(end).id,
+        return queries.path(self.store, self.find(start).id, self.find(end).id,
                             max_depth=max_depth, rels=_rels(rels), direction=direction,
                             as_of=as_of, believed_on=believed_on)
 
@@ -648,14 +648,15 @@ class Vault:
         """Edges pointing at a page."""
         from kenning.graph import queries
 
-        return queries.backlinks(self.db, self.find(ref).id, rels=_rels(rels), as_of=as_of,
+        return queries.backlinks(self.store, self.find(ref).id, rels=_rels(rels), as_of=as_of,
                                  believed_on=believed_on)
 
     def orphans(self, *, types: Sequence[str] = ()) -> list[Any]:
         """Pages with no links in or out."""
         from kenning.graph import queries
 
-        return queries.orphans(self.reader, types=[vocabulary.entity_type(t) for t in types])
+        return queries.orphans(self._read_store(),
+                               types=[vocabulary.entity_type(t) for t in types])
 
     @_after_write
     def link(self, src: str, rel: str, dst: str, *, remove: bool = False,
@@ -683,6 +684,17 @@ class Vault:
 
     # -- memory writes (kenning.memory; signatures in its docstring) -------------------------
 
+    @property
+    def memory(self) -> Any:
+        """What :mod:`kenning.memory` needs of this vault (a ``memory.common.Context``): the root,
+        the store and config (opened on first use), and a write's re-index and embedding."""
+        from kenning.memory.common import LOCK_WAIT, Context
+
+        return Context(root=self.root, open_store=lambda: self.store,
+                       load_config=lambda: self.config,
+                       index=lambda: self.index(embed=False, wait=LOCK_WAIT),
+                       embed_written=self.embed_written)
+
     @_after_write
     def record(self, entities: list[dict[str, Any]] | None = None,
                relations: list[dict[str, Any]] | None = None,
@@ -692,7 +704,8 @@ class Vault:
         ``key``, an idempotency key: a repeated call with it returns the first result."""
         from kenning.memory import write
 
-        return write.record(self, entities, relations, observations, trusted=trusted, key=key)
+        return write.record(self.memory, entities, relations, observations, trusted=trusted,
+                            key=key)
 
     @_after_write
     def record_decision(self, name: str, domain: str, decided: str, because: str,
@@ -702,8 +715,8 @@ class Vault:
         """A decision page: what was decided, why, and each rejected option with its why."""
         from kenning.memory import write
 
-        return write.record_decision(self, name, domain, decided, because, rejected, date=date,
-                                     source=source, trusted=trusted, key=key)
+        return write.record_decision(self.memory, name, domain, decided, because, rejected,
+                                     date=date, source=source, trusted=trusted, key=key)
 
     @_after_write
     def revise(self, entity: str, observation: str, new_text: str | None = None, *,
@@ -714,8 +727,9 @@ class Vault:
         """Supersede a fact (kept, dated, linked to its successor) with new text or a fact."""
         from kenning.memory import write
 
-        return write.revise(self, entity, observation, new_text, superseded_by=superseded_by,
-                            superseding_entity=superseding_entity, valid_from=valid_from,
+        return write.revise(self.memory, entity, observation, new_text,
+                            superseded_by=superseded_by, superseding_entity=superseding_entity,
+                            valid_from=valid_from,
                             source=source, epistemic_status=epistemic, confidence=confidence,
                             trusted=trusted, key=key)
 
@@ -726,7 +740,7 @@ class Vault:
         """Mark a fact invalidated (kept, dated; the reason goes on the timeline)."""
         from kenning.memory import write
 
-        return write.invalidate(self, entity, observation, reason=reason, source=source,
+        return write.invalidate(self.memory, entity, observation, reason=reason, source=source,
                                 trusted=trusted, key=key)
 
     @_after_write
@@ -736,7 +750,8 @@ class Vault:
         """Append a typed bullet (W, B, O, S) to today's daily log."""
         from kenning.memory import write
 
-        return write.retain(self, kind, text, entities, confidence, trusted=trusted, key=key)
+        return write.retain(self.memory, kind, text, entities, confidence, trusted=trusted,
+                            key=key)
 
     @_after_write
     def note(self, text: str, *, title: str | None = None, trusted: bool = True,
@@ -744,7 +759,7 @@ class Vault:
         """A quick free note under ``notes/``."""
         from kenning.memory import write
 
-        return write.note(self, text, title=title, trusted=trusted, key=key)
+        return write.note(self.memory, text, title=title, trusted=trusted, key=key)
 
     @_after_write
     def delete(self, ref: str, *, trusted: bool = True) -> dict[str, Any]:
@@ -752,21 +767,21 @@ class Vault:
         untrusted (remote) callers."""
         from kenning.memory import write
 
-        return write.delete(self, ref, trusted=trusted)
+        return write.delete(self.memory, ref, trusted=trusted)
 
     def facts(self, entity: str, *, as_of: str | None = None, believed_on: str | None = None,
               history: bool = False) -> dict[str, Any]:
         """An entity's facts: true on ``as_of``, believed on ``believed_on``, or (history) all."""
         from kenning.memory.facts import facts
 
-        return facts(self, entity, as_of=as_of, believed_on=believed_on, history=history)
+        return facts(self.memory, entity, as_of=as_of, believed_on=believed_on, history=history)
 
     def session_start(self, project: str | None = None, *, budget: int = 2000
                       ) -> dict[str, Any]:
         """Core memory, the last handoff and what changed since, within a token budget."""
         from kenning.memory import sessions
 
-        return sessions.session_start(self, project, budget=budget)
+        return sessions.session_start(self.memory, project, budget=budget)
 
     @_after_write
     def session_close(self, transcript: str | list[dict[str, Any]], *,
@@ -775,7 +790,7 @@ class Vault:
         """Export the transcript, record its explicit markers, write the next handoff."""
         from kenning.memory import sessions
 
-        return sessions.session_close(self, transcript, project=project, summary=summary,
+        return sessions.session_close(self.memory, transcript, project=project, summary=summary,
                                       trusted=trusted, key=key)
 
     @_after_write
@@ -783,15 +798,17 @@ class Vault:
         """Fold retained bullets into entity pages; propose edits to memory.md."""
         from kenning.memory import reflect
 
-        return reflect.reflect(self, since, apply=apply)
+        return reflect.reflect(self.memory, since, apply=apply)
 
     # -- health ----------------------------------------------------------------------------
 
     def doctor(self) -> Any:
         """Vault and index health: coverage, interrupted runs, links, aliases, vocabulary."""
-        from kenning.health import check
+        from kenning.health import Subject, check
 
-        return check(self)
+        return check(Subject(root=self.root, config=self.config, open_store=lambda: self.store,
+                             url=database_url(self.root, self.config.database),
+                             embedder=self.embedder, reranker=self.reranker))
 
 
 def _tag_filters(tags: Sequence[str] | str) -> tuple[str, ...]:

@@ -246,6 +246,11 @@ class Store(ABC):
     # == graph, memory, health ===========================================================
     # (layers adds its methods here)
 
+    @abstractmethod
+    def expected_schema_version(self) -> int:
+        """The schema version this Kenning migrates this backend to (``kenning doctor``
+        compares it with :meth:`schema_version`)."""
+
 
 
 

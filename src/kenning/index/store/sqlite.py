@@ -212,6 +212,9 @@ class SQLiteStore(Store):
     # == graph, memory, health ===========================================================
     # (layers adds its methods here)
 
+    def expected_schema_version(self) -> int:
+        return schema.SCHEMA_VERSION
+
 
 
 
