@@ -14,21 +14,22 @@ import functools
 import json
 import math
 import re
-import sqlite3
 import unicodedata
 from collections.abc import Iterable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import Any
 
 from kenning.index.chunking import heading_at
-from kenning.index.cjk import HAS_CJK, query_words, run_to_fts, split_query
+from kenning.index.cjk import HAS_CJK, query_words, split_query
 from kenning.index.indexer import norm_name
+from kenning.index.queries import recall as recall_sql
+from kenning.index.store.base import Store, TextQuery
+from kenning.recall import dense as dense_arm
 from kenning.recall import when
+from kenning.recall.dense import DenseArm
 
-# Column weights for bm25(): title (with aliases), heading, body, cjk bigrams.
-BM25_WEIGHTS = (5.0, 2.0, 1.0, 1.0)
 CANDIDATE_CHUNKS = 200
 POOL_PAGES = 30  # pages whose evidence is read first; more when the ranking needs them
 ALL_TERMS_ENOUGH = 10  # pages matching every term below which any term may match
@@ -169,12 +170,9 @@ class Query:
         """True when nothing searchable is left."""
         return not (self.terms or self.phrases or self.cjk)
 
-    def fts(self, *, all_terms: bool = False) -> str:
-        """The FTS5 MATCH expression: any term (default) or every term."""
-        join = " AND " if all_terms else " OR "
-        clauses = [f'{{title heading body}} : "{t}"' for t in (*self.terms, *self.phrases)]
-        clauses += [f"{{title cjk}} : {run_to_fts(r)}" for r in self.cjk]
-        return join.join(clauses)
+    def text_query(self, *, all_terms: bool = False) -> TextQuery:
+        """The query as the store matches it: any term (default) or every term."""
+        return TextQuery(self.terms, self.phrases, self.cjk, all_terms)
 
     @property
     def size(self) -> int:
@@ -221,19 +219,6 @@ class Signals:
     spread_depth: int = 10
 
 
-@dataclass(frozen=True)
-class DenseArm:
-    """The dense side of a search: the vector matrix and the query vector (or its Future)."""
-
-    matrix: Any
-    query: Any
-    ann: Any = None  # an HNSW index over the matrix, for very large vaults
-
-    def vector(self) -> Any:
-        """The query vector, waiting for it if it is still being embedded."""
-        return self.query.result() if hasattr(self.query, "result") else self.query
-
-
 class Results(list):  # type: ignore[type-arg]
     """Ranked results, plus how they were found (mode actually used, vector coverage, notes)."""
 
@@ -242,7 +227,7 @@ class Results(list):  # type: ignore[type-arg]
     notes: list[str]
 
 
-def search(db: sqlite3.Connection, text: str, *, filters: Filters = Filters(), limit: int = 10,
+def search(store: Store, text: str, *, filters: Filters = Filters(), limit: int = 10,
            mode: str = "lexical", dense: DenseArm | None = None, signals: Signals = Signals(),
            activity: dict[str, str] | None = None, today: str | None = None,
            explain: bool = False, budget: int | None = None, group: str = "page",
@@ -254,77 +239,136 @@ def search(db: sqlite3.Connection, text: str, *, filters: Filters = Filters(), l
     ``group="page"`` returns one result per page with its best chunks (for reading);
     ``group="chunk"`` one result per chunk, best passages first, at most ``passages_per_page``
     from a page (for filling a context window: the budget goes to the best evidence first).
+
+    The stages: parse the query; rank candidate chunks in each arm; fuse the arms (then weigh
+    speakers, rerank); score the pages (coverage, signals, citations and highlights) in a pool
+    that grows until the ranking is settled; fill the budget.
     """
     if group not in ("page", "chunk"):
         raise ValueError(f"group must be page or chunk, not {group!r}")
+    if mode not in ("lexical", "dense", "hybrid"):
+        raise ValueError(f"search mode must be lexical, dense or hybrid, not {mode!r}")
     shown, wanted_results = group, limit
-    if budget:
-        # A budget is filled with passages, best first, whatever the grouping: one page result
-        # with two hits left most of a long transcript's evidence out (docs/decisions.md). The
-        # passages are ranked as with -g chunk, more of them than results shown, and grouped
-        # under their page afterwards when results are pages.
-        group = "chunk"
-        limit = max(limit, min(CANDIDATE_CHUNKS, budget // BUDGET_PER_PASSAGE))
-    per_page = max(3, signals.chunks_per_page if group == "page" else signals.passages_per_page)
-    if budget:
-        per_page = max(per_page, BUDGET_PASSAGES_PER_PAGE)
+    group, limit, per_page = _result_shape(group, limit, budget, signals)
     out = Results()
     out.notes, out.mode = [], mode
     query = parse_query(text)
-    if mode not in ("lexical", "dense", "hybrid"):
-        raise ValueError(f"search mode must be lexical, dense or hybrid, not {mode!r}")
     if mode != "lexical" and dense is None:
         out.notes.append("no vectors available: searched lexically")
         mode = out.mode = "lexical"
     if query.empty and mode == "lexical":
         return out
     where, params = _filter_sql(filters)
-    fts = query.fts()
 
-    # Each arm ranks chunks: (chunk id, page id, first line, heading, arm score).
-    # The dense arm (wait for the query vector, then a matrix product) runs on a worker thread
-    # while this one runs the lexical SQL: numpy and SQLite both release the GIL, so on two
-    # cores a hybrid search costs about the slower arm, not the sum. The connection stays on
-    # this thread (the worker touches only numpy arrays).
+    arms = _candidates(store, query, mode, dense, where, params, signals)
+    if arms.failure is not None:  # the embedding server went away between two searches
+        out.notes.append(f"{arms.failure}: searched lexically")
+        mode = out.mode = "lexical"
+        if query.empty:
+            return out
+    fused, info = _fuse(store, arms, mode, dense, signals)
+    if signals.speaker_factor != 1.0 and query.terms and fused:
+        _weigh_speakers(store, fused, query, signals.speaker_factor)
+    if reranker is not None:  # the fused order is final here; reranking re-orders its top
+        from kenning.recall.rerank import rerank_fused
+
+        out.notes.extend(rerank_fused(store, text, fused, reranker))
+
+    ranked = _rank_pages(store, text, query, fused, info, where, params, filters=filters,
+                         mode=mode, group=group, limit=limit, per_page=per_page,
+                         signals=signals, activity=activity, today=today, explain=explain)
+    if budget:
+        ranked = _within_budget(store, ranked, budget, wanted_results, by_page=shown == "page")
+        if shown == "page":
+            ranked = _by_page(ranked)
+    out.extend(ranked)
+    return out
+
+
+def _result_shape(group: str, limit: int, budget: int | None, signals: Signals
+                  ) -> tuple[str, int, int]:
+    """(grouping ranked, how many results, passages a page may give) for a search.
+
+    A budget is filled with passages, best first, whatever the grouping: one page result with
+    two hits left most of a long transcript's evidence out (docs/decisions.md). The passages are
+    ranked as with -g chunk, more of them than results shown, and grouped under their page
+    afterwards when results are pages.
+    """
+    if budget:
+        group = "chunk"
+        limit = max(limit, min(CANDIDATE_CHUNKS, budget // BUDGET_PER_PASSAGE))
+    per_page = max(3, signals.chunks_per_page if group == "page" else signals.passages_per_page)
+    if budget:
+        per_page = max(per_page, BUDGET_PASSAGES_PER_PAGE)
+    return group, limit, per_page
+
+
+Rows = list[tuple[int, int, int, str, float]]  # (chunk id, page id, first line, heading, score)
+
+
+@dataclass
+class _Arms:
+    """What each arm ranked: chunk rows best first, the lexical neighbour context, and why the
+    dense arm failed (None when it did not)."""
+
+    lexical: Rows
+    dense: Rows
+    context: dict[int, float]
+    failure: str | None = None
+
+
+def _candidates(store: Store, query: Query, mode: str, dense: DenseArm | None, where: str,
+                params: list[object], signals: Signals) -> _Arms:
+    """Each arm's candidate chunks, best first.
+
+    The dense arm (wait for the query vector, then a matrix product) runs on a worker thread
+    while this one runs the lexical SQL: numpy and SQLite both release the GIL, so on two cores
+    a hybrid search costs about the slower arm, not the sum. The store stays on this thread
+    (the worker touches only numpy arrays).
+    """
     found: Future[list[tuple[int, float]]] | None = None
     if mode != "lexical" and dense is not None:
-        allowed = _allowed_chunks(db, where, params) if where else None
-        found = _worker().submit(_dense_candidates, dense, allowed)
-    lexical: list[tuple[int, int, int, str, float]] = []
+        allowed = dense_arm.allowed_chunks(store, where, params) if where else None
+        found = dense_arm.worker().submit(dense_arm.candidates, dense, allowed)
+    lexical: Rows = []
     if mode != "dense" and not query.empty:
         if query.size > 1:  # AND first, OR only when AND finds too little
-            lexical = _rank_chunks(db, query.fts(all_terms=True), where, params)
+            lexical = _rank_chunks(store, query.text_query(all_terms=True), where, params)
         # A fixed threshold, not the limit: which pass ranks must not depend on how many
         # results were asked for, or the first result would.
         if len({r[1] for r in lexical}) < ALL_TERMS_ENOUGH:
-            lexical = _rank_chunks(db, fts, where, params)
+            lexical = _rank_chunks(store, query.text_query(), where, params)
     context: dict[int, float] = {}
     if mode == "hybrid" and signals.lexical_context_weight:
-        lexical, context = _with_neighbours(db, lexical, signals.lexical_context_weight)
-    dense_rows: list[tuple[int, int, int, str, float]] = []
+        lexical, context = _with_neighbours(store, lexical, signals.lexical_context_weight)
+    arms = _Arms(lexical, [], context)
     if found is not None:
         from kenning.errors import KenningError
 
         try:
-            dense_rows = _chunk_rows(db, found.result())
-        except KenningError as exc:  # the embedding server went away between two searches
-            out.notes.append(f"{exc.message}: searched lexically")
-            mode = out.mode = "lexical"
-            if query.empty:
-                return out
+            arms.dense = _chunk_rows(store, found.result())
+        except KenningError as exc:
+            arms.failure = exc.message
+    return arms
 
+
+def _fuse(store: Store, arms: _Arms, mode: str, dense: DenseArm | None, signals: Signals
+          ) -> tuple[dict[int, dict[str, float]], dict[int, tuple[int, int, str]]]:
+    """Chunk id → its parts (each arm's score and rank, context, ``score``) and chunk id →
+    (page id, first line, heading). Hybrid fuses the arms' ranks (weighted RRF); one arm keeps
+    its own scores."""
     fused: dict[int, dict[str, float]] = {}
     info: dict[int, tuple[int, int, str]] = {}
-    for arm, rows in (("lexical", lexical), ("dense", dense_rows)):
+    for arm, rows in (("lexical", arms.lexical), ("dense", arms.dense)):
         for rank, (chunk_id, page_id, start, heading, score) in enumerate(rows, 1):
             parts = fused.setdefault(chunk_id, {})
             parts[arm] = score
             parts[arm + "_rank"] = rank
             info[chunk_id] = (page_id, start, heading)
-    for chunk_id, near in context.items():
+    for chunk_id, near in arms.context.items():
         fused[chunk_id]["lexical_context"] = near
     if mode == "hybrid" and dense is not None:
-        for chunk_id in _not_embedded(db, dense, lexical):
+        for chunk_id in dense_arm.not_embedded(store, dense, [r[0] for r in arms.lexical]):
             fused[chunk_id]["no_vector"] = 1.0
     for parts in fused.values():
         if mode == "hybrid":
@@ -339,27 +383,30 @@ def search(db: sqlite3.Connection, text: str, *, filters: Filters = Filters(), l
                                                             + parts["lexical_rank"])
         else:
             parts["score"] = parts.get(mode, 0.0)
+    return fused, info
 
-    if signals.speaker_factor != 1.0 and query.terms and fused:
-        _weigh_speakers(db, fused, query, signals.speaker_factor)
-    if reranker is not None:  # the fused order is final here; reranking re-orders its top
-        from kenning.recall.rerank import rerank_fused
 
-        out.notes.extend(rerank_fused(db, text, fused, reranker))
+def _rank_pages(store: Store, text: str, query: Query, fused: dict[int, dict[str, float]],
+                info: dict[int, tuple[int, int, str]], where: str, params: list[object], *,
+                filters: Filters, mode: str, group: str, limit: int, per_page: int,
+                signals: Signals, activity: dict[str, str] | None, today: str | None,
+                explain: bool) -> list[Result]:
+    """The ranked results: pages (or their passages) scored, signalled and cited.
 
+    The costly part (evidence lines, highlights) runs only on a pool of pages, but the ranking
+    must be the one over every candidate, whatever the limit: pages are pooled in the order of
+    a bound on their final score, and the pool grows until no page left out could still reach
+    the last result kept (the threshold algorithm).
+    """
     best: dict[int, list[int]] = {}
     for chunk_id in sorted(fused, key=lambda c: -fused[c]["score"]):
         best.setdefault(info[chunk_id][0], []).append(chunk_id)
-    # The costly part (evidence lines, highlights) runs only on a pool of pages, but the
-    # ranking must be the one over every candidate, whatever the limit: pages are pooled in the
-    # order of a bound on their final score, and the pool grows until no page left out could
-    # still reach the last result kept (the threshold algorithm).
     spread = evidence_spread([fused[chunks[0]]["score"] for chunks in best.values()], signals)
     if group == "chunk":  # a passage's evidence also counts its page's best passage
         spread *= 1.0 + max(0.0, signals.page_weight)
-    ceiling = _score_ceilings(db, best, fused, mode, group, signals, activity, today, text,
+    ceiling = _score_ceilings(store, best, fused, mode, group, signals, activity, today, text,
                               spread)
-    exact = _exact_matches(db, text, where, params)
+    exact = _exact_matches(store, text, where, params)
     for page_id, _ in exact:  # always read in full: outside the pool it would cite its title
         if page_id in ceiling:
             ceiling[page_id] += EXACT_TITLE_BOOST
@@ -370,7 +417,7 @@ def search(db: sqlite3.Connection, text: str, *, filters: Filters = Filters(), l
     while True:
         # A page's score depends on that page alone, so a second round reads only new pages.
         scored.update(_score_pages(
-            db, text, query, order[read:pool], best, fused, info, exact if not read else [],
+            store, text, query, order[read:pool], best, fused, info, exact if not read else [],
             filters=filters, mode=mode, group=group, per_page=per_page, signals=signals,
             activity=activity, today=today, explain=explain, spread=spread))
         read = pool
@@ -378,16 +425,10 @@ def search(db: sqlite3.Connection, text: str, *, filters: Filters = Filters(), l
                                                          signals.page_weight)], limit)
         if pool >= len(order) or (len(ranked) == limit
                                   and ranked[-1].score > ceiling[order[pool]]):
-            break
+            return ranked
         # Every page that could still reach the last result kept, in one more round.
         floor = ranked[-1].score if len(ranked) == limit else -math.inf
         pool = max(pool + 1, sum(1 for pid in order if ceiling[pid] >= floor))
-    if budget:
-        ranked = _within_budget(db, ranked, budget, wanted_results, by_page=shown == "page")
-        if shown == "page":
-            ranked = _by_page(ranked)
-    out.extend(ranked)
-    return out
 
 
 def _ranked(pages: Iterable[Result], fused: dict[int, dict[str, float]], group: str,
@@ -429,7 +470,7 @@ def signal_bonus(factors: dict[str, float], spread: float, signals: Signals) -> 
     return signals.signal_reach * spread * math.log2(product)
 
 
-def _score_ceilings(db: sqlite3.Connection, best: dict[int, list[int]],
+def _score_ceilings(store: Store, best: dict[int, list[int]],
                     fused: dict[int, dict[str, float]], mode: str, group: str,
                     signals: Signals, activity: dict[str, str] | None, today: str | None,
                     text: str, spread: float) -> dict[int, float]:
@@ -440,8 +481,8 @@ def _score_ceilings(db: sqlite3.Connection, best: dict[int, list[int]],
     facts) never raise a score above 1×.
     """
     pids = list(best)
-    meta = _page_meta(db, pids)
-    backlinks = _backlink_counts(db, pids)
+    meta = _page_meta(store, pids)
+    backlinks = _backlink_counts(store, pids)
     named, hinted = when.spans(text), type_hints(text)
     out: dict[int, float] = {}
     for pid in pids:
@@ -485,7 +526,7 @@ def _page_factors(meta: tuple[Any, ...], backlinks: int, signals: Signals,
     return factors
 
 
-def _score_pages(db: sqlite3.Connection, text: str, query: Query, shortlist: list[int],
+def _score_pages(store: Store, text: str, query: Query, shortlist: list[int],
                best: dict[int, list[int]], fused: dict[int, dict[str, float]],
                info: dict[int, tuple[int, int, str]],
                exact: list[tuple[int, tuple[str, str, str | None]]], *, filters: Filters,
@@ -496,11 +537,11 @@ def _score_pages(db: sqlite3.Connection, text: str, query: Query, shortlist: lis
     bonus of their signals (scaled to ``spread``)."""
 
     # Mark the matches only in the chunks that can still make the answer.
-    rarity = _rarity(db, query) if query.size > 1 else {}
+    rarity = _rarity(store, query) if query.size > 1 else {}
     chunk_ids = [c for pid in shortlist for c in best[pid][:per_page]]
-    marked = _highlights(db, query, chunk_ids) if not query.empty else {}
-    plain = _plain_bodies(db, [c for c in chunk_ids if c not in marked])
-    meta = _page_meta(db, shortlist)
+    marked = _highlights(store, query, chunk_ids) if not query.empty else {}
+    plain = _plain_bodies(store, [c for c in chunk_ids if c not in marked])
+    meta = _page_meta(store, shortlist)
     pages: dict[int, Result] = {}
     page_chunks: dict[int, list[Hit]] = {}
     covered: dict[int, set[str]] = {}
@@ -551,7 +592,7 @@ def _score_pages(db: sqlite3.Connection, text: str, query: Query, shortlist: lis
             answer = ""
             if _QUESTION.search(cited.replace(OPEN, "").replace(CLOSE, "")):
                 # A question is evidence only with its answer: cite the line that follows.
-                answer = _line_at(db, page_id, last + 1)
+                answer = _line_at(store, page_id, last + 1)
                 if answer:
                     last += 1
                     snippet = _clip(f"{snippet} {answer}")
@@ -564,17 +605,17 @@ def _score_pages(db: sqlite3.Connection, text: str, query: Query, shortlist: lis
         if page_id not in pages:
             pages[page_id] = Result(path=exact_title[0], title=exact_title[1],
                                     type=exact_title[2], score=0.0)
-            page_chunks[page_id] = _title_hit(db, page_id, text)
+            page_chunks[page_id] = _title_hit(store, page_id, text)
             by_name.add(page_id)
             covered[page_id] = set(wanted)
             meta[page_id] = (*exact_title, 1, None, None, None)
         pages[page_id].exact = True
 
-    sections = _chunk_sections(db, [h.chunk_id for hs in page_chunks.values() for h in hs])
-    backlinks = _backlink_counts(db, list(pages))
+    sections = _chunk_sections(store, [h.chunk_id for hs in page_chunks.values() for h in hs])
+    backlinks = _backlink_counts(store, list(pages))
     named = when.spans(text)
     hinted = type_hints(text)
-    stale = _stale_fact_lines(db, list(pages), filters.as_of or today)
+    stale = _stale_fact_lines(store, list(pages), filters.as_of or today)
     for page_id, result in pages.items():
         hits = sorted(page_chunks[page_id], key=lambda h: -h.score)
         # A chunk matched through the page title alone is no evidence when others are.
@@ -623,7 +664,7 @@ def _score_pages(db: sqlite3.Connection, text: str, query: Query, shortlist: lis
 _TURN = re.compile(r"^\s*(?:[-*]\s+)?\*\*(?:\[[^\]]*\]\s*)?([^*\n:\]]{1,60}?):?\*\*", re.M)
 
 
-def _weigh_speakers(db: sqlite3.Connection, fused: dict[int, dict[str, float]], query: Query,
+def _weigh_speakers(store: Store, fused: dict[int, dict[str, float]], query: Query,
                     factor: float) -> None:
     """Turns spoken by someone the query does not name count ``factor``, when it names one.
 
@@ -632,13 +673,10 @@ def _weigh_speakers(db: sqlite3.Connection, fused: dict[int, dict[str, float]], 
     names no speaker of the candidates, or names them all.
     """
     # Turns live in transcripts (source pages): only their chunks are read.
-    marks = ",".join("?" * len(fused))
-    in_sources = [r[0] for r in db.execute(
-        f"SELECT c.id FROM chunks c JOIN pages p ON p.id = c.page_id WHERE c.id IN ({marks})"
-        " AND p.type = 'source'", list(fused))]
+    in_sources = recall_sql.source_chunks(store, list(fused))
     if not in_sources:
         return
-    bodies = _plain_bodies(db, in_sources)
+    bodies = _plain_bodies(store, in_sources)
     speakers: dict[int, set[str]] = {}
     everyone: set[str] = set()
     terms = set(query.terms)
@@ -660,12 +698,9 @@ def _weigh_speakers(db: sqlite3.Connection, fused: dict[int, dict[str, float]], 
 _QUESTION = re.compile(r"\?\s*(?:\[[^\]]*\]\s*)?$")
 
 
-def _line_at(db: sqlite3.Connection, page_id: int, line: int) -> str:
+def _line_at(store: Store, page_id: int, line: int) -> str:
     """The text of one line of an indexed page ("" when blank, a heading, or past the end)."""
-    row = db.execute(
-        """SELECT c.start_line, f.body FROM chunks c JOIN chunks_fts f ON f.rowid = c.id
-           WHERE c.page_id = ? AND c.start_line <= ? AND c.end_line >= ? LIMIT 1""",
-        (page_id, line, line)).fetchone()
+    row = recall_sql.chunk_at_line(store, page_id, line)
     if row is None:
         return ""
     lines = row[1].split("\n")
@@ -754,7 +789,7 @@ def estimate_tokens(text: str) -> int:
     return max(1, len(text.encode("utf-8")) // 4)
 
 
-def _within_budget(db: sqlite3.Connection, results: list[Result], budget: int, most: int,
+def _within_budget(store: Store, results: list[Result], budget: int, most: int,
                    *, by_page: bool) -> list[Result]:
     """Passages in rank order while their text fits ``budget`` tokens, then each kept passage
     widened by its neighbouring lines while tokens are left (best passages first).
@@ -764,8 +799,9 @@ def _within_budget(db: sqlite3.Connection, results: list[Result], budget: int, m
     of a page that touch are merged into one contiguous range. At most ``most`` results: pages
     when ``by_page`` (a passage of a page past the last one is skipped), else passages.
     """
-    ids = _page_ids(db, {r.path for r in results})
-    starts = {pid: meta[3] or 1 for pid, meta in _page_meta(db, sorted(set(ids.values()))).items()}
+    ids = _page_ids(store, {r.path for r in results})
+    starts = {pid: meta[3] or 1
+              for pid, meta in _page_meta(store, sorted(set(ids.values()))).items()}
     kept: list[Result] = []
     spent = ANSWER_FRAME
     lines: dict[str, dict[int, str]] = {}
@@ -781,20 +817,20 @@ def _within_budget(db: sqlite3.Connection, results: list[Result], budget: int, m
         cache = lines.setdefault(result.path, {})
         lo, hi = max(1, hit.start_line - 4 * LEAD_CONTEXT), hit.end_line + 4 * LEAD_CONTEXT
         if any(n not in cache for n in range(hit.start_line, hit.end_line + 1)):
-            cache.update(_lines_of(db, page_id, lo, hi))
-        text = _range_text(db, page_id, hit.start_line, hit.end_line, cache)
+            cache.update(_lines_of(store, page_id, lo, hi))
+        text = _range_text(store, page_id, hit.start_line, hit.end_line, cache)
         passage = replace(result, hits=[replace(hit, snippet=_plain(text))])
         cost = _cost(passage)
         if spent + cost > budget:
             continue  # a shorter passage further down may still fit
         if LEAD_CONTEXT:
-            wider = _with_context(db, passage, page_id, starts[page_id], cache, LEAD_CONTEXT)
+            wider = _with_context(store, passage, page_id, starts[page_id], cache, LEAD_CONTEXT)
             if spent + _cost(wider) <= budget:
                 passage, cost = wider, _cost(wider)
         spent += cost
         kept.append(passage)
     kept = _merge_touching(kept, lines)
-    _widen(db, kept, ids, lines, budget - ANSWER_FRAME - sum(map(_cost, kept)))
+    _widen(store, kept, ids, lines, budget - ANSWER_FRAME - sum(map(_cost, kept)))
     return kept
 
 
@@ -805,14 +841,14 @@ def _cost(result: Result) -> int:
         h.heading) + HIT_FRAME for h in result.hits) + estimate_tokens(result.title) + PAGE_FRAME
 
 
-def _with_context(db: sqlite3.Connection, passage: Result, page_id: int, body_start: int,
+def _with_context(store: Store, passage: Result, page_id: int, body_start: int,
                   cache: dict[int, str], lines: int) -> Result:
     """The passage with up to ``lines`` non-blank lines of its page before and after it (not
     into the frontmatter, not past a heading)."""
     hit = passage.hits[0]
     lo, hi = max(1, hit.start_line - 4 * lines), hit.end_line + 4 * lines
     if any(n not in cache for n in range(lo, hi + 1)):
-        cache.update(_lines_of(db, page_id, lo, hi))
+        cache.update(_lines_of(store, page_id, lo, hi))
     start, end = hit.start_line, hit.end_line
     for side in (-1, 1):
         n, added = (start if side < 0 else end) + side, 0
@@ -832,29 +868,22 @@ def _plain(text: str) -> str:
     return " ".join(_FIELD.sub("", text).split())
 
 
-def _page_ids(db: sqlite3.Connection, paths: set[str]) -> dict[str, int]:
-    if not paths:
-        return {}
-    marks = ",".join("?" * len(paths))
-    return {r[0]: r[1] for r in db.execute(
-        f"SELECT path, id FROM pages WHERE path IN ({marks})", sorted(paths))}
+def _page_ids(store: Store, paths: set[str]) -> dict[str, int]:
+    return recall_sql.page_ids(store, paths) if paths else {}
 
 
-def _range_text(db: sqlite3.Connection, page_id: int, start: int, end: int,
+def _range_text(store: Store, page_id: int, start: int, end: int,
                 cache: dict[int, str]) -> str:
     """The text of lines ``start..end`` of an indexed page (blank lines left out)."""
     if any(n not in cache for n in range(start, end + 1)):
-        cache.update(_lines_of(db, page_id, start, end))
+        cache.update(_lines_of(store, page_id, start, end))
     return "\n".join(cache[n] for n in range(start, end + 1) if cache.get(n, "").strip())
 
 
-def _lines_of(db: sqlite3.Connection, page_id: int, start: int, end: int) -> dict[int, str]:
+def _lines_of(store: Store, page_id: int, start: int, end: int) -> dict[int, str]:
     """Line number → text for the lines ``start..end`` of a page, from its chunks."""
     out: dict[int, str] = {}
-    for first, body in db.execute(
-            "SELECT c.start_line, f.body FROM chunks c JOIN chunks_fts f ON f.rowid = c.id"
-            " WHERE c.page_id = ? AND c.end_line >= ? AND c.start_line <= ?",
-            (page_id, start, end)):
+    for first, body in recall_sql.chunks_over(store, page_id, start, end):
         for i, line in enumerate((body or "").split("\n")):
             out.setdefault(first + i, line)
     for n in range(start, end + 1):
@@ -886,7 +915,7 @@ def _merge_touching(kept: list[Result], lines: dict[str, dict[int, str]]) -> lis
     return out
 
 
-def _widen(db: sqlite3.Connection, kept: list[Result], ids: dict[str, int],
+def _widen(store: Store, kept: list[Result], ids: dict[str, int],
            lines: dict[str, dict[int, str]], left: int) -> None:
     """Grow kept passages by neighbouring non-blank lines, one line a side in turn, best
     passages first, while ``left`` tokens last: the turns around a hit are often the rest of
@@ -894,11 +923,11 @@ def _widen(db: sqlite3.Connection, kept: list[Result], ids: dict[str, int],
     passage."""
     if left <= 0 or not kept:
         return
-    meta = _page_meta(db, sorted({ids[r.path] for r in kept}))
+    meta = _page_meta(store, sorted({ids[r.path] for r in kept}))
     for result in kept:
         hit = result.hits[0]
         cache = lines[result.path]
-        cache.update(_lines_of(db, ids[result.path], max(1, hit.start_line - 3 * CONTEXT_LINES),
+        cache.update(_lines_of(store, ids[result.path], max(1, hit.start_line - 3 * CONTEXT_LINES),
                                hit.end_line + 3 * CONTEXT_LINES))
     taken = {(r.path, n) for r in kept for n in range(r.hits[0].start_line,
                                                       r.hits[0].end_line + 1)}
@@ -964,7 +993,7 @@ def _inside(hit: Hit, spans: Sequence[int]) -> bool:
     return bool(spans) and all(line in spans for line in range(hit.start_line, hit.end_line + 1))
 
 
-def _stale_fact_lines(db: sqlite3.Connection, page_ids: list[int], as_of: str | None
+def _stale_fact_lines(store: Store, page_ids: list[int], as_of: str | None
                       ) -> dict[int, set[int]]:
     """Lines of facts that do not hold on ``as_of`` (today when searching the present).
 
@@ -973,86 +1002,22 @@ def _stale_fact_lines(db: sqlite3.Connection, page_ids: list[int], as_of: str | 
     """
     if not page_ids:
         return {}
-    marks = ",".join("?" * len(page_ids))
-    dates = ("(valid_from IS NOT NULL AND valid_from > ?) OR (valid_to IS NOT NULL AND"
-             " valid_to < ?)")
     today = date.today().isoformat()
-    if as_of and as_of < today:
-        cond = f"status = 'invalidated' OR {dates}"
-    else:
-        cond = f"status != 'active' OR {dates}"
-    params: list[object] = [as_of or today, as_of or today]
-    out: dict[int, set[int]] = {}
-    for page_id, line in db.execute(
-            f"SELECT page_id, line FROM facts WHERE page_id IN ({marks}) AND ({cond})",
-            (*page_ids, *params)):
-        out.setdefault(page_id, set()).add(line)
-    return out
+    return recall_sql.stale_fact_lines(store, page_ids, as_of or today, today)
 
 
-_WORKER: ThreadPoolExecutor | None = None
-
-
-def _worker() -> ThreadPoolExecutor:
-    global _WORKER
-    if _WORKER is None:
-        _WORKER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kenning-dense")
-    return _WORKER
-
-
-def _dense_candidates(dense: DenseArm, allowed: Any) -> list[tuple[int, float]]:
-    """(chunk id, cosine) of the best chunks by meaning: exact, or through the HNSW index."""
-    from kenning.index.vectors import dense_search
-
-    vector = dense.vector()
-    if dense.ann is not None:
-        return list(dense.ann.search(vector, CANDIDATE_CHUNKS, allowed))
-    return dense_search(dense.matrix, vector, k=CANDIDATE_CHUNKS, allowed=allowed)
-
-
-def _not_embedded(db: sqlite3.Connection, dense: DenseArm,
-                  rows: list[tuple[int, int, int, str, float]]) -> list[int]:
-    """The chunks of ``rows`` that have text worth embedding but no vector in the matrix."""
-    import numpy as np
-
-    matrix = dense.matrix
-    ids = getattr(matrix, "ids", None)
-    if not rows or ids is None or matrix.coverage[0] >= matrix.coverage[1]:
-        return []  # every chunk has its vector: the common case costs nothing
-    wanted = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-    missing = wanted[~np.isin(wanted, ids)].tolist()
-    if not missing:
-        return []
-    marks = ",".join("?" * len(missing))
-    return [r[0] for r in db.execute(f"SELECT id FROM chunks WHERE id IN ({marks})"
-                                     " AND text_hash IS NOT NULL", missing)]
-
-
-def _allowed_chunks(db: sqlite3.Connection, where: str, params: list[object]) -> Any:
-    import numpy as np
-
-    rows = db.execute(f"SELECT c.id FROM chunks c JOIN pages p ON p.id = c.page_id WHERE 1 {where}",
-                      params).fetchall()
-    return np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-
-
-def _chunk_rows(db: sqlite3.Connection, found: list[tuple[int, float]]
+def _chunk_rows(store: Store, found: list[tuple[int, float]]
                 ) -> list[tuple[int, int, int, str, float]]:
     if not found:
         return []
-    marks = ",".join("?" * len(found))
-    info = {r[0]: r[1:] for r in db.execute(
-        f"SELECT id, page_id, start_line, heading FROM chunks WHERE id IN ({marks})",
-        [c for c, _ in found])}
+    info = recall_sql.chunk_rows(store, [c for c, _ in found])
     return [(c, *info[c], score) for c, score in found if c in info]
 
 
-def _plain_bodies(db: sqlite3.Connection, chunk_ids: list[int]) -> dict[int, str]:
+def _plain_bodies(store: Store, chunk_ids: list[int]) -> dict[int, str]:
     if not chunk_ids:
         return {}
-    marks = ",".join("?" * len(chunk_ids))
-    return dict(db.execute(f"SELECT rowid, body FROM chunks_fts WHERE rowid IN ({marks})",
-                           chunk_ids).fetchall())
+    return recall_sql.chunk_bodies(store, chunk_ids)
 
 
 def _whole_chunk(body: str, start: int, body_start: int | None,
@@ -1073,23 +1038,12 @@ def _whole_chunk(body: str, start: int, body_start: int | None,
     return start + lo, start + hi, _clip(text)
 
 
-def _rank_chunks(db: sqlite3.Connection, fts: str, where: str, params: list[object]
+def _rank_chunks(store: Store, query: TextQuery, where: str, params: list[object]
                  ) -> list[tuple[int, int, int, str, float]]:
-    return db.execute(
-        f"""
-        SELECT c.id, c.page_id, c.start_line, c.heading, -bm25(chunks_fts, ?, ?, ?, ?)
-        FROM chunks_fts
-        JOIN chunks c ON c.id = chunks_fts.rowid
-        JOIN pages p ON p.id = c.page_id
-        WHERE chunks_fts MATCH ? {where}
-        ORDER BY bm25(chunks_fts, ?, ?, ?, ?)
-        LIMIT {CANDIDATE_CHUNKS}
-        """,
-        (*BM25_WEIGHTS, fts, *params, *BM25_WEIGHTS),
-    ).fetchall()
+    return store.match_chunks(query, where=where, params=params, limit=CANDIDATE_CHUNKS)
 
 
-def _with_neighbours(db: sqlite3.Connection, rows: list[tuple[int, int, int, str, float]],
+def _with_neighbours(store: Store, rows: list[tuple[int, int, int, str, float]],
                      weight: float) -> tuple[list[tuple[int, int, int, str, float]],
                                              dict[int, float]]:
     """The lexical arm with context: a chunk also scores its best neighbour's BM25 × ``weight``
@@ -1108,9 +1062,7 @@ def _with_neighbours(db: sqlite3.Connection, rows: list[tuple[int, int, int, str
     # A page's chunks are numbered in order when it is indexed, so a neighbour is id ± 1; the
     # page and place are checked, never assumed.
     wanted = sorted({c + d for c in lead for d in (-1, 0, 1)})
-    marks = ",".join("?" * len(wanted))
-    found = db.execute(f"SELECT id, page_id, ord, start_line, heading FROM chunks "
-                       f"WHERE id IN ({marks})", wanted).fetchall()
+    found = recall_sql.chunk_places(store, wanted)
     near: dict[tuple[int, int], float] = {}
     for chunk_id, page_id, place, _, _ in found:
         if chunk_id in lead:
@@ -1127,7 +1079,7 @@ def _with_neighbours(db: sqlite3.Connection, rows: list[tuple[int, int, int, str
             {c: context[c] for c in kept if c in context})
 
 
-def _highlights(db: sqlite3.Connection, query: Query, chunk_ids: list[int]
+def _highlights(store: Store, query: Query, chunk_ids: list[int]
                 ) -> dict[int, tuple[str, str]]:
     """Chunk id → (body, title) with the query's matches marked, for chunks the query matches.
 
@@ -1137,9 +1089,7 @@ def _highlights(db: sqlite3.Connection, query: Query, chunk_ids: list[int]
     """
     if not chunk_ids:
         return {}
-    marks = ",".join("?" * len(chunk_ids))
-    rows = db.execute("SELECT rowid, title, heading, body FROM chunks_fts"
-                      f" WHERE rowid IN ({marks})", chunk_ids).fetchall()
+    rows = recall_sql.chunk_texts(store, chunk_ids)
     stems = {_stem(t) for t in query.terms}
     phrases = [[_stem(w) for w in _WORD.findall(p)] for p in query.phrases]
     out = {}
@@ -1196,63 +1146,15 @@ def _mark(text: str, stems: set[str], phrases: list[list[str]]) -> tuple[str, bo
     return "".join(parts), True
 
 
-def _page_meta(db: sqlite3.Connection, page_ids: list[int]) -> dict[int, tuple[Any, ...]]:
+def _page_meta(store: Store, page_ids: list[int]) -> dict[int, tuple[Any, ...]]:
     """path, title, type, body_start, status, last change, date per page."""
     if not page_ids:
         return {}
-    marks = ",".join("?" * len(page_ids))
-    return {r[0]: tuple(r[1:]) for r in db.execute(
-        f"SELECT id, path, title, type, body_start, status, COALESCE(updated, date), date"
-        f" FROM pages"
-        f" WHERE id IN ({marks})", page_ids)}
+    return recall_sql.page_meta(store, page_ids)
 
 
 def _filter_sql(filters: Filters) -> tuple[str, list[object]]:
-    clauses: list[str] = []
-    params: list[object] = []
-    if filters.types:
-        clauses.append(f"p.type IN ({','.join('?' * len(filters.types))})")
-        params += list(filters.types)
-    if filters.domains:
-        clauses.append(f"p.domain IN ({','.join('?' * len(filters.domains))})")
-        params += list(filters.domains)
-    if filters.folders:
-        ors = []
-        for folder in filters.folders:
-            folder = folder.strip("/")
-            ors.append("(p.path = ? OR substr(p.path, 1, ?) = ?)")
-            params += [folder, len(folder) + 1, folder + "/"]
-        clauses.append("(" + " OR ".join(ors) + ")")
-    if filters.since:
-        clauses.append("p.date >= ?")
-        params.append(filters.since)
-    if filters.until:
-        clauses.append("p.date <= ?")
-        params.append(filters.until)
-    if filters.entity is not None:
-        clauses.append("(p.id = ? OR p.id IN (SELECT origin_id FROM links WHERE"
-                       " resolution = 'resolved' AND (dst_id = ? OR src_id = ?)))")
-        params += [filters.entity] * 3
-    if filters.as_of:
-        clauses.append("(COALESCE(p.created, p.date) IS NULL OR COALESCE(p.created, p.date) <= ?)")
-        params.append(filters.as_of)
-    where, tag_args = tag_sql(filters.tags)
-    return "".join(f" AND {c}" for c in clauses) + where, params + tag_args
-
-
-# A page with the tag or a tag nested in it ("a" matches "a/b"): every string that starts with
-# "a/" sorts between "a/" and "a0" ('0' follows '/'), so the index on norm serves both.
-TAG_CLAUSE = ("p.id IN (SELECT page_id FROM tags WHERE norm = ? OR (norm > ? AND norm < ?))")
-
-
-def tag_sql(tags: Sequence[str]) -> tuple[str, list[object]]:
-    """`` AND …`` clauses on pages ``p`` keeping those with every tag (already cleaned, any
-    case), and their parameters."""
-    params: list[object] = []
-    for tag in tags:
-        norm = tag.casefold()
-        params += [norm, norm + "/", norm + "0"]
-    return "".join(f" AND {TAG_CLAUSE}" for _ in tags), params
+    return recall_sql.filter_sql(filters)
 
 
 def _wanted_terms(query: Query) -> set[str]:
@@ -1271,16 +1173,13 @@ def _marked_terms(marked: str) -> set[str]:
     return out
 
 
-def _rarity(db: sqlite3.Connection, query: Query) -> dict[str, float]:
+def _rarity(store: Store, query: Query) -> dict[str, float]:
     """How telling each query term is (inverse document frequency over chunks)."""
-    total = db.execute("SELECT count(*) FROM chunks").fetchone()[0] or 1
-    out = {}
-    for term in _wanted_terms(query):
-        expr = run_to_fts(term) if term in query.cjk else f'"{term}"'
-        found = db.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?",
-                           (expr,)).fetchone()[0]
-        out[term] = math.log(1 + total / (1 + found))
-    return out
+    total = recall_sql.chunk_count(store) or 1
+    wanted = _wanted_terms(query)
+    found = store.match_counts([t for t in wanted if t not in query.cjk],
+                               [t for t in wanted if t in query.cjk])
+    return {term: math.log(1 + total / (1 + found[term])) for term in wanted}
 
 
 def _evidence(marked: str, start_line: int, query: Query, rarity: dict[str, float],
@@ -1406,32 +1305,24 @@ def _trim_overlapping(hits: list[Hit], texts: dict[int, dict[int, str]]) -> list
     return kept
 
 
-def _exact_matches(db: sqlite3.Connection, text: str, where: str, params: list[object]
+def _exact_matches(store: Store, text: str, where: str, params: list[object]
                    ) -> list[tuple[int, tuple[str, str, str | None]]]:
     norm = norm_name(text)
     if not norm:
         return []
-    rows = db.execute(
-        f"""SELECT DISTINCT p.id, p.path, p.title, p.type FROM names n JOIN pages p
-            ON p.id = n.page_id WHERE n.norm = ? AND n.kind IN ('title', 'alias', 'path')
-            {where}""",
-        (norm, *params)).fetchall()
+    rows = recall_sql.exact_names(store, norm, where, params)
     return [(r[0], (r[1], r[2], r[3])) for r in rows]
 
 
-def _title_hit(db: sqlite3.Connection, page_id: int, name: str) -> list[Hit]:
+def _title_hit(store: Store, page_id: int, name: str) -> list[Hit]:
     """Cite the H1 and summary (else the first line of the body) of a page found by its name
     alone; the hit says ``found="name"`` when no cited line holds the name (a file name, an
     alias)."""
-    row = db.execute("SELECT summary_start, summary_end, summary, title_line, body_start"
-                     " FROM pages WHERE id = ?", (page_id,)).fetchone()
+    row = recall_sql.title_lines(store, page_id)
+    assert row is not None
     start = row[3] or row[4] or 1  # the H1 names the page; the summary under it says what it is
     end = max(start, row[1] or start)
-    chunk = db.execute("SELECT c.id, c.heading, s.sections, c.start_line, f.body FROM chunks c"
-                       " JOIN chunks_fts f ON f.rowid = c.id"
-                       " LEFT JOIN chunk_sections s ON s.chunk_id = c.id WHERE c.page_id = ?"
-                       " AND c.start_line <= ? ORDER BY c.start_line DESC LIMIT 1",
-                       (page_id, start)).fetchone()
+    chunk = recall_sql.chunk_before(store, page_id, start)
     if chunk is None:
         return [Hit(0, start, end, "", 0.0, _clip(row[2] or ""), "name")]
     body = chunk[4].split("\n")
@@ -1449,15 +1340,12 @@ def _title_hit(db: sqlite3.Connection, page_id: int, name: str) -> list[Hit]:
     return [Hit(chunk[0], start, end, heading, 0.0, _clip(text or row[2] or ""), found)]
 
 
-def _chunk_sections(db: sqlite3.Connection, chunk_ids: list[int]
+def _chunk_sections(store: Store, chunk_ids: list[int]
                     ) -> dict[int, tuple[str, list[Any]]]:
     """Chunk id → (heading at its first line, the headings that start inside it)."""
     if not chunk_ids:
         return {}
-    marks = ",".join("?" * len(chunk_ids))
-    return {r[0]: (r[1], json.loads(r[2])) for r in db.execute(
-        "SELECT c.id, c.heading, s.sections FROM chunk_sections s JOIN chunks c"
-        f" ON c.id = s.chunk_id WHERE s.chunk_id IN ({marks})", chunk_ids)}
+    return recall_sql.chunk_sections(store, chunk_ids)
 
 
 def _name_sections(hits: list[Hit], sections: dict[int, tuple[str, list[Any]]]) -> list[Hit]:
@@ -1471,29 +1359,26 @@ def _name_sections(hits: list[Hit], sections: dict[int, tuple[str, list[Any]]]) 
     return out
 
 
-def _backlink_counts(db: sqlite3.Connection, page_ids: list[int]) -> dict[int, int]:
+def _backlink_counts(store: Store, page_ids: list[int]) -> dict[int, int]:
     """Pages linking to each page (resolved links, self-links left out).
 
     Every search needs them for a few hundred candidate pages, and counting a hub's thousands
-    of links each time cost ~17 ms a query at 10k notes; so the whole table is counted once and
-    kept until the database changes (``PRAGMA data_version`` sees other connections' commits,
-    ``total_changes`` this one's)."""
+    of links each time cost ~17 ms a query at 10k notes; so the whole table is counted once per
+    store and kept until :meth:`Store.change_token` says the database changed (a commit by
+    this or any other connection)."""
     if not page_ids:
         return {}
-    version = (db.execute("PRAGMA data_version").fetchone()[0], db.total_changes)
-    cached = _BACKLINKS.get(id(db))
-    if cached is None or cached[0] is not db or cached[1] != version:
-        counts = dict(db.execute(
-            """SELECT dst_id, COUNT(DISTINCT src_id) FROM links
-               WHERE resolution = 'resolved' AND src_id != dst_id AND dst_id IS NOT NULL
-               GROUP BY dst_id""").fetchall())
-        if len(_BACKLINKS) >= 8:  # a server holds one or two connections; tests open many
+    version = store.change_token()
+    cached = _BACKLINKS.get(id(store))
+    if cached is None or cached[0] is not store or cached[1] != version:
+        counts = recall_sql.backlink_counts(store)
+        if len(_BACKLINKS) >= 8:  # a server holds one or two stores; tests open many
             _BACKLINKS.pop(next(iter(_BACKLINKS)))
-        cached = _BACKLINKS[id(db)] = (db, version, counts)
+        cached = _BACKLINKS[id(store)] = (store, version, counts)
     counts = cached[2]
     return {pid: counts[pid] for pid in page_ids if pid in counts}
 
 
-# id(connection) -> (connection, its version when counted, {page id: backlinks}); the
-# connection is kept so a reused id is never mistaken for it.
-_BACKLINKS: dict[int, tuple[sqlite3.Connection, tuple[int, int], dict[int, int]]] = {}
+# id(store) -> (store, its change token when counted, {page id: backlinks}); the store is kept
+# so a reused id is never mistaken for it.
+_BACKLINKS: dict[int, tuple[Store, Any, dict[int, int]]] = {}
