@@ -15,7 +15,8 @@ from typing import Any
 
 from kenning.index.queries import recall as recall_sql
 from kenning.index.store.base import Store
-from kenning.recall.search import cite, estimate_tokens
+from kenning.recall.budget import estimate_tokens
+from kenning.recall.results import cite
 
 _ASKING = re.compile(
     r"^\s*(?:please\s+)?(?:tell\s+me\s+(?:everything\s+)?about|what\s+do\s+(?:we|i|you)\s+know"

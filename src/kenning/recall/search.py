@@ -1,20 +1,21 @@
-"""Lexical recall: BM25 over chunks, grouped by page, with citations to the exact lines.
+"""Recall: lexical (BM25), dense or hybrid search over chunks, grouped by page, cited by line.
 
-The query becomes an FTS5 expression (terms OR'ed, quoted phrases kept, CJK runs rewritten as
-bigram phrases, see index/cjk.py). Chunk scores are grouped by page and weighed by how many
-query terms the page covers (and a date the query names); the page signals (backlinks,
-recency, type, folder) then add a bonus scaled to the query's own spread of evidence, so that
-they break near-ties and never overturn a clear lead (see :func:`signal_bonus`). A page whose
-title or alias *is* the query ranks first.
+The query is parsed (:mod:`kenning.recall.query`) into a structured full-text query the store
+matches and ranks (``Store.match_chunks``: every term first, any term when that finds too
+little); the dense arm (:mod:`kenning.recall.dense`) ranks by meaning; hybrid fuses both by
+rank. Chunk scores are grouped by page and weighed by how many query terms the page covers
+(and a date the query names); the page signals (backlinks, recency, type, folder) then add a
+bonus scaled to the query's own spread of evidence, so that they break near-ties and never
+overturn a clear lead (see :func:`signal_bonus`). A page whose title or alias *is* the query
+ranks first. Evidence lines, highlights and snippets come from :mod:`kenning.recall.citations`;
+filling a token budget is :mod:`kenning.recall.budget`.
 """
 
 from __future__ import annotations
 
-import functools
 import json
 import math
 import re
-import unicodedata
 from collections.abc import Iterable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
@@ -22,13 +23,41 @@ from datetime import date
 from typing import Any
 
 from kenning.index.chunking import heading_at
-from kenning.index.cjk import HAS_CJK, query_words, split_query
 from kenning.index.indexer import norm_name
 from kenning.index.queries import recall as recall_sql
 from kenning.index.store.base import Store, TextQuery
 from kenning.recall import dense as dense_arm
 from kenning.recall import when
+from kenning.recall.budget import (
+    BUDGET_PASSAGES_PER_PAGE,
+    BUDGET_PER_PASSAGE,
+    estimate_tokens,
+    group_by_page,
+    inside_spans,
+    within_budget,
+)
+from kenning.recall.citations import (
+    CLOSE,
+    OPEN,
+    clip,
+    evidence_lines,
+    highlights,
+    holds_words,
+    how_found,
+    marked_terms,
+    term_rarity,
+    trim_overlapping,
+    wanted_terms,
+    whole_chunk,
+)
 from kenning.recall.dense import DenseArm
+from kenning.recall.query import Query, parse_query
+from kenning.recall.results import Hit, Result, Results, cite
+
+# The search's vocabulary lives in its own modules; callers import it from here too.
+__all__ = ["DenseArm", "Filters", "Hit", "Query", "Result", "Results", "Signals", "cite",
+           "estimate_tokens", "evidence_spread", "parse_query", "search", "signal_bonus",
+           "type_hints"]
 
 CANDIDATE_CHUNKS = 200
 POOL_PAGES = 30  # pages whose evidence is read first; more when the ranking needs them
@@ -36,106 +65,6 @@ ALL_TERMS_ENOUGH = 10  # pages matching every term below which any term may matc
 CONTEXT_SOURCES = 50  # the best lexical chunks whose neighbours get lexical context (hybrid)
 EXACT_TITLE_BOOST = 1000.0
 BACKLINK_WEIGHT = 0.05
-SNIPPET_CHARS = 240
-BUDGET_PER_PASSAGE = 25  # tokens: with a budget, ask for about budget / this many passages
-BUDGET_PASSAGES_PER_PAGE = 40  # with a budget a page may give this many passages (not 10)
-HIT_FRAME, PAGE_FRAME, ANSWER_FRAME = 16, 12, 24  # tokens of JSON around a hit, a page, an answer
-LEAD_CONTEXT = 2  # non-blank lines each side a passage takes with it, when they fit
-CONTEXT_LINES = 12  # with budget left over, a passage grows by up to this many lines each side
-OPEN, CLOSE = "\x01", "\x02"
-
-STOPWORDS = frozenset(
-    """a an and are as at be but by did do does for from had has have how i if in into is it its
-    me my of on or our so that the their them then there these they this to was we were what when
-    where which who whom why will with you your about tell show find""".split()
-)
-_TOKEN = re.compile(r"[\w]+(?:[.'’][\w]+)*", re.UNICODE)
-_POSSESSIVE = re.compile(r"['’]s$")  # "Sarah's" asks about Sarah: the term is "sarah"
-_PHRASE = re.compile(r'"([^"]+)"')
-
-
-@dataclass(frozen=True)
-class Hit:
-    """One chunk that matched, cited by the lines that hold the evidence."""
-
-    chunk_id: int
-    start_line: int
-    end_line: int
-    heading: str
-    score: float
-    snippet: str
-    # None when the cited lines hold the query's words; else what found the passage instead:
-    # "name" (the page's title, alias or file name), "heading" (its section heading),
-    # "meaning" (the dense arm alone) or "context" (the words of the passage next to it).
-    found: str | None = None
-
-
-@dataclass
-class Result:
-    """A page that matched, with its best chunks."""
-
-    path: str
-    title: str
-    type: str | None
-    score: float
-    hits: list[Hit] = field(default_factory=list)
-    exact: bool = False
-    backlinks: int = 0
-    matched: list[str] = field(default_factory=list)
-    explain: dict[str, Any] | None = None
-    factor: float = 1.0  # what the page's evidence is worth: coverage × superseded × named date
-    bonus: float = 0.0   # what the page signals add (signal_bonus), in the mode's score units
-
-    @property
-    def citation(self) -> str:
-        """``path#Lstart-Lend`` of the best evidence."""
-        hit = self.hits[0] if self.hits else None
-        return cite(self.path, hit.start_line, hit.end_line) if hit else self.path
-
-    @property
-    def snippet(self) -> str:
-        """The best evidence as one short line of text."""
-        return self.hits[0].snippet if self.hits else ""
-
-    @property
-    def found(self) -> str | None:
-        """How the best evidence was found, when not by the words on its lines (see Hit)."""
-        return self.hits[0].found if self.hits else None
-
-    def to_dict(self) -> dict[str, object]:
-        """JSON-ready form, each item once: the page's name and type, then its evidence, each
-        hit cited ``path#Lstart-Lend`` (so the page's path is in every citation, not beside it).
-
-        Left out when they say nothing: a title that is the file name, no type, a heading's H1
-        when it is the title, a heading that is the previous hit's, ``exact`` when false.
-        Scores, backlinks and matched terms are ranking detail, shown with ``explain``; the
-        order of results is the rank."""
-        out: dict[str, object] = {} if self.hits else {"path": self.path}
-        if self.title != self.path.rsplit("/", 1)[-1].removesuffix(".md"):
-            out["title"] = self.title
-        if self.type:
-            out["type"] = self.type
-        if self.exact:
-            out["exact"] = True
-        if self.explain is not None:
-            out["explain"] = {**self.explain, "backlink_count": self.backlinks,
-                              "matched": self.matched,
-                              "hit_scores": [float(f"{h.score:.4g}") for h in self.hits]}
-        hits: list[dict[str, object]] = []
-        shown = self.title
-        for hit in self.hits:
-            top, _, rest = hit.heading.partition(" > ")
-            heading = rest if top and top in self.title else hit.heading  # the H1 is the title
-            item: dict[str, object] = {"citation": cite(self.path, hit.start_line, hit.end_line)}
-            if heading and heading != shown:
-                item["heading"] = heading
-            shown = heading or shown
-            item["snippet"] = hit.snippet
-            if hit.found:  # how it was found, when not by its words
-                item["found"] = hit.found
-            hits.append(item)
-        out["hits"] = hits
-        return out
 
 
 @dataclass(frozen=True)
@@ -150,47 +79,6 @@ class Filters:
     entity: int | None = None  # page id: only pages that link to it or mention it (or itself)
     as_of: str | None = None   # only pages that existed then; facts judged as of then
     tags: Sequence[str] = ()   # only pages with every one of these tags (or a tag nested in it)
-
-
-def cite(path: str, start: int, end: int) -> str:
-    """A citation a person can open: ``people/sarah.md#L4-L9``."""
-    return f"{path}#L{start}-L{end}"
-
-
-@dataclass(frozen=True)
-class Query:
-    """A parsed query: plain terms, phrases and CJK runs."""
-
-    terms: tuple[str, ...]
-    phrases: tuple[str, ...]
-    cjk: tuple[str, ...]
-
-    @property
-    def empty(self) -> bool:
-        """True when nothing searchable is left."""
-        return not (self.terms or self.phrases or self.cjk)
-
-    def text_query(self, *, all_terms: bool = False) -> TextQuery:
-        """The query as the store matches it: any term (default) or every term."""
-        return TextQuery(self.terms, self.phrases, self.cjk, all_terms)
-
-    @property
-    def size(self) -> int:
-        """How many separate things the query asks for."""
-        return len(self.terms) + len(self.phrases) + len(self.cjk)
-
-
-def parse_query(text: str) -> Query:
-    """Split user text into terms (stopwords dropped unless nothing else is left)."""
-    phrases = tuple(p.strip() for p in _PHRASE.findall(text) if p.strip() and '"' not in p)
-    rest = _PHRASE.sub(" ", text)
-    runs, rest = split_query(rest)
-    tokens = [_POSSESSIVE.sub("", t.casefold()) for t in _TOKEN.findall(rest)]
-    terms = [t for t in tokens if t not in STOPWORDS] or tokens
-    seen: dict[str, None] = dict.fromkeys(terms)
-    clean_phrases = tuple(" ".join(_TOKEN.findall(p)) for p in phrases)
-    words = [w for run in runs for w in query_words(run)]
-    return Query(tuple(seen), tuple(p for p in clean_phrases if p), tuple(dict.fromkeys(words)))
 
 
 @dataclass(frozen=True)
@@ -217,14 +105,6 @@ class Signals:
     # reranker). A near-tie is broken; a clear lead stands.
     signal_reach: float = 0.25
     spread_depth: int = 10
-
-
-class Results(list):  # type: ignore[type-arg]
-    """Ranked results, plus how they were found (mode actually used, vector coverage, notes)."""
-
-    mode: str = "lexical"
-    coverage: tuple[int, int] | None = None
-    notes: list[str]
 
 
 def search(store: Store, text: str, *, filters: Filters = Filters(), limit: int = 10,
@@ -278,9 +158,9 @@ def search(store: Store, text: str, *, filters: Filters = Filters(), limit: int 
                          mode=mode, group=group, limit=limit, per_page=per_page,
                          signals=signals, activity=activity, today=today, explain=explain)
     if budget:
-        ranked = _within_budget(store, ranked, budget, wanted_results, by_page=shown == "page")
+        ranked = within_budget(store, ranked, budget, wanted_results, by_page=shown == "page")
         if shown == "page":
-            ranked = _by_page(ranked)
+            ranked = group_by_page(ranked)
     out.extend(ranked)
     return out
 
@@ -537,9 +417,9 @@ def _score_pages(store: Store, text: str, query: Query, shortlist: list[int],
     bonus of their signals (scaled to ``spread``)."""
 
     # Mark the matches only in the chunks that can still make the answer.
-    rarity = _rarity(store, query) if query.size > 1 else {}
+    rarity = term_rarity(store, query) if query.size > 1 else {}
     chunk_ids = [c for pid in shortlist for c in best[pid][:per_page]]
-    marked = _highlights(store, query, chunk_ids) if not query.empty else {}
+    marked = highlights(store, query, chunk_ids) if not query.empty else {}
     plain = _plain_bodies(store, [c for c in chunk_ids if c not in marked])
     meta = _page_meta(store, shortlist)
     pages: dict[int, Result] = {}
@@ -548,7 +428,7 @@ def _score_pages(store: Store, text: str, query: Query, shortlist: list[int],
     title_only: set[int] = set()
     texts: dict[int, dict[int, str]] = {}  # chunk id → its cited lines' text
     why: dict[int, str] = {}  # chunk id → what found it when its cited lines hold no words
-    wanted = _wanted_terms(query)
+    wanted = wanted_terms(query)
     for page_id in shortlist:
         path, title, ptype = meta[page_id][:3]
         pages[page_id] = Result(path=path, title=title, type=ptype, score=0.0)
@@ -560,9 +440,9 @@ def _score_pages(store: Store, text: str, query: Query, shortlist: list[int],
             parts = fused[chunk_id]
             if chunk_id in marked:
                 body, title_marks = marked[chunk_id]
-                first, last, snippet, found = _evidence(body, start, query, rarity,
+                first, last, snippet, found = evidence_lines(body, start, query, rarity,
                                                         meta[page_id][3])
-                covered[page_id] |= found | _marked_terms(title_marks)
+                covered[page_id] |= found | marked_terms(title_marks)
                 if not found and "dense" not in parts:
                     title_only.add(chunk_id)  # matched by the page title alone: no evidence
                 if not found:
@@ -574,16 +454,16 @@ def _score_pages(store: Store, text: str, query: Query, shortlist: list[int],
                 if "dense" in parts and (not found or parts["dense_rank"] <= parts.get(
                         "lexical_rank", parts["dense_rank"])):
                     words = (first, last)
-                    first, last, snippet = _whole_chunk(body, start, meta[page_id][3])
+                    first, last, snippet = whole_chunk(body, start, meta[page_id][3])
                     lines = body.split("\n")
-                    if found and not any(_holds_words(lines[n - start], query)
+                    if found and not any(holds_words(lines[n - start], query)
                                          for n in range(first, last + 1)):
-                        first, last, snippet = _whole_chunk(body, start, meta[page_id][3],
+                        first, last, snippet = whole_chunk(body, start, meta[page_id][3],
                                                             keep=words)
             else:
                 # Found by meaning alone (or next to a match): the evidence is the chunk's text
                 # (frontmatter left out).
-                first, last, snippet = _whole_chunk(plain.get(chunk_id, ""), start,
+                first, last, snippet = whole_chunk(plain.get(chunk_id, ""), start,
                                                     meta[page_id][3])
             why.setdefault(chunk_id, "meaning" if "dense" in parts else "context")
             body_lines = (marked[chunk_id][0] if chunk_id in marked
@@ -595,9 +475,9 @@ def _score_pages(store: Store, text: str, query: Query, shortlist: list[int],
                 answer = _line_at(store, page_id, last + 1)
                 if answer:
                     last += 1
-                    snippet = _clip(f"{snippet} {answer}")
+                    snippet = clip(f"{snippet} {answer}")
             texts[chunk_id] = {n: body_lines[n - start] if n - start < len(body_lines) else answer
-                               for n in range(first, last + 1)}  # for _trim_overlapping
+                               for n in range(first, last + 1)}  # for trim_overlapping
             page_chunks[page_id].append(Hit(chunk_id, first, last, heading, score, snippet))
 
     by_name: set[int] = set()  # pages cited by their name alone (their hits say how found)
@@ -620,9 +500,9 @@ def _score_pages(store: Store, text: str, query: Query, shortlist: list[int],
         hits = sorted(page_chunks[page_id], key=lambda h: -h.score)
         # A chunk matched through the page title alone is no evidence when others are.
         with_evidence = [h for h in hits if h.chunk_id not in title_only]
-        hits = _name_sections(_trim_overlapping(with_evidence or hits, texts), sections)
+        hits = _name_sections(trim_overlapping(with_evidence or hits, texts), sections)
         if page_id not in by_name:
-            hits = [_how_found(h, texts.get(h.chunk_id, {}), why, query) for h in hits]
+            hits = [how_found(h, texts.get(h.chunk_id, {}), why, query) for h in hits]
         best_score = hits[0].score if hits else 0.0
         # More matching chunks help a page a little, but only chunks that matched the words:
         # the dense arm scores every chunk, which would favour long pages.
@@ -635,7 +515,7 @@ def _score_pages(store: Store, text: str, query: Query, shortlist: list[int],
         if wanted and mode == "lexical":
             held["coverage"] = 0.5 + 0.5 * len(covered[page_id] & wanted) / len(wanted)
         if meta[page_id][4] in ("superseded", "invalidated") or (
-                hits and all(_inside(h, stale.get(page_id, ())) for h in hits[:1])):
+                hits and all(inside_spans(h, stale.get(page_id, ())) for h in hits[:1])):
             held["superseded"] = signals.superseded_factor
         n = backlinks.get(page_id, 0)
         factors = _page_factors(meta[page_id], n, signals, activity, today, named, hinted)
@@ -784,202 +664,6 @@ def type_hints(text: str) -> set[str]:
     return {kind for pattern, kind in _TYPE_HINTS if pattern.search(text)}
 
 
-def estimate_tokens(text: str) -> int:
-    """A model-independent token estimate: about four bytes of UTF-8 per token."""
-    return max(1, len(text.encode("utf-8")) // 4)
-
-
-def _within_budget(store: Store, results: list[Result], budget: int, most: int,
-                   *, by_page: bool) -> list[Result]:
-    """Passages in rank order while their text fits ``budget`` tokens, then each kept passage
-    widened by its neighbouring lines while tokens are left (best passages first).
-
-    A passage costs the tokens of the lines it cites, not of its snippet: the snippet of a
-    budgeted passage *is* its cited text, so the agent gets what the budget paid for. Passages
-    of a page that touch are merged into one contiguous range. At most ``most`` results: pages
-    when ``by_page`` (a passage of a page past the last one is skipped), else passages.
-    """
-    ids = _page_ids(store, {r.path for r in results})
-    starts = {pid: meta[3] or 1
-              for pid, meta in _page_meta(store, sorted(set(ids.values()))).items()}
-    kept: list[Result] = []
-    spent = ANSWER_FRAME
-    lines: dict[str, dict[int, str]] = {}
-    for result in results:
-        page_id = ids.get(result.path)
-        if page_id is None or not result.hits:
-            continue
-        if by_page and len({r.path for r in kept} | {result.path}) > most:
-            continue
-        if not by_page and len(kept) == most:
-            break
-        hit = result.hits[0]
-        cache = lines.setdefault(result.path, {})
-        lo, hi = max(1, hit.start_line - 4 * LEAD_CONTEXT), hit.end_line + 4 * LEAD_CONTEXT
-        if any(n not in cache for n in range(hit.start_line, hit.end_line + 1)):
-            cache.update(_lines_of(store, page_id, lo, hi))
-        text = _range_text(store, page_id, hit.start_line, hit.end_line, cache)
-        passage = replace(result, hits=[replace(hit, snippet=_plain(text))])
-        cost = _cost(passage)
-        if spent + cost > budget:
-            continue  # a shorter passage further down may still fit
-        if LEAD_CONTEXT:
-            wider = _with_context(store, passage, page_id, starts[page_id], cache, LEAD_CONTEXT)
-            if spent + _cost(wider) <= budget:
-                passage, cost = wider, _cost(wider)
-        spent += cost
-        kept.append(passage)
-    kept = _merge_touching(kept, lines)
-    _widen(store, kept, ids, lines, budget - ANSWER_FRAME - sum(map(_cost, kept)))
-    return kept
-
-
-def _cost(result: Result) -> int:
-    """Tokens a budgeted passage costs as an answer carries it: its text, its citation and
-    heading, and the JSON around them (keys, score), so the whole answer fits the budget."""
-    return sum(estimate_tokens(h.snippet) + estimate_tokens(result.path) + estimate_tokens(
-        h.heading) + HIT_FRAME for h in result.hits) + estimate_tokens(result.title) + PAGE_FRAME
-
-
-def _with_context(store: Store, passage: Result, page_id: int, body_start: int,
-                  cache: dict[int, str], lines: int) -> Result:
-    """The passage with up to ``lines`` non-blank lines of its page before and after it (not
-    into the frontmatter, not past a heading)."""
-    hit = passage.hits[0]
-    lo, hi = max(1, hit.start_line - 4 * lines), hit.end_line + 4 * lines
-    if any(n not in cache for n in range(lo, hi + 1)):
-        cache.update(_lines_of(store, page_id, lo, hi))
-    start, end = hit.start_line, hit.end_line
-    for side in (-1, 1):
-        n, added = (start if side < 0 else end) + side, 0
-        while added < lines and n in cache and n >= body_start:
-            if cache[n].lstrip().startswith("#"):
-                break
-            if cache[n].strip():
-                added += 1
-                start, end = (n, end) if side < 0 else (start, n)
-            n += side
-    text = "\n".join(cache[m] for m in range(start, end + 1) if cache.get(m, "").strip())
-    return replace(passage, hits=[replace(hit, start_line=start, end_line=end,
-                                          snippet=_plain(text))])
-
-
-def _plain(text: str) -> str:
-    return " ".join(_FIELD.sub("", text).split())
-
-
-def _page_ids(store: Store, paths: set[str]) -> dict[str, int]:
-    return recall_sql.page_ids(store, paths) if paths else {}
-
-
-def _range_text(store: Store, page_id: int, start: int, end: int,
-                cache: dict[int, str]) -> str:
-    """The text of lines ``start..end`` of an indexed page (blank lines left out)."""
-    if any(n not in cache for n in range(start, end + 1)):
-        cache.update(_lines_of(store, page_id, start, end))
-    return "\n".join(cache[n] for n in range(start, end + 1) if cache.get(n, "").strip())
-
-
-def _lines_of(store: Store, page_id: int, start: int, end: int) -> dict[int, str]:
-    """Line number → text for the lines ``start..end`` of a page, from its chunks."""
-    out: dict[int, str] = {}
-    for first, body in recall_sql.chunks_over(store, page_id, start, end):
-        for i, line in enumerate((body or "").split("\n")):
-            out.setdefault(first + i, line)
-    for n in range(start, end + 1):
-        out.setdefault(n, "")
-    return out
-
-
-def _merge_touching(kept: list[Result], lines: dict[str, dict[int, str]]) -> list[Result]:
-    """Merge passages of one page whose ranges overlap or touch (only blank lines between);
-    the merged passage keeps the better rank."""
-    out: list[Result] = []
-    for result in kept:
-        hit = result.hits[0]
-        cache = lines[result.path]
-        for i, other in enumerate(out):
-            o = other.hits[0]
-            if other.path != result.path:
-                continue
-            lo, hi = (o, hit) if o.start_line <= hit.start_line else (hit, o)
-            if all(not cache.get(n, "").strip() for n in range(lo.end_line + 1, hi.start_line)):
-                start, end = min(o.start_line, hit.start_line), max(o.end_line, hit.end_line)
-                text = "\n".join(cache.get(n, "") for n in range(start, end + 1)
-                                 if cache.get(n, "").strip())
-                out[i] = replace(other, hits=[replace(o, start_line=start, end_line=end,
-                                                      snippet=_plain(text))])
-                break
-        else:
-            out.append(result)
-    return out
-
-
-def _widen(store: Store, kept: list[Result], ids: dict[str, int],
-           lines: dict[str, dict[int, str]], left: int) -> None:
-    """Grow kept passages by neighbouring non-blank lines, one line a side in turn, best
-    passages first, while ``left`` tokens last: the turns around a hit are often the rest of
-    the evidence (an answer spans many turns of a meeting). Never into frontmatter or another
-    passage."""
-    if left <= 0 or not kept:
-        return
-    meta = _page_meta(store, sorted({ids[r.path] for r in kept}))
-    for result in kept:
-        hit = result.hits[0]
-        cache = lines[result.path]
-        cache.update(_lines_of(store, ids[result.path], max(1, hit.start_line - 3 * CONTEXT_LINES),
-                               hit.end_line + 3 * CONTEXT_LINES))
-    taken = {(r.path, n) for r in kept for n in range(r.hits[0].start_line,
-                                                      r.hits[0].end_line + 1)}
-    grown = [0] * len(kept)
-    for _ in range(2 * CONTEXT_LINES):
-        changed = False
-        for i, result in enumerate(kept):
-            if grown[i] >= 2 * CONTEXT_LINES:
-                continue
-            hit = result.hits[0]
-            cache = lines[result.path]
-            body_start = meta[ids[result.path]][3] or 1
-            for side in (-1, 1):
-                n = hit.start_line - 1 if side < 0 else hit.end_line + 1
-                while n in cache and not cache[n].strip() and (result.path, n) not in taken:
-                    n += side
-                if n < body_start or n not in cache or (result.path, n) in taken:
-                    continue
-                if cache[n].lstrip().startswith("#"):
-                    continue  # a heading ends the passage's section
-                start, end = (n, hit.end_line) if side < 0 else (hit.start_line, n)
-                text = "\n".join(cache.get(m, "") for m in range(start, end + 1)
-                                 if cache.get(m, "").strip())
-                wider = replace(result, hits=[replace(hit, start_line=start, end_line=end,
-                                                      snippet=_plain(text))])
-                cost = _cost(wider) - _cost(result)
-                if cost > left:
-                    continue
-                left -= cost
-                taken.update((result.path, m) for m in range(start, end + 1))
-                kept[i] = result = wider
-                hit = result.hits[0]
-                grown[i] += 1
-                changed = True
-        if not changed or left <= 0:
-            return
-
-
-def _by_page(passages: list[Result]) -> list[Result]:
-    """Passages grouped under their page: each page once, in the order of its best passage,
-    its passages in rank order."""
-    pages: dict[str, Result] = {}
-    for passage in passages:
-        page = pages.get(passage.path)
-        if page is None:
-            pages[passage.path] = replace(passage, hits=list(passage.hits))
-        else:
-            page.hits.extend(passage.hits)
-            page.exact = page.exact or passage.exact
-    return list(pages.values())
-
-
 def _days_between(earlier: str, later: str) -> float:
     try:
         a = date.fromisoformat(earlier[:10])
@@ -987,10 +671,6 @@ def _days_between(earlier: str, later: str) -> float:
     except ValueError:
         return 0.0
     return float((b - a).days)
-
-
-def _inside(hit: Hit, spans: Sequence[int]) -> bool:
-    return bool(spans) and all(line in spans for line in range(hit.start_line, hit.end_line + 1))
 
 
 def _stale_fact_lines(store: Store, page_ids: list[int], as_of: str | None
@@ -1018,24 +698,6 @@ def _plain_bodies(store: Store, chunk_ids: list[int]) -> dict[int, str]:
     if not chunk_ids:
         return {}
     return recall_sql.chunk_bodies(store, chunk_ids)
-
-
-def _whole_chunk(body: str, start: int, body_start: int | None,
-                 keep: tuple[int, int] | None = None) -> tuple[int, int, str]:
-    """Cite a chunk's own text: its non-blank lines after the frontmatter (and the lines
-    ``keep``, first and last, when they hold the query's words)."""
-    lines = body.split("\n")
-    first_allowed = max(0, (body_start or 1) - start)
-    shown = [i for i, line in enumerate(lines) if i >= first_allowed and line.strip()]
-    while len(shown) > 1 and lines[shown[0]].lstrip().startswith("#"):
-        shown.pop(0)  # a heading is a label, not evidence
-    if not shown:
-        shown = [i for i, line in enumerate(lines) if line.strip()] or [0]
-    lo, hi = shown[0], shown[-1]
-    if keep is not None:
-        lo, hi = min(lo, keep[0] - start), max(hi, keep[1] - start)
-    text = " ".join(line.strip() for line in lines[lo : hi + 1] if line.strip())
-    return start + lo, start + hi, _clip(text)
 
 
 def _rank_chunks(store: Store, query: TextQuery, where: str, params: list[object]
@@ -1079,73 +741,6 @@ def _with_neighbours(store: Store, rows: list[tuple[int, int, int, str, float]],
             {c: context[c] for c in kept if c in context})
 
 
-def _highlights(store: Store, query: Query, chunk_ids: list[int]
-                ) -> dict[int, tuple[str, str]]:
-    """Chunk id → (body, title) with the query's matches marked, for chunks the query matches.
-
-    Marked here in Python the way FTS5 matches (unicode61 tokens, case and diacritics folded,
-    Porter stems): asking FTS5 for highlight() over a set of rowids runs the full-text query
-    once per rowid, which was half the time of a search.
-    """
-    if not chunk_ids:
-        return {}
-    rows = recall_sql.chunk_texts(store, chunk_ids)
-    stems = {_stem(t) for t in query.terms}
-    phrases = [[_stem(w) for w in _WORD.findall(p)] for p in query.phrases]
-    out = {}
-    for chunk_id, title, heading, body in rows:
-        body_marked, in_body = _mark(body or "", stems, phrases)
-        title_marked, in_title = _mark(title or "", stems, phrases)
-        matched = in_body or in_title or (heading and _mark(heading, stems, phrases)[1]) or any(
-            run in (title or "") or run in (body or "") for run in query.cjk)
-        if matched:
-            out[chunk_id] = (body_marked, title_marked)
-    return out
-
-
-_WORD = re.compile(r"[^\W_]+")
-
-
-@functools.lru_cache(maxsize=65536)
-def _stem(token: str) -> str:
-    folded = "".join(c for c in unicodedata.normalize("NFKD", token.casefold())
-                     if not unicodedata.combining(c))
-    return _porter().stemWord(folded)
-
-
-@functools.lru_cache(maxsize=1)
-def _porter() -> Any:
-    import snowballstemmer
-
-    return snowballstemmer.stemmer("porter")
-
-
-def _mark(text: str, stems: set[str], phrases: list[list[str]]) -> tuple[str, bool]:
-    """``text`` with each token matching a term (or a phrase's run of tokens) wrapped in
-    OPEN/CLOSE, and whether anything matched."""
-    tokens = list(_WORD.finditer(text))
-    hit = [False] * len(tokens)
-    token_stems = [_stem(m.group()) for m in tokens] if (stems or phrases) else []
-    for i, stem in enumerate(token_stems):
-        if stem in stems:
-            hit[i] = True
-    for phrase in phrases:
-        n = len(phrase)
-        for i in range(len(tokens) - n + 1):
-            if n and token_stems[i:i + n] == phrase:
-                for j in range(i, i + n):
-                    hit[j] = True
-    if not any(hit):
-        return text, False
-    parts, last = [], 0
-    for m, h in zip(tokens, hit, strict=True):
-        if h:
-            parts += [text[last:m.start()], OPEN, m.group(), CLOSE]
-            last = m.end()
-    parts.append(text[last:])
-    return "".join(parts), True
-
-
 def _page_meta(store: Store, page_ids: list[int]) -> dict[int, tuple[Any, ...]]:
     """path, title, type, body_start, status, last change, date per page."""
     if not page_ids:
@@ -1155,154 +750,6 @@ def _page_meta(store: Store, page_ids: list[int]) -> dict[int, tuple[Any, ...]]:
 
 def _filter_sql(filters: Filters) -> tuple[str, list[object]]:
     return recall_sql.filter_sql(filters)
-
-
-def _wanted_terms(query: Query) -> set[str]:
-    return set(query.terms) | {p.casefold() for p in query.phrases} | set(query.cjk)
-
-
-def _marked_terms(marked: str) -> set[str]:
-    out = set()
-    start = marked.find(OPEN)
-    while start >= 0:
-        end = marked.find(CLOSE, start)
-        if end < 0:
-            break
-        out.add(marked[start + 1 : end].casefold())
-        start = marked.find(OPEN, end)
-    return out
-
-
-def _rarity(store: Store, query: Query) -> dict[str, float]:
-    """How telling each query term is (inverse document frequency over chunks)."""
-    total = recall_sql.chunk_count(store) or 1
-    wanted = _wanted_terms(query)
-    found = store.match_counts([t for t in wanted if t not in query.cjk],
-                               [t for t in wanted if t in query.cjk])
-    return {term: math.log(1 + total / (1 + found[term])) for term in wanted}
-
-
-def _evidence(marked: str, start_line: int, query: Query, rarity: dict[str, float],
-              body_start: int | None = None) -> tuple[int, int, str, set[str]]:
-    """Narrow a chunk to the lines holding matches: (first, last, snippet, terms found)."""
-    lines = marked.split("\n")
-    per_line: list[set[str]] = []
-    for line in lines:
-        found = _marked_terms(line) if OPEN in line else set()
-        if query.cjk and HAS_CJK.search(line):
-            found |= {run for run in query.cjk if run in line}
-        per_line.append(_normalize_found(found, query))
-    scored = [i for i, f in enumerate(per_line) if f]
-    prose = [i for i in scored if not lines[i].lstrip().startswith("#")]
-    if prose:
-        scored = prose  # a heading names the subject; the lines under it are the evidence
-    if not scored:
-        # Matched through the title column only: cite the chunk's first non-empty line after
-        # the frontmatter (a `---` fence is no evidence of anything).
-        skip = max(0, (body_start or 1) - start_line)
-        first = next((i for i, line in enumerate(lines) if i >= skip and line.strip()),
-                     next((i for i, line in enumerate(lines) if line.strip()), 0))
-        return (start_line + first, start_line + first, _clip(lines[first]), set())
-    # The line holding the most (and the rarest) query terms is the evidence.
-    best = max(scored, key=lambda i: (sum(rarity.get(t, 1.0) for t in per_line[i]), -i))
-    lo = hi = best
-    have = set(per_line[best])
-    # Widen to neighbouring lines (within 3) that add terms the best line lacks.
-    for i in scored:
-        if abs(i - best) <= 3 and not per_line[i] <= have:
-            lo, hi = min(lo, i), max(hi, i)
-            have |= per_line[i]
-    text = " ".join(line.strip() for line in lines[lo : hi + 1] if line.strip())
-    all_found = set().union(*per_line)
-    return start_line + lo, start_line + hi, _clip(text), all_found
-
-
-def _how_found(hit: Hit, lines: dict[int, str], why: dict[int, str], query: Query) -> Hit:
-    """``hit`` saying what found it when none of its cited lines holds the query's words."""
-    if any(_holds_words(lines.get(n, ""), query)
-           for n in range(hit.start_line, hit.end_line + 1)):
-        return hit
-    return replace(hit, found=why.get(hit.chunk_id, "meaning"))
-
-
-def _holds_words(line: str, query: Query) -> bool:
-    """True when a (marked) line holds one of the query's words."""
-    return OPEN in line or any(run in line for run in query.cjk)
-
-
-def _normalize_found(found: set[str], query: Query) -> set[str]:
-    """Map highlighted tokens back to the query terms they matched (porter stems differ)."""
-    if not found:
-        return found
-    out = set()
-    wanted = _wanted_terms(query)
-    for token in found:
-        if token in wanted:
-            out.add(token)
-            continue
-        # The term sharing the longest prefix wins, ties alphabetically: a set's order would
-        # make "chat" map to "changes" in one process and "challenges" in the next.
-        matches = [t for t in wanted if _same_stem(token, t)]
-        if matches:
-            out.add(min(matches, key=lambda t: (-_shared_prefix(token, t), t)))
-        else:
-            out.add(token)
-    return out
-
-
-def _shared_prefix(a: str, b: str) -> int:
-    """How many leading characters two words share."""
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
-
-
-def _same_stem(a: str, b: str) -> bool:
-    n = min(len(a), len(b))
-    k = max(3, n - 3)
-    return n >= 3 and a[:k] == b[:k]
-
-
-# Inline fields and block ids are for the index, not for a person reading a snippet (the
-# citation points at the full line).
-_FIELD = re.compile(r"\s*\[[A-Za-z_][\w-]*::\s*(?:\[\[[^\]]*\]\]|[^\]\[])*\](?!\])"
-                    r"|\s+\^[A-Za-z0-9-]+(?=\s|$)")
-
-
-def _clip(text: str) -> str:
-    text = " ".join(_FIELD.sub("", text).split())
-    at = text.find(OPEN)
-    if len(text) > SNIPPET_CHARS:
-        begin = max(0, at - SNIPPET_CHARS // 3) if at > 0 else 0
-        text = ("…" if begin else "") + text[begin : begin + SNIPPET_CHARS].rstrip() + "…"
-    return text.replace(OPEN, "").replace(CLOSE, "")
-
-
-def _trim_overlapping(hits: list[Hit], texts: dict[int, dict[int, str]]) -> list[Hit]:
-    """Cite each line once per page: a hit keeps the lines no better hit cites (its first run of
-    them, with its snippet cut to match) and goes only when none are left.
-
-    Hits overlap when chunks do, or when a question's answer is cited from the next chunk.
-    """
-    kept: list[Hit] = []
-    taken: set[int] = set()
-    for hit in hits:
-        free = [n for n in range(hit.start_line, hit.end_line + 1) if n not in taken]
-        if not free:
-            continue
-        if len(free) <= hit.end_line - hit.start_line:
-            end = free[0]
-            while end + 1 in free:
-                end += 1
-            own = texts.get(hit.chunk_id, {})
-            hit = replace(hit, start_line=free[0], end_line=end, snippet=_clip(
-                " ".join(own.get(n, "").strip() for n in range(free[0], end + 1))))
-        taken.update(range(hit.start_line, hit.end_line + 1))
-        kept.append(hit)
-    return kept
 
 
 def _exact_matches(store: Store, text: str, where: str, params: list[object]
@@ -1324,7 +771,7 @@ def _title_hit(store: Store, page_id: int, name: str) -> list[Hit]:
     end = max(start, row[1] or start)
     chunk = recall_sql.chunk_before(store, page_id, start)
     if chunk is None:
-        return [Hit(0, start, end, "", 0.0, _clip(row[2] or ""), "name")]
+        return [Hit(0, start, end, "", 0.0, clip(row[2] or ""), "name")]
     body = chunk[4].split("\n")
     lines = body[start - chunk[3] : (end if row[0] else len(body) + chunk[3]) - chunk[3] + 1]
     if not row[0]:  # no summary: the H1 alone, or the body's first non-blank line
@@ -1337,7 +784,7 @@ def _title_hit(store: Store, page_id: int, name: str) -> list[Hit]:
         text = f"{lines[0].strip() if lines else ''} {row[2] or ''}".strip()
     heading = heading_at(chunk[1], json.loads(chunk[2] or "[]"), start)
     found = None if norm_name(name) in norm_name(text) else "name"
-    return [Hit(chunk[0], start, end, heading, 0.0, _clip(text or row[2] or ""), found)]
+    return [Hit(chunk[0], start, end, heading, 0.0, clip(text or row[2] or ""), found)]
 
 
 def _chunk_sections(store: Store, chunk_ids: list[int]
