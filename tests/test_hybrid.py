@@ -32,6 +32,7 @@ from kenning.cli import main
 from kenning.errors import KenningError
 from kenning.index import db as dbm
 from kenning.index import vectors
+from kenning.index.store.base import Store
 from kenning.recall.search import Signals, estimate_tokens
 
 SYNONYMS = {"automobile": "car", "vehicle": "car", "cars": "car", "bought": "purchase",
@@ -120,16 +121,16 @@ def hv(vault: Vault, fake: FakeEmbedder) -> Vault:
     return vault
 
 
-def distinct_texts(db: Any) -> int:
-    return db.execute("SELECT count(DISTINCT text_hash) FROM chunks WHERE text_hash IS NOT NULL"
-                      ).fetchone()[0]
+def distinct_texts(store: Store) -> int:
+    return store.scalar(
+        "SELECT count(DISTINCT text_hash) FROM chunks WHERE text_hash IS NOT NULL")
 
 
-def chunks_without_vector(db: Any, model: str) -> int:
-    return db.execute(
+def chunks_without_vector(store: Store, model: str) -> int:
+    return store.scalar(
         """SELECT count(*) FROM chunks c WHERE c.text_hash IS NOT NULL AND NOT EXISTS (
                SELECT 1 FROM embeddings e WHERE e.model = ? AND e.text_hash = c.text_hash)""",
-        (model,)).fetchone()[0]
+        (model,))
 
 
 def write_config(vault: Vault, text: str) -> Vault:
@@ -156,13 +157,13 @@ def test_index_embeds_every_chunk_once_and_then_only_what_changed(vault: Vault,
     notes(vault)
     report = vault.index()
     db = vault.db
-    chunks = db.execute("SELECT count(*) FROM chunks WHERE text_hash IS NOT NULL").fetchone()[0]
+    chunks = vault.store.scalar("SELECT count(*) FROM chunks WHERE text_hash IS NOT NULL")
     assert chunks == 7  # memory.md, four one-chunk notes, the two-chunk handbook
     assert report.embedding is not None and report.embedding.model == fake.model_id
-    assert report.embedding.embedded == report.embedding.pending == distinct_texts(db) == 7
+    assert report.embedding.embedded == report.embedding.pending == distinct_texts(vault.store) == 7
     assert len(fake.passages) == 7 and len(set(fake.passages)) == 7
     assert vectors.coverage(db, fake.model_id) == (7, 7)
-    assert chunks_without_vector(db, fake.model_id) == 0
+    assert chunks_without_vector(vault.store, fake.model_id) == 0
     assert dbm.get_meta(db, "embed_model") == fake.model_id
     assert dbm.get_meta(db, "embed_dim") == str(fake.dim)
     assert dbm.get_meta(db, "embed_state") == "complete"
@@ -184,7 +185,7 @@ def test_index_embeds_every_chunk_once_and_then_only_what_changed(vault: Vault,
     assert "gamma words now." in new_text and "alpha0" not in new_text
     assert vectors.coverage(db, fake.model_id) == (7, 7)
     # The old text's vector is dropped once no chunk uses it.
-    assert db.execute("SELECT count(*) FROM embeddings").fetchone()[0] == 7
+    assert vault.store.scalar("SELECT count(*) FROM embeddings") == 7
 
 
 def test_identical_chunk_texts_are_embedded_once(vault: Vault, fake: FakeEmbedder) -> None:
@@ -215,9 +216,9 @@ def test_dense_search_after_rebuild_uses_the_new_index(hv: Vault, fake: FakeEmbe
     put(hv, "notes/boat.md", "# Sailing\n\nA vessel moored on the lake.\n")
     hv.rebuild()
     db = hv.db
-    pages = {r[0] for r in db.execute("SELECT path FROM pages")}
-    boat_chunk = db.execute("SELECT c.id FROM chunks c JOIN pages p ON p.id = c.page_id"
-                            " WHERE p.path = 'notes/boat.md'").fetchone()[0]
+    pages = {r[0] for r in hv.store.rows("SELECT path FROM pages")}
+    boat_chunk = hv.store.scalar("SELECT c.id FROM chunks c JOIN pages p ON p.id = c.page_id"
+                                 " WHERE p.path = 'notes/boat.md'")
     expected = float(fake.vector(vectors.chunk_embed_text(db, boat_chunk))
                      @ fake.vector("vessel lake"))
     found = hv.search("vessel lake", mode="dense", explain=True, limit=50)
@@ -299,7 +300,7 @@ def test_an_interrupted_embedding_pass_keeps_its_batches_and_resumes(
         v.index()
     assert [len(b) for b in failing.batches] == [2, 2, 2]
     db = v.db
-    committed = {r[0] for r in db.execute("SELECT text_hash FROM embeddings")}
+    committed = {r[0] for r in v.store.rows("SELECT text_hash FROM embeddings")}
     assert len(committed) == 4  # two whole batches; the third never reached the database
     assert vectors.coverage(db, failing.model_id) == (4, 7)
     pending = vectors.pending_texts(db, failing.model_id)
@@ -360,7 +361,7 @@ def test_an_interrupted_model_change_never_mixes_vectors(vault: Vault,
     with pytest.raises(KeyboardInterrupt):
         v.index()
     # Both models' rows exist for now; search uses the new model's 2 vectors only.
-    assert {r[0] for r in v.db.execute("SELECT model FROM embeddings")} == {
+    assert {r[0] for r in v.store.rows("SELECT model FROM embeddings")} == {
         fake.model_id, other.model_id}
     results = v.search("vehicle purchase", mode="dense", limit=50)
     assert results.mode == "dense" and results.coverage == (2, 7)
@@ -373,9 +374,9 @@ def test_an_interrupted_model_change_never_mixes_vectors(vault: Vault,
 
 
 def fleet_hash(vault: Vault) -> str:
-    return vault.db.execute(
+    return vault.store.scalar(
         "SELECT c.text_hash FROM chunks c JOIN pages p ON p.id = c.page_id WHERE p.path = ?",
-        (FLEET,)).fetchone()[0]
+        (FLEET,))
 
 
 DAMAGE = {
@@ -1013,11 +1014,11 @@ def test_a_chunk_is_searched_with_its_neighbours_as_context(vault: Vault,
         f"{_words('c')}\n")
     put(vault, "notes/other.md", f"# Other\n\nthat one came out well {_words('d')}\n")
     vault.index()
-    ids = np.asarray([c for (c,) in vault.db.execute("SELECT id FROM chunks ORDER BY id")])
+    ids = np.asarray([c for (c,) in vault.store.rows("SELECT id FROM chunks ORDER BY id")])
     raw = np.stack([fake.vector(vectors.chunk_embed_text(vault.db, int(c))) for c in ids])
     blended = vectors.with_context(vault.db, ids, raw, 1.0)
-    pages = {c: p for c, p in vault.db.execute("SELECT id, page_id FROM chunks")}
-    order = {c: o for c, o in vault.db.execute("SELECT id, ord FROM chunks")}
+    pages = {c: p for c, p in vault.store.rows("SELECT id, page_id FROM chunks")}
+    order = {c: o for c, o in vault.store.rows("SELECT id, ord FROM chunks")}
     for row, chunk in enumerate(ids.tolist()):
         near = [r for r, c in enumerate(ids.tolist())
                 if pages[c] == pages[chunk] and abs(order[c] - order[chunk]) <= 1]
