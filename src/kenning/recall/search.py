@@ -18,7 +18,7 @@ import math
 import re
 from collections.abc import Iterable, Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import date
 from typing import Any
 
@@ -53,6 +53,14 @@ from kenning.recall.citations import (
 from kenning.recall.dense import DenseArm
 from kenning.recall.query import Query, parse_query
 from kenning.recall.results import Hit, Result, Results, cite
+from kenning.recall.signals import (
+    Signals,
+    backlink_counts,
+    evidence_spread,
+    page_factors,
+    signal_bonus,
+    type_hints,
+)
 
 # The search's vocabulary lives in its own modules; callers import it from here too.
 __all__ = ["DenseArm", "Filters", "Hit", "Query", "Result", "Results", "Signals", "cite",
@@ -64,10 +72,12 @@ POOL_PAGES = 30  # pages whose evidence is read first; more when the ranking nee
 ALL_TERMS_ENOUGH = 10  # pages matching every term below which any term may match
 CONTEXT_SOURCES = 50  # the best lexical chunks whose neighbours get lexical context (hybrid)
 EXACT_TITLE_BOOST = 1000.0
-BACKLINK_WEIGHT = 0.05
+_DEFAULT_SIGNALS = Signals()
 
 
 @dataclass(frozen=True)
+
+
 class Filters:
     """Restrictions on which pages may match."""
 
@@ -81,34 +91,9 @@ class Filters:
     tags: Sequence[str] = ()   # only pages with every one of these tags (or a tag nested in it)
 
 
-@dataclass(frozen=True)
-class Signals:
-    """How much each ranking signal counts; every one is configurable and shown by --explain."""
-
-    rrf_k: int = 60
-    arm_weights: tuple[float, float] = (1.5, 1.0)  # lexical, dense, in the fusion
-    backlink_weight: float = BACKLINK_WEIGHT
-    recency_weight: float = 0.2
-    half_life_days: float = 23.0
-    superseded_factor: float = 0.5
-    date_weight: float = 1.0     # pages dated when the query says ("on 4 March 2026") count ×2
-    type_weight: float = 0.3     # "what did we decide …" favours decision pages ×1.3
-    folder_weights: dict[str, float] = field(default_factory=dict)
-    speaker_factor: float = 0.75  # turns by someone other than the person the query names
-    chunks_per_page: int = 2     # hits shown per page when results are pages
-    page_weight: float = 1.0     # a passage also counts its page's best passage × this (-g chunk)
-    lexical_context_weight: float = 0.3  # hybrid: a chunk also scores its neighbours' BM25 × this
-    passages_per_page: int = 10  # at most this many results from one page when results are chunks
-    # The page signals add a bonus in the units of the evidence they adjust: a signal of ×2
-    # adds ``signal_reach`` × the query's spread (its best page's evidence minus its
-    # ``spread_depth``-th page's), whatever the scale of the mode's scores (BM25, cosine, RRF,
-    # reranker). A near-tie is broken; a clear lead stands.
-    signal_reach: float = 0.25
-    spread_depth: int = 10
-
-
 def search(store: Store, text: str, *, filters: Filters = Filters(), limit: int = 10,
-           mode: str = "lexical", dense: DenseArm | None = None, signals: Signals = Signals(),
+           mode: str = "lexical", dense: DenseArm | None = None,
+           signals: Signals = _DEFAULT_SIGNALS,
            activity: dict[str, str] | None = None, today: str | None = None,
            explain: bool = False, budget: int | None = None, group: str = "page",
            reranker: Any = None) -> Results:
@@ -187,6 +172,8 @@ Rows = list[tuple[int, int, int, str, float]]  # (chunk id, page id, first line,
 
 
 @dataclass
+
+
 class _Arms:
     """What each arm ranked: chunk rows best first, the lexical neighbour context, and why the
     dense arm failed (None when it did not)."""
@@ -320,36 +307,6 @@ def _ranked(pages: Iterable[Result], fused: dict[int, dict[str, float]], group: 
     return sorted(pages, key=lambda r: (-r.score, r.path))
 
 
-def evidence_spread(page_scores: Sequence[float], signals: Signals) -> float:
-    """The query's own scale of evidence: its best page's score minus its
-    ``spread_depth``-th page's (the last one's when there are fewer).
-
-    Computed from every candidate before any page is read, so it does not depend on the limit.
-    Scores all equal leave a tiny spread, so that the signals still break exact ties.
-    """
-    if not page_scores:
-        return 0.0
-    top = sorted(page_scores, reverse=True)
-    depth = max(2, signals.spread_depth)
-    gap = top[0] - top[min(depth, len(top)) - 1]
-    return max(gap, 1e-6 * abs(top[0]), 1e-12)
-
-
-def signal_bonus(factors: dict[str, float], spread: float, signals: Signals) -> float:
-    """What the page signals add to a page's evidence: ``signal_reach`` × ``spread`` per
-    doubling of their product (a signal below 1× takes away as much).
-
-    Multiplying the evidence instead would let a signal count for more than the evidence
-    itself wherever scores sit in a narrow band: e5 cosines of 0.82–0.89, RRF sums of
-    1/61 vs 1/62, reranker scores mapped onto the fused range.
-    """
-    if not signals.signal_reach:
-        return 0.0
-    # A weight of 0 (a folder weighed 0) counts as eight halvings: below the query's spread.
-    product = max(math.prod(factors.values()), 2.0 ** -8)
-    return signals.signal_reach * spread * math.log2(product)
-
-
 def _score_ceilings(store: Store, best: dict[int, list[int]],
                     fused: dict[int, dict[str, float]], mode: str, group: str,
                     signals: Signals, activity: dict[str, str] | None, today: str | None,
@@ -362,7 +319,7 @@ def _score_ceilings(store: Store, best: dict[int, list[int]],
     """
     pids = list(best)
     meta = _page_meta(store, pids)
-    backlinks = _backlink_counts(store, pids)
+    backlinks = backlink_counts(store, pids)
     named, hinted = when.spans(text), type_hints(text)
     out: dict[int, float] = {}
     for pid in pids:
@@ -372,38 +329,12 @@ def _score_ceilings(store: Store, best: dict[int, list[int]],
             top *= 1.0 + max(0.0, signals.page_weight)
         elif mode == "lexical":
             top += 0.1 * sum(scores[1:3])
-        factors = _page_factors(meta[pid], backlinks.get(pid, 0), signals, activity, today,
+        factors = page_factors(meta[pid], backlinks.get(pid, 0), signals, activity, today,
                                 named, hinted)
         named_date = factors.pop("date", 1.0)
         out[pid] = (top * named_date * max(1.0, signals.superseded_factor)
                     + signal_bonus(factors, spread, signals))
     return out
-
-
-def _page_factors(meta: tuple[Any, ...], backlinks: int, signals: Signals,
-                  activity: dict[str, str] | None, today: str | None, named: Any,
-                  hinted: set[str]) -> dict[str, float]:
-    """The page signals known from the page alone: backlinks, recency, type, date, folder.
-
-    All but ``date`` are priors that add :func:`signal_bonus`; ``date`` (the page is dated when
-    the query says) multiplies the evidence, as coverage does: it is what the query asked for.
-    """
-    path, ptype, page_when = meta[0], meta[2], meta[5]
-    factors: dict[str, float] = {}
-    factors["backlinks"] = 1.0 + signals.backlink_weight * math.log1p(backlinks)
-    seen = max(filter(None, (page_when, (activity or {}).get(path))), default=None)
-    if seen and today and signals.recency_weight:
-        age = max(0.0, _days_between(seen, today))
-        factors["recency"] = 1.0 + signals.recency_weight * 0.5 ** (age / signals.half_life_days)
-    if hinted and ptype in hinted and signals.type_weight:
-        factors["type"] = 1.0 + signals.type_weight
-    fit = when.closeness(named, meta[6])
-    if fit and signals.date_weight:
-        factors["date"] = 1.0 + signals.date_weight * fit
-    folder = path.split("/", 1)[0] if "/" in path else ""
-    if folder in signals.folder_weights:
-        factors["folder"] = signals.folder_weights[folder]
-    return factors
 
 
 def _score_pages(store: Store, text: str, query: Query, shortlist: list[int],
@@ -492,7 +423,7 @@ def _score_pages(store: Store, text: str, query: Query, shortlist: list[int],
         pages[page_id].exact = True
 
     sections = _chunk_sections(store, [h.chunk_id for hs in page_chunks.values() for h in hs])
-    backlinks = _backlink_counts(store, list(pages))
+    backlinks = backlink_counts(store, list(pages))
     named = when.spans(text)
     hinted = type_hints(text)
     stale = _stale_fact_lines(store, list(pages), filters.as_of or today)
@@ -518,7 +449,7 @@ def _score_pages(store: Store, text: str, query: Query, shortlist: list[int],
                 hits and all(inside_spans(h, stale.get(page_id, ())) for h in hits[:1])):
             held["superseded"] = signals.superseded_factor
         n = backlinks.get(page_id, 0)
-        factors = _page_factors(meta[page_id], n, signals, activity, today, named, hinted)
+        factors = page_factors(meta[page_id], n, signals, activity, today, named, hinted)
         if "date" in factors:  # the query named the page's date: evidence, not a prior
             held["date"] = factors.pop("date")
         result.backlinks = n
@@ -541,6 +472,8 @@ def _score_pages(store: Store, text: str, query: Query, shortlist: list[int],
 
 
 # A transcript turn: "- **Name** (time): text", "- **[00:01:02] Name:** text", "**Name:** text".
+
+
 _TURN = re.compile(r"^\s*(?:[-*]\s+)?\*\*(?:\[[^\]]*\]\s*)?([^*\n:\]]{1,60}?):?\*\*", re.M)
 
 
@@ -647,30 +580,6 @@ def _passages(result: Result, fused: dict[int, dict[str, float]], page_weight: f
                           backlinks=result.backlinks, matched=result.matched, explain=explain,
                           factor=result.factor, bonus=result.bonus))
     return out
-
-
-_TYPE_HINTS: list[tuple[re.Pattern[str], str]] = [
-    (re.compile(r"\b(?:decid\w*|decision\w*|chose|choose|rejected)\b", re.I), "decision"),
-    (re.compile(r"\b(?:meeting|meetings|met|call|calls)\b", re.I), "meeting"),
-    (re.compile(r"\b(?:who|whom|person|people)\b", re.I), "person"),
-    (re.compile(r"\b(?:project|projects)\b", re.I), "project"),
-    (re.compile(r"\b(?:compan(?:y|ies)|organi[sz]ations?|investors?|customers?)\b", re.I),
-     "organization"),
-]
-
-
-def type_hints(text: str) -> set[str]:
-    """Entity types a question asks about: "what did we decide" → decision, "who" → person."""
-    return {kind for pattern, kind in _TYPE_HINTS if pattern.search(text)}
-
-
-def _days_between(earlier: str, later: str) -> float:
-    try:
-        a = date.fromisoformat(earlier[:10])
-        b = date.fromisoformat(later[:10])
-    except ValueError:
-        return 0.0
-    return float((b - a).days)
 
 
 def _stale_fact_lines(store: Store, page_ids: list[int], as_of: str | None
@@ -805,27 +714,3 @@ def _name_sections(hits: list[Hit], sections: dict[int, tuple[str, list[Any]]]) 
         out.append(hit)
     return out
 
-
-def _backlink_counts(store: Store, page_ids: list[int]) -> dict[int, int]:
-    """Pages linking to each page (resolved links, self-links left out).
-
-    Every search needs them for a few hundred candidate pages, and counting a hub's thousands
-    of links each time cost ~17 ms a query at 10k notes; so the whole table is counted once per
-    store and kept until :meth:`Store.change_token` says the database changed (a commit by
-    this or any other connection)."""
-    if not page_ids:
-        return {}
-    version = store.change_token()
-    cached = _BACKLINKS.get(id(store))
-    if cached is None or cached[0] is not store or cached[1] != version:
-        counts = recall_sql.backlink_counts(store)
-        if len(_BACKLINKS) >= 8:  # a server holds one or two stores; tests open many
-            _BACKLINKS.pop(next(iter(_BACKLINKS)))
-        cached = _BACKLINKS[id(store)] = (store, version, counts)
-    counts = cached[2]
-    return {pid: counts[pid] for pid in page_ids if pid in counts}
-
-
-# id(store) -> (store, its change token when counted, {page id: backlinks}); the store is kept
-# so a reused id is never mistaken for it.
-_BACKLINKS: dict[int, tuple[Store, Any, dict[int, int]]] = {}

@@ -196,8 +196,9 @@ class Store(ABC):
 
         Each row is ``(chunk id, page id, chunk start_line, chunk heading, score)``; ``score`` is
         a float, *higher is better*, comparable only within one call (SQLite: ``-bm25()`` with
-        :data:`LEXICAL_WEIGHTS` as column weights, so typically 0 < score < ~30). Ties keep the
-        engine's order.
+        :data:`LEXICAL_WEIGHTS` as column weights, always > 0). Recall uses the score's order
+        and its relative size (a neighbour adds a share of it), never its absolute value. Ties
+        keep the engine's order.
 
         ``where`` is a portable SQL fragment that starts with `` AND `` (or is empty), over the
         aliases ``c`` (``chunks``) and ``p`` (``pages``, joined on ``p.id = c.page_id``), with
