@@ -319,7 +319,7 @@ def test_memory_runs_on_a_context_without_the_facade(tmp_path: Path) -> None:
     indexed: list[object] = []
 
     def index() -> object:
-        report = Indexer(root, store.conn, config).run(None)  # type: ignore[attr-defined]
+        report = Indexer(root, store, config).run(None)
         indexed.append(report)
         return report
 

@@ -9,7 +9,6 @@ import contextlib
 import functools
 import json
 import os
-import sqlite3
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -19,7 +18,6 @@ from typing import Any, TypeVar
 
 from kenning import vocabulary
 from kenning.errors import AmbiguousPage, IndexMissing, KenningError, PageNotFound
-from kenning.index import db as dbm
 from kenning.index.indexer import (
     Indexer,
     IndexReport,
@@ -31,7 +29,7 @@ from kenning.index.indexer import (
 from kenning.index.store import Store, database_url, open_store
 from kenning.index.store.base import IndexDamaged
 from kenning.index.vectors import EmbedProgress
-from kenning.vault.layout import Config, find_root, init_vault, load_config
+from kenning.vault.layout import STATE_DIR, Config, find_root, init_vault, load_config
 
 W = TypeVar("W", bound=Callable[..., Any])
 WRITE_EMBED_SECONDS = 1.0  # a write embeds its new chunks for about this long, then leaves them
@@ -130,19 +128,16 @@ class Vault:
         return self._store
 
     @property
-    def db(self) -> sqlite3.Connection:
-        """TRANSITIONAL: the raw SQLite connection; every use moves behind ``store``."""
-        return self.store.conn  # type: ignore[attr-defined,no-any-return]
-
-    @property
-    def reader(self) -> sqlite3.Connection:
+    def reader(self) -> Store:
         """The index for queries; raises IndexMissing when the vault was never indexed."""
-        db = self.db
+        from kenning.index.queries.recall import is_indexed
+
+        store = self.store
         if not self._indexed:
-            if dbm.get_meta(db, "run_started") is None:
+            if not is_indexed(store):
                 raise IndexMissing(f"{self.root} has no index yet; run `kenning index` first")
             self._indexed = True
-        return db
+        return store
 
     def close(self) -> None:
         """Close the index database (and the query-embedding thread)."""
@@ -289,10 +284,9 @@ class Vault:
         """The page a title, alias, file name or vault path names; raises if none or several."""
         norm = norm_name(ref.strip().removeprefix("[[").removesuffix("]]").split("|")[0]
                          .split("#")[0])
-        rows = self.reader.execute(
-            """SELECT n.priority, p.id, p.path, p.title, p.type FROM names n
-               JOIN pages p ON p.id = n.page_id WHERE n.norm = ? ORDER BY n.priority, p.path""",
-            (norm,)).fetchall()
+        from kenning.index.queries.recall import pages_named
+
+        rows = pages_named(self.reader, norm)
         if not rows:
             raise PageNotFound(f"no page named {ref!r} (tried path, file name, title, alias)")
         best = rows[0][0]
@@ -312,8 +306,8 @@ class Vault:
         import difflib
         import re
 
+        from kenning.index.queries.recall import entity_names, pages_named, tag_sql
         from kenning.recall.entity import entity_name
-        from kenning.recall.search import tag_sql
 
         name = entity_name(question)
         wanted = _tag_filters(tags)
@@ -324,10 +318,7 @@ class Vault:
                 pass
         norm = norm_name(name)
         where, params = tag_sql(wanted)
-        exact = self.reader.execute(
-            "SELECT n.priority, p.id, p.path, p.title, p.type FROM names n"
-            f" JOIN pages p ON p.id = n.page_id WHERE n.norm = ?{where}"
-            " ORDER BY n.priority, p.path", (norm, *params)).fetchall() if wanted else []
+        exact = pages_named(self.reader, norm, where, params) if wanted else []
         if exact:
             best = {r[1]: r for r in exact if r[0] == exact[0][0]}
             if len(best) == 1:
@@ -336,10 +327,7 @@ class Vault:
             paths = sorted(r[2] for r in best.values())
             raise AmbiguousPage(f"{name!r} names {len(paths)} pages with these tags: "
                                 f"{', '.join(paths)}; give the path instead", paths)
-        rows = self.reader.execute(
-            "SELECT DISTINCT n.norm, p.id, p.path, p.title, p.type FROM names n"
-            " JOIN pages p ON p.id = n.page_id WHERE n.kind IN ('title', 'alias', 'stem')"
-            f"{where}", params).fetchall()
+        rows = entity_names(self.reader, where, params)
         word = re.compile(rf"(?<!\w){re.escape(norm)}(?!\w)")
         pages = {r[1]: r for r in rows if word.search(r[0])}
         if not pages:
@@ -515,58 +503,24 @@ class Vault:
             return None
 
     def _dense_arm(self, query: str, mode: str) -> tuple[Any, list[str], Any]:
-        """The query vector and matrix for dense/hybrid search, or notes on why there is none."""
+        """The query vector and matrix for dense/hybrid search, or notes on why there is none
+        (see :func:`kenning.recall.dense.prepare`)."""
         from kenning.index import vectors
-        from kenning.index.embedders import EmbedderUnavailable
+        from kenning.recall import dense
 
         if mode == "lexical" or not query.strip():
             return None, [], None
-        try:
-            embedder = self.embedder()
-            if embedder is not None:
-                embedder.dim  # noqa: B018 — a remote embedder learns its dimension here
-        except EmbedderUnavailable as exc:
-            return None, [f"{exc.message} (fix: {exc.fix})"], None
-        if embedder is None:
-            return None, ["embeddings are switched off in the config"], None
-        db = self.reader
-        stored = dbm.get_meta(db, "embed_model")
-        if stored and stored != embedder.model_id:
-            coverage = vectors.coverage(self.store, embedder.model_id, embedder.dim)
-            return None, [f"the index holds vectors of {stored}, the config asks for "
-                          f"{embedder.model_id}: run `kenning index` to re-embed"], coverage
-        # The matrix is cached until the index changes, and knows its own coverage.
-        matrix = vectors.load_matrix(self.store, embedder.model_id, dbm.state_dir(self.root),
-                                     context=self._search_number("context_weight", 1.0))
-        coverage = matrix.coverage
-        if coverage[0] == 0:
-            return None, ["no vectors yet: run `kenning index` to embed"], coverage
-        notes = []
-        if coverage[0] < coverage[1]:
-            notes.append(f"vectors cover {coverage[0]} of {coverage[1]} chunks; "
-                         "`kenning index` fills the rest")
-        from kenning.recall.search import DenseArm
 
-        # Embed the query on another thread while the lexical arm runs (both release the GIL).
-        if self._pool is None:
-            from concurrent.futures import ThreadPoolExecutor
+        def pool() -> Any:
+            if self._pool is None:
+                self._pool = dense.embedding_pool()
+            return self._pool
 
-            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kenning-embed")
-        threshold = int(self._search_number("ann_threshold", vectors.ANN_THRESHOLD))
-        ann = vectors.approximate_index(matrix, embedder.model_id, dbm.state_dir(self.root),
-                                        threshold)
-        from kenning.index.embedders import fit
-
-        # The bundled model counts its tokens and is cut on a word boundary; other embedders
-        # get the first 2,000 characters (~512 tokens of English) and apply their own limit.
-        fitted = fit(embedder, query[:100_000], query=True)
-        if fitted.truncated:
-            notes.append(f"the query is {fitted.tokens} tokens, the embedding model reads "
-                         f"{fitted.limit}: the dense arm used its first {len(fitted.text):,} "
-                         f"of {len(query):,} characters, the lexical arm all of it")
-        text = fitted.text if fitted.limit else query[:2000]
-        future = self._pool.submit(embedder.embed_query, text)
-        return DenseArm(matrix, future, ann), notes, coverage
+        return dense.prepare(
+            self.reader, self.embedder, query, mode, state_dir=self.root / STATE_DIR,
+            context=self._search_number("context_weight", 1.0),
+            ann_threshold=int(self._search_number("ann_threshold", vectors.ANN_THRESHOLD)),
+            pool=pool)
 
     def _search_number(self, name: str, default: float) -> float:
         """A non-negative number from the ``search`` section of the config."""

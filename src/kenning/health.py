@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from kenning.errors import KenningError
 from kenning.index.queries import health as queries
+from kenning.index.store import index_present
 from kenning.vault.layout import vault_files
 
 if TYPE_CHECKING:
@@ -77,7 +78,7 @@ def check(subject: Subject) -> Health:
     health = Health()
     add = health.findings.append
     _build_run(subject.root, health)
-    if not queries.index_present(subject.root, subject.url):
+    if not index_present(subject.root, subject.url):
         add(Finding("error", "index", "the vault has no index yet", "kenning index"))
         return health
     store = subject.open_store()

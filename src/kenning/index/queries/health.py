@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from kenning.index.store.base import Store
@@ -13,18 +12,6 @@ Row = tuple[Any, ...]
 # Names in a source file's frontmatter (participants, attendees) link to pages when they exist;
 # one without a page is not a broken link a person wrote: the build decides which get pages.
 _SOURCE_NAMES = "l.kind = 'frontmatter' AND o.path LIKE 'sources/%'"
-
-
-def index_present(root: Path, url: str | None) -> bool:
-    """False when the vault's own SQLite index file does not exist yet (checked without
-    creating it); a database URL is opened to tell."""
-    if url and not url.startswith("sqlite:"):
-        return True
-    from kenning.index import db as schema
-
-    if url and ":" in url and url.split(":", 1)[1].removeprefix("//"):
-        return Path(url.split(":", 1)[1].removeprefix("//")).exists()
-    return schema.db_path(root).exists()
 
 
 def indexed_files(store: Store) -> list[tuple[str, int, int, str, str | None]]:
