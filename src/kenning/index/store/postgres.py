@@ -987,6 +987,8 @@ class PostgresStore(Store):
     #: matching a rarer clause (a common word adds to their score but does not make a chunk a
     #: candidate), and when every clause is common, this many of their chunks.
     LEXICAL_CANDIDATES = 2000
+    #: At most this many clauses (the rarest) are scored.
+    LEXICAL_SCORED = 64
 
     def match_chunks(self, query: TextQuery, *, where: str = "", params: Params = (),
                      limit: int = 200) -> list[tuple[int, int, int, str, float]]:
@@ -999,6 +1001,8 @@ class PostgresStore(Store):
         if not parts or (query.all_terms and len(parts) < len(clauses)):
             return []
         total, avglen = self._table_stats(cache)
+        # The rarest clauses are scored (a long query's common words add next to nothing).
+        scored = sorted(parts, key=lambda part: part[1])[:self.LEXICAL_SCORED]
         join = " & " if query.all_terms else " | "
         everything = join.join(f"( {t} )" for t, _ in parts)
         cap = self.LEXICAL_CANDIDATES
@@ -1014,11 +1018,11 @@ class PostgresStore(Store):
         top = max(WEIGHTS)
         ts_weights = ",".join(repr(w / top) for w in reversed(WEIGHTS))  # D, C, B, A
         ranks = ", ".join(f"ts_rank('{{{ts_weights}}}'::real[], f.tsv, CAST(? AS tsquery), 0)"
-                          f" AS r{n}" for n in range(len(parts)))
+                          f" AS r{n}" for n in range(len(scored)))
         norm = f"1.2 * (0.25 + 0.75 * m.len / {max(avglen, 1.0)!r})"
         score = " + ".join(
             f"{_idf(total, count)!r} * ({top!r} * m.r{n} * 2.2 / ({top!r} * m.r{n} + {norm}))"
-            for n, (_text, count) in enumerate(parts))
+            for n, (_text, count) in enumerate(scored))
         source = ("(SELECT * FROM chunks_fts WHERE tsv @@ CAST(? AS tsquery) LIMIT "
                   f"{int(cap)})" if capped else "chunks_fts")
         rows = self.rows(
@@ -1034,7 +1038,7 @@ class PostgresStore(Store):
             FROM m ORDER BY score DESC, m.id
             LIMIT {int(limit)}
             """,
-            (*[t for t, _ in parts], *([everything] if capped else []), candidates, *params))
+            (*[t for t, _ in scored], *([everything] if capped else []), candidates, *params))
         return [(int(a), int(b), int(c), d, float(e)) for a, b, c, d, e in rows]
 
     def match_counts(self, terms: Sequence[str], cjk: Sequence[str] = ()) -> dict[str, int]:
