@@ -1148,7 +1148,7 @@ class PostgresStore(Store):
     #: as fast as the index there); above, the HNSW index serves (measured: docs/benchmarks.md,
     #: bench/pg_vectors.py). Either way no process holds the matrix, so a write by another
     #: process costs no reload.
-    HNSW_MIN_VECTORS = 20_000
+    HNSW_MIN_VECTORS = 5_000
     #: hnsw.ef_search: the candidate list of an index scan (recall against latency).
     HNSW_EF_SEARCH = 400
     #: The index's build parameters (m: links per node; ef_construction: candidates per insert).
