@@ -27,6 +27,7 @@ import subprocess
 import tempfile
 import time
 import uuid
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -401,6 +402,74 @@ def _alive(pid: int) -> bool:
     except OSError:
         return False
     return state != "Z"
+
+
+#: What an index holds, as backend-neutral rows (ids replaced by the paths they stand for), for
+#: comparing two indexes: a clean one and one that survived a crash, or SQLite and PostgreSQL.
+SNAPSHOT_QUERIES = {
+    "files": "SELECT path, size, hash, status, reason FROM files",
+    "pages": "SELECT path, title, type, domain, folder, status, summary, title_line, "
+             "summary_end, date, created, updated, lines, body_start, summary_start FROM pages",
+    "names": "SELECT p.path, n.norm, n.name, n.kind, n.priority FROM names n "
+             "JOIN pages p ON p.id = n.page_id",
+    "chunks": "SELECT p.path, c.ord, c.heading, c.start_line, c.end_line, c.words, c.text_hash "
+              "FROM chunks c JOIN pages p ON p.id = c.page_id",
+    "chunks_fts": "SELECT p.path, c.ord FROM chunks_fts f JOIN chunks c ON c.id = f.rowid "
+                  "JOIN pages p ON p.id = c.page_id",
+    "chunk_sections": "SELECT p.path, c.ord, s.sections FROM chunk_sections s "
+                      "JOIN chunks c ON c.id = s.chunk_id JOIN pages p ON p.id = c.page_id",
+    "links": "SELECT o.path, l.kind, l.field, l.line, l.rel, l.src_ref, s.path, l.dst_ref, "
+             "d.path, l.heading, l.alias, l.embed, l.valid_from, l.valid_to, l.status, "
+             "l.resolution, l.manual_key, l.recorded, l.expired, l.plain, l.via, l.file "
+             "FROM links l LEFT JOIN pages o ON o.id = l.origin_id "
+             "LEFT JOIN pages s ON s.id = l.src_id LEFT JOIN pages d ON d.id = l.dst_id",
+    "facts": "SELECT p.path, f.line, f.relation, f.target, f.text, f.valid_from, f.valid_to, "
+             "f.status, f.successor, f.epistemic, f.confidence, f.source, f.recorded, f.expired "
+             "FROM facts f JOIN pages p ON p.id = f.page_id",
+    "timeline": "SELECT p.path, t.line, t.date, t.text, t.source FROM timeline t "
+                "JOIN pages p ON p.id = t.page_id",
+    "retained": "SELECT p.path, r.line, r.kind, r.entities, r.confidence, r.text, r.date "
+                "FROM retained r JOIN pages p ON p.id = r.page_id",
+    "problems": "SELECT f.path, pr.line, pr.code, pr.field, pr.message FROM problems pr "
+                "JOIN files f ON f.id = pr.file_id",
+    "tags": "SELECT p.path, t.tag, t.norm, t.line FROM tags t JOIN pages p ON p.id = t.page_id",
+    "anchors": "SELECT p.path, a.anchor FROM anchors a JOIN pages p ON p.id = a.page_id",
+    "attachments": "SELECT path, name FROM attachments",
+    "embeddings": "SELECT model, text_hash, dim FROM embeddings",
+}
+
+
+def _plain(value: object) -> object:
+    if isinstance(value, float):
+        return round(value, 9)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value)
+    return value
+
+
+def index_snapshot(store: object, tables: tuple[str, ...] | None = None) -> dict[str, Counter]:
+    """Every row of the index's tables as a multiset per table (a lost row or a duplicate
+    shows as a difference), keyed by paths rather than ids."""
+    out: dict[str, Counter] = {}
+    for table, sql in SNAPSHOT_QUERIES.items():
+        if tables is not None and table not in tables:
+            continue
+        rows = store.rows(sql)  # type: ignore[attr-defined]
+        out[table] = Counter(tuple(_plain(v) for v in row) for row in rows)
+    return out
+
+
+def snapshot_diff(a: dict[str, Counter], b: dict[str, Counter], limit: int = 5) -> str:
+    """A short description of how two snapshots differ ("" when equal)."""
+    lines = []
+    for table in sorted(set(a) | set(b)):
+        extra = b.get(table, Counter()) - a.get(table, Counter())
+        missing = a.get(table, Counter()) - b.get(table, Counter())
+        if extra or missing:
+            lines.append(f"{table}: {sum(missing.values())} missing, {sum(extra.values())} extra")
+            lines += [f"  - {row}" for row in list(missing.elements())[:limit]]
+            lines += [f"  + {row}" for row in list(extra.elements())[:limit]]
+    return "\n".join(lines)
 
 
 def check_driver() -> None:
