@@ -112,7 +112,11 @@ def _run_as() -> dict[str, object]:
         return {}
     import pwd
 
-    entry = pwd.getpwnam("nobody")
+    try:
+        entry = pwd.getpwnam("nobody")
+    except KeyError:
+        raise PgUnavailable("running as root, and there is no 'nobody' user to run PostgreSQL "
+                            "as (it refuses to run as root)") from None
     return {"user": entry.pw_uid, "group": entry.pw_gid, "extra_groups": []}
 
 
