@@ -331,9 +331,27 @@ def _decode_vectors(blobs: list[bytes], dim: int) -> np.ndarray:
     return raw[:, 4:].copy().view(">f4").astype(np.float32).reshape(len(blobs), dim)
 
 
-def _saturate(tf: str, norm: str) -> str:
-    """BM25's term-frequency part, tf * (k1 + 1) / (tf + k1 * norm), as SQL."""
-    return f"(({tf}) * 2.2 / (({tf}) + 1.2 * {norm}))"
+#: A chunk's length for BM25: its tokens, counted as unicode61 does (chunks_fts.ntok).
+_LENGTH = "f.ntok"
+
+
+def _ranked(mask: str) -> str:
+    """ts_rank of one word with only the weights in ``mask`` (D, C, B, A) counted, as 1."""
+    return f"ts_rank('{mask}'::real[], f.tsv, CAST(? AS tsquery), 0)"
+
+
+def _count_of(rank: str) -> str:
+    """The number of positions behind a one-word ts_rank whose positions all weigh 1: the
+    rank is H2(n) / H2(inf) (H2(n) the sum of 1/j^2), and H2(inf) - H2(n) is about
+    1 / (n + 1/2)."""
+    return (f"(CASE WHEN {rank} <= 0 THEN 0 ELSE round(1.0 / GREATEST(1.6449340668"
+            f" * (1 - {rank}), 1e-6) - 0.5) END)")
+
+
+def _saturate(tf: str, avglen: float) -> str:
+    """BM25's term-frequency part, tf * (k1 + 1) / (tf + k1 * (1 - b + b * len / avglen))."""
+    norm = f"1.2 * (0.25 + 0.75 * m.len / {max(avglen, 1.0)!r})"
+    return f"(({tf}) * 2.2 / (({tf}) + {norm}))"
 
 
 def _digest(rows: Any) -> Any:
@@ -979,7 +997,7 @@ class PostgresStore(Store):
 
     def _table_stats(self, cache: dict[Any, Any]) -> tuple[int, float]:
         if "stats" not in cache:
-            row = self.one("SELECT count(*), COALESCE(avg(length(tsv)), 0) FROM chunks_fts")
+            row = self.one(f"SELECT count(*), COALESCE(avg({_LENGTH}), 0) FROM chunks_fts f")
             cache["stats"] = (int(row[0]), float(row[1])) if row else (0, 0.0)
         return cache["stats"]  # type: ignore[no-any-return]
 
@@ -1012,23 +1030,43 @@ class PostgresStore(Store):
                 n for _, n in parts) > cap
         else:
             candidates, capped = " | ".join(f"( {t} )" for t in rare), False
-        # Each clause: idf * BM25's saturated term frequency (k1 = 1.2, b = 0.75), the
-        # frequency read by ts_rank with the column weights (one body hit about 1, a title hit
-        # 5) and the chunk's length (distinct words) against the average.
-        top = max(WEIGHTS)
-        ts_weights = ",".join(repr(w / top) for w in reversed(WEIGHTS))  # D, C, B, A
-        ranks = ", ".join(f"ts_rank('{{{ts_weights}}}'::real[], f.tsv, CAST(? AS tsquery), 0)"
-                          f" AS r{n}" for n in range(len(scored)))
-        norm = f"1.2 * (0.25 + 0.75 * m.len / {max(avglen, 1.0)!r})"
-        score = " + ".join(
-            f"{_idf(total, count)!r} * ({top!r} * m.r{n} * 2.2 / ({top!r} * m.r{n} + {norm}))"
-            for n, (_text, count) in enumerate(scored))
+        # Each clause: idf * BM25's saturated term frequency (k1 = 1.2, b = 0.75), as FTS5
+        # computes it. The frequency is counted per column (title 5, heading 2, body 1, cjk 1)
+        # from ts_rank: for one word with all its positions weighted 1 it is H2(n)/H2(inf), H2
+        # the sum of 1/j^2, so n comes back exactly; title positions come first, then heading,
+        # then body, so weights {A}, {A,B}, {A,B,C} give the counts cumulatively. A phrase counts
+        # as its least frequent word. The row length is the chunk's tokens (chunks_fts.ntok).
+        args: list[Any] = []
+        columns: list[str] = []
+        tfs: list[str] = []
+        for n, (text, _count) in enumerate(scored):
+            words = _LEXEMES.findall(text)
+            per_word = []
+            for w, (word, prefix, weights) in enumerate(words[:8]):
+                quoted = _ts_quote(word.replace("''", "'"))
+                operand = f"{quoted}:*{weights}" if prefix else f"{quoted}:{weights or 'ABC'}"
+                name = f"c{n}_{w}"
+                if weights == "D" or prefix:
+                    columns.append(f"{_ranked('{1,1,1,1}')} AS {name}_d")
+                    args.append(operand)
+                    per_word.append(f"{WEIGHTS[3]!r} * {_count_of(f'm.{name}_d')}")
+                    continue
+                for cut, mask in (("a", "{0,0,0,1}"), ("ab", "{0,0,1,1}"), ("abc", "{0,1,1,1}")):
+                    columns.append(f"{_ranked(mask)} AS {name}_{cut}")
+                    args.append(operand)
+                na, nab, nabc = (_count_of(f"m.{name}_{cut}") for cut in ("a", "ab", "abc"))
+                per_word.append(f"({WEIGHTS[0]!r} * {na} + {WEIGHTS[1]!r} * ({nab} - {na})"
+                                f" + {WEIGHTS[2]!r} * ({nabc} - {nab}))")
+            tf = per_word[0] if len(per_word) == 1 else f"LEAST({', '.join(per_word)})"
+            tfs.append(f"{_idf(total, _count)!r} * {_saturate(tf, avglen)}")
+        score = " + ".join(tfs)
         source = ("(SELECT * FROM chunks_fts WHERE tsv @@ CAST(? AS tsquery) LIMIT "
                   f"{int(cap)})" if capped else "chunks_fts")
         rows = self.rows(
             f"""
             WITH m AS (
-                SELECT c.id, c.page_id, c.start_line, c.heading, length(f.tsv) AS len, {ranks}
+                SELECT c.id, c.page_id, c.start_line, c.heading, {_LENGTH} AS len,
+                       {", ".join(columns)}
                 FROM {source} f
                 JOIN chunks c ON c.id = f.rowid
                 JOIN pages p ON p.id = c.page_id
@@ -1038,7 +1076,7 @@ class PostgresStore(Store):
             FROM m ORDER BY score DESC, m.id
             LIMIT {int(limit)}
             """,
-            (*[t for t, _ in scored], *([everything] if capped else []), candidates, *params))
+            (*args, *([everything] if capped else []), candidates, *params))
         return [(int(a), int(b), int(c), d, float(e)) for a, b, c, d, e in rows]
 
     def match_counts(self, terms: Sequence[str], cjk: Sequence[str] = ()) -> dict[str, int]:

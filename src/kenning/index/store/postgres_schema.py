@@ -126,7 +126,8 @@ def _v1(s: str) -> str:
     CREATE INDEX chunks_page ON {s}.chunks(page_id);
 
     -- rowid = chunks.id (as SQLite's FTS5 table is addressed). tsv: title A, heading B, body C
-    -- (stemmed), CJK bigrams D (as written).
+    -- (stemmed), CJK bigrams D (as written). ntok: its tokens as unicode61 counts them (runs
+    -- of letters and digits), BM25's row length.
     CREATE TABLE {s}.chunks_fts (
         rowid INTEGER PRIMARY KEY,
         title TEXT,
@@ -138,6 +139,12 @@ def _v1(s: str) -> str:
             || setweight(to_tsvector('{s}.kenning_fts'::regconfig, {_fold("heading")}), 'B')
             || setweight(to_tsvector('{s}.kenning_fts'::regconfig, {_fold("body")}), 'C')
             || setweight(to_tsvector('pg_catalog.simple'::regconfig, COALESCE(cjk, '')), 'D')
+        ) STORED,
+        ntok INTEGER GENERATED ALWAYS AS (
+            regexp_count(COALESCE(title, ''), '[[:alnum:]]+')
+            + regexp_count(COALESCE(heading, ''), '[[:alnum:]]+')
+            + regexp_count(COALESCE(body, ''), '[[:alnum:]]+')
+            + regexp_count(COALESCE(cjk, ''), '[[:alnum:]]+')
         ) STORED
     );
     CREATE INDEX chunks_fts_tsv ON {s}.chunks_fts USING gin (tsv);
