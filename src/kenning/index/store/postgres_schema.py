@@ -36,10 +36,13 @@ _FOLDED = "".join(_SPECIAL.get(c) or unicodedata.normalize("NFD", c)[0] for c in
 
 
 def _fold(column: str) -> str:
-    """A column's text with Latin diacritics folded (lower-cased first: the map is lower case);
-    plain ASCII, most text, skips the fold (translate() costs as much as the stemming)."""
-    return (f"CASE WHEN {column} ~ '[^\\x01-\\x7f]' THEN translate(lower({column}),"
-            f" '{_ACCENTED}', '{_FOLDED}') ELSE COALESCE({column}, '') END")
+    """A column's text as unicode61 tokenizes it: every run of other characters than letters
+    and digits a separator (so PostgreSQL's parser finds no paths, URLs or e-mail addresses, and
+    "meetings/2026-01-12" is three words, as in FTS5), Latin diacritics folded (lower-cased
+    first: the map is lower case; plain ASCII, most text, skips the fold)."""
+    folded = (f"CASE WHEN {column} ~ '[^\\x01-\\x7f]' THEN translate(lower({column}),"
+              f" '{_ACCENTED}', '{_FOLDED}') ELSE COALESCE({column}, '') END")
+    return f"regexp_replace({folded}, '[^[:alnum:]]+', ' ', 'g')"
 
 
 def _bootstrap(schema: str) -> str:
