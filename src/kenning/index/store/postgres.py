@@ -290,7 +290,7 @@ _LOG_LIMIT = 200_000  # statements kept for replay; a larger transaction is not 
 
 
 _LEXEMES = re.compile(r"'((?:[^']|'')*)'(?::(\*?)([A-D]*))?")
-_FOLD = str.maketrans(schema_mod._ACCENTED, schema_mod._FOLDED)
+_FOLD = str.maketrans(schema_mod._FOLD_FROM, schema_mod._FOLD_TO)
 
 
 def _fold(text: str) -> str:
@@ -795,6 +795,10 @@ class PostgresStore(Store):
                 return
             self._prepare(conn)
             ident = sql.Identifier(self.schema).as_string(conn)
+            # lower() follows the database's locale, which leaves non-ASCII capitals alone in
+            # the C locale; PostgreSQL 17's built-in pg_c_utf8 collation lowers them anywhere.
+            collate = (" COLLATE pg_c_utf8" if conn.execute(
+                "SELECT 1 FROM pg_collation WHERE collname = 'pg_c_utf8'").fetchone() else "")
             for number in range(current, schema_mod.SCHEMA_VERSION):
                 migration = schema_mod.MIGRATIONS[number]
                 with conn.transaction():
@@ -803,7 +807,7 @@ class PostgresStore(Store):
                             sql.Identifier(self.schema)), (number + 1,)).fetchone()
                     if done:
                         continue
-                    script = migration(ident)
+                    script = migration(ident, collate)
                     if script.strip():
                         conn.execute(script)
                     conn.execute(

@@ -33,16 +33,33 @@ _ACCENTED = (
 )
 _SPECIAL = {"đ": "d", "ħ": "h", "ı": "i", "ŀ": "l", "ł": "l", "ø": "o", "ŧ": "t"}
 _FOLDED = "".join(_SPECIAL.get(c) or unicodedata.normalize("NFD", c)[0] for c in _ACCENTED)
+# The capitals too: in a database of the C locale lower() leaves non-ASCII letters as they are.
+_UPPER = {c.upper(): f for c, f in zip(_ACCENTED, _FOLDED, strict=True)
+          if len(c.upper()) == 1 and not c.upper().isascii()}
+_FOLD_FROM = _ACCENTED + "".join(_UPPER)
+_FOLD_TO = _FOLDED + "".join(_UPPER.values())
+#: What separates words, as unicode61 sees it, spelled out (a class like [[:alnum:]] follows the
+#: database's locale, and in the C locale it would drop every non-ASCII letter): ASCII other
+#: than letters and digits, Latin-1 punctuation and symbols, general and CJK punctuation, and
+#: full-width ASCII punctuation.
+SEPARATORS = ("[\\x01-\\x2f\\x3a-\\x40\\x5b-\\x60\\x7b-\\x7f\\u00a0-\\u00bf\\u00d7\\u00f7"
+              "\\u2000-\\u206f\\u3000-\\u303f\\uff01-\\uff0f\\uff1a-\\uff20\\uff3b-\\uff40"
+              "\\uff5b-\\uff65]")
 
 
-def _fold(column: str) -> str:
+def _fold(column: str, collate: str = "") -> str:
     """A column's text as unicode61 tokenizes it: every run of other characters than letters
     and digits a separator (so PostgreSQL's parser finds no paths, URLs or e-mail addresses, and
     "meetings/2026-01-12" is three words, as in FTS5), Latin diacritics folded (lower-cased
     first: the map is lower case; plain ASCII, most text, skips the fold)."""
-    folded = (f"CASE WHEN {column} ~ '[^\\x01-\\x7f]' THEN translate(lower({column}),"
-              f" '{_ACCENTED}', '{_FOLDED}') ELSE COALESCE({column}, '') END")
-    return f"regexp_replace({folded}, '[^[:alnum:]]+', ' ', 'g')"
+    folded = (f"CASE WHEN {column} ~ '[^\\x01-\\x7f]' THEN translate(lower({column}{collate}),"
+              f" '{_FOLD_FROM}', '{_FOLD_TO}') ELSE COALESCE({column}, '') END")
+    return f"regexp_replace({folded}, '{SEPARATORS}+', ' ', 'g')"
+
+
+def _tokens(column: str) -> str:
+    """How many tokens unicode61 makes of a column: runs of non-separators."""
+    return f"regexp_count(COALESCE({column}, ''), '[^{SEPARATORS[1:-1]}]+')"
 
 
 def _bootstrap(schema: str) -> str:
@@ -55,7 +72,7 @@ def _bootstrap(schema: str) -> str:
     """
 
 
-def _v1(s: str) -> str:
+def _v1(s: str, collate: str = "") -> str:
     """pages, names, chunks, full-text, links, facts, timeline"""
     return f"""
     -- What the PostgreSQL store keeps for itself: the change counter and the commit tokens.
@@ -138,16 +155,16 @@ def _v1(s: str) -> str:
         body TEXT,
         cjk TEXT,
         tsv tsvector GENERATED ALWAYS AS (
-            setweight(to_tsvector('{s}.kenning_fts'::regconfig, {_fold("title")}), 'A')
-            || setweight(to_tsvector('{s}.kenning_fts'::regconfig, {_fold("heading")}), 'B')
-            || setweight(to_tsvector('{s}.kenning_fts'::regconfig, {_fold("body")}), 'C')
+            setweight(to_tsvector('{s}.kenning_fts'::regconfig,
+                                  {_fold("title", collate)}), 'A')
+            || setweight(to_tsvector('{s}.kenning_fts'::regconfig,
+                                     {_fold("heading", collate)}), 'B')
+            || setweight(to_tsvector('{s}.kenning_fts'::regconfig,
+                                     {_fold("body", collate)}), 'C')
             || setweight(to_tsvector('pg_catalog.simple'::regconfig, COALESCE(cjk, '')), 'D')
         ) STORED,
         ntok INTEGER GENERATED ALWAYS AS (
-            regexp_count(COALESCE(title, ''), '[[:alnum:]]+')
-            + regexp_count(COALESCE(heading, ''), '[[:alnum:]]+')
-            + regexp_count(COALESCE(body, ''), '[[:alnum:]]+')
-            + regexp_count(COALESCE(cjk, ''), '[[:alnum:]]+')
+            {_tokens("title")} + {_tokens("heading")} + {_tokens("body")} + {_tokens("cjk")}
         ) STORED
     );
     CREATE INDEX chunks_fts_tsv ON {s}.chunks_fts USING gin (tsv);
@@ -231,7 +248,7 @@ def _v1(s: str) -> str:
     """
 
 
-def _v2(s: str) -> str:
+def _v2(s: str, collate: str = "") -> str:
     """vectors by model and text hash"""
     return f"""
     -- pgvector: any dimension in the column; the HNSW index is built per dimension (a partial
@@ -251,7 +268,7 @@ def _v2(s: str) -> str:
     """
 
 
-def _v3(s: str) -> str:
+def _v3(s: str, collate: str = "") -> str:
     """belief time on facts and links"""
     return f"""
     ALTER TABLE {s}.facts ADD COLUMN recorded TEXT;
@@ -262,7 +279,7 @@ def _v3(s: str) -> str:
     """
 
 
-def _v4(s: str) -> str:
+def _v4(s: str, collate: str = "") -> str:
     """attachments, anchors, link resolution routes"""
     return f"""
     CREATE TABLE {s}.attachments (path TEXT PRIMARY KEY, name TEXT NOT NULL);
@@ -283,7 +300,7 @@ def _v4(s: str) -> str:
     """
 
 
-def _v5(s: str) -> str:
+def _v5(s: str, collate: str = "") -> str:
     """tags, summary start, chunk sections"""
     return f"""
     CREATE TABLE {s}.tags (
@@ -303,14 +320,16 @@ def _v5(s: str) -> str:
     """
 
 
-def _v6(s: str) -> str:
+def _v6(s: str, collate: str = "") -> str:
     """migrations recorded in schema_migrations"""
     # SQLite gained the table in its v6; PostgreSQL has had it from the start. Kept so both
     # backends count their migrations alike.
     return ""
 
 
-Migration = Callable[[str], str]
+#: A migration: (schema identifier, the COLLATE clause that makes lower() Unicode-aware in any
+#: database locale, e.g. ' COLLATE pg_c_utf8' on PostgreSQL 17+, or '') -> its SQL.
+Migration = Callable[[str, str], str]
 
 MIGRATIONS: list[Migration] = [_v1, _v2, _v3, _v4, _v5, _v6]
 SCHEMA_VERSION = len(MIGRATIONS)
