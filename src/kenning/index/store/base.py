@@ -24,12 +24,68 @@ from __future__ import annotations
 import contextlib
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+
+if TYPE_CHECKING:
+    import numpy as np
+
+from kenning.errors import KenningError
 
 T = TypeVar("T")
 
 Params = Sequence[Any]
+
+#: How much a match in each ``chunks_fts`` column counts in :meth:`Store.match_chunks`'s score
+#: (SQLite: the bm25() column weights; PostgreSQL: the same ratios in the ts_rank weights).
+LEXICAL_WEIGHTS: dict[str, float] = {"title": 5.0, "heading": 2.0, "body": 1.0, "cjk": 1.0}
+
+
+@dataclass(frozen=True)
+class TextQuery:
+    """A full-text query as structure, never an engine's syntax: each backend builds its own
+    expression from it (SQLite an FTS5 MATCH string, PostgreSQL a tsquery).
+
+    The query is a list of *clauses*: every term, every phrase and every CJK word is one.
+
+    * ``terms``: single words, already casefolded, no quotes or operators. A term matches a
+      chunk whose ``title``, ``heading`` or ``body`` holds a word with the same stem (SQLite:
+      Porter over unicode61 tokens, diacritics folded). Not the ``cjk`` column.
+    * ``phrases``: several words separated by single spaces; matches where those words occur
+      consecutively (each stemmed as a term) in ``title``, ``heading`` or ``body``.
+    * ``cjk``: CJK words (runs of Han/Kana/Hangul, see :mod:`kenning.index.cjk`). A word of two
+      or more characters matches where its overlapping bigrams (:func:`kenning.index.cjk.bigrams`)
+      occur consecutively, as a phrase, in the ``title`` or ``cjk`` column; a one-character word
+      is a *prefix* term: it matches any bigram (token) of those columns that starts with it.
+    * ``all_terms``: True, a chunk must match every clause (AND); False, any one (OR).
+
+    A query with no clause matches nothing.
+    """
+
+    terms: tuple[str, ...] = ()
+    phrases: tuple[str, ...] = ()
+    cjk: tuple[str, ...] = ()
+    all_terms: bool = False
+
+    @property
+    def empty(self) -> bool:
+        """True when the query has no clause."""
+        return not (self.terms or self.phrases or self.cjk)
+
+
+class IndexDamaged(KenningError):
+    """The index database exists but cannot be read (not a database, malformed). Opening it
+    raises this; ``kenning rebuild`` calls :meth:`clear` and builds a new one."""
+
+    def __init__(self, message: str, clear: Any = None) -> None:
+        super().__init__(message)
+        self._clear = clear
+
+    def clear(self) -> None:
+        """Remove the unreadable index so a new one can be opened in its place."""
+        if self._clear is not None:
+            self._clear()
 
 
 class Store(ABC):
@@ -147,19 +203,122 @@ class Store(ABC):
         """Close the connection(s); the store may not be used afterwards."""
 
     # == lexical search ==================================================================
-    # (recall adds its methods here)
+    # Full-text matching and ranking over ``chunks_fts`` (title, heading, body, cjk; ``rowid``
+    # = chunk id). Everything else recall reads (chunk and page rows, the stored ``body`` text
+    # by rowid) is portable SQL in :mod:`kenning.index.queries.recall`. Highlighting is done in
+    # Python by recall (it emulates the SQLite tokenizer), so no backend method is needed.
+
+    @abstractmethod
+    def match_chunks(self, query: TextQuery, *, where: str = "", params: Params = (),
+                     limit: int = 200) -> list[tuple[int, int, int, str, float]]:
+        """The chunks matching ``query``, best first, at most ``limit``.
+
+        Each row is ``(chunk id, page id, chunk start_line, chunk heading, score)``; ``score`` is
+        a float, *higher is better*, comparable only within one call (SQLite: ``-bm25()`` with
+        :data:`LEXICAL_WEIGHTS` as column weights, always > 0). Recall uses the score's order
+        and its relative size (a neighbour adds a share of it), never its absolute value. Ties
+        keep the engine's order.
+
+        ``where`` is a portable SQL fragment that starts with `` AND `` (or is empty), over the
+        aliases ``c`` (``chunks``) and ``p`` (``pages``, joined on ``p.id = c.page_id``), with
+        ``?`` placeholders bound to ``params``; only rows it keeps are ranked. Example:
+        ``" AND p.type IN (?)"``, ``("decision",)``. An empty query returns ``[]``.
+        """
+
+    @abstractmethod
+    def match_counts(self, terms: Sequence[str], cjk: Sequence[str] = ()) -> dict[str, int]:
+        """How many chunks match each of ``terms`` and ``cjk``: ``{text: number of chunks}``,
+        one key for every distinct item given (0 when none match).
+
+        Unlike :meth:`match_chunks`, any column counts. An item of ``terms`` is a word or a
+        phrase (words separated by spaces, matched consecutively, stemmed as in
+        :class:`TextQuery`); an item of ``cjk`` matches as a CJK word of :class:`TextQuery`
+        (bigram phrase; one character: prefix). Used for the rarity (inverse document frequency)
+        of each query term.
+        """
 
 
 
 
     # == indexing and vectors ============================================================
-    # (index adds its methods here)
+    # Vectors are keyed by (model, text_hash): one vector per distinct embedded text, shared by
+    # every chunk with that text (``chunks.text_hash``). They are float32 rows the embedder
+    # L2-normalised; a backend may store them in any form (SQLite: a float32 or int8 BLOB,
+    # vectors.py; PostgreSQL: pgvector) as long as reading gives float32 back. Bookkeeping that
+    # is plain SQL stays in vectors.py on the primitives: ``meta`` keys ``embed_model``,
+    # ``embed_dim``, ``embed_state``, and ``vectors_version`` (bumped by every change to vectors
+    # or chunks; with ``index_id`` it names the matrix the process caches).
 
+    @abstractmethod
+    def sound_vector(self, alias: str = "e") -> str:
+        """A SQL condition, true when the ``embeddings`` row ``alias`` holds a usable vector of
+        the dimension given by its one ``?`` parameter (SQLite: the BLOB has the bytes for that
+        dimension; a truncated or foreign one is skipped, doctor counts it)."""
 
+    @abstractmethod
+    def put_vectors(self, model: str, dim: int, rows: Sequence[tuple[str, np.ndarray]],
+                    storage: str = "float32") -> None:
+        """Store (text hash, float32 vector of ``dim``) rows for ``model``, replacing any vector
+        already stored under the same (model, text hash). ``storage`` is the config's
+        ``embeddings.storage`` ("float32" | "int8"); a backend may ignore it. Caller owns the
+        transaction (and bumps ``vectors_version``)."""
 
+    @abstractmethod
+    def chunk_vectors(self, model: str, dim: int) -> tuple[np.ndarray, np.ndarray]:
+        """(chunk ids int64, vectors float32 of shape (n, ``dim``)), row for row, ordered by
+        chunk id: every chunk whose text has a sound, finite vector of ``model``. What the
+        in-process matrix (``vectors.load_matrix``) is built from; SQLite's path is the hot one
+        (one join, one ``frombuffer``)."""
+
+    @abstractmethod
+    def read_vectors(self, size: int = 2000) -> Iterator[list[tuple[str, str, int, np.ndarray]]]:
+        """Every stored vector as batches of (model, text hash, dim, float32 vector) rows; a
+        damaged one is left out. What :meth:`copy_vectors_from` reads on the other store."""
+
+    def copy_vectors_from(self, other: Store, storage: str = "float32") -> int:
+        """Copy every vector of ``other`` (any backend) into this store by (model, text hash),
+        keeping vectors this store already has; the number copied. Embedding is the slow part
+        of an index: a rebuild, or a move between backends, carries the vectors across so only
+        new text is embedded. Runs its own transactions, one per batch."""
+        from kenning.index.store.copy import copy_vectors
+
+        return copy_vectors(other, self, storage)
+
+    def nearest(self, model: str, dim: int, query: np.ndarray, k: int,
+                allowed: Sequence[int] | None = None) -> list[tuple[int, float]] | None:
+        """Top ``k`` (chunk id, cosine) for a normalised float32 ``query`` by the database's own
+        vector index, within ``allowed`` chunk ids if given; or None when this backend has no
+        server-side search worth using and the caller searches the in-process matrix
+        (``vectors.load_matrix`` + ``dense_search``). SQLite: always None. Scores are against
+        the raw stored vectors (no page-context blend)."""
+        return None
+
+    @abstractmethod
+    def fresh(self) -> Store:
+        """An empty, migrated store beside this one, for a rebuild: filled while this one
+        still serves searches, then made this one by :meth:`replace_with` or dropped by
+        :meth:`discard_fresh`. What a killed rebuild left behind is dropped first.
+        SQLite: ``index.db.rebuild`` next to ``index.db``; PostgreSQL: a side schema."""
+
+    @abstractmethod
+    def replace_with(self, fresh: Store) -> None:
+        """Make this store's contents those of ``fresh`` (from :meth:`fresh`), atomically for
+        every reader in every process: they see the old index or the new one, never half.
+        ``fresh`` is closed and its leftovers removed; this store stays open and usable, and
+        sees the new contents. Caller holds :meth:`writer_lock`."""
+
+    @abstractmethod
+    def discard_fresh(self) -> None:
+        """Drop what :meth:`fresh` made (a failed or killed rebuild); nothing if there is
+        none. Any store from :meth:`fresh` must be closed first. Caller holds the lock."""
 
     # == graph, memory, health ===========================================================
     # (layers adds its methods here)
+
+    @abstractmethod
+    def expected_schema_version(self) -> int:
+        """The schema version this Kenning migrates this backend to (``kenning doctor``
+        compares it with :meth:`schema_version`)."""
 
 
 

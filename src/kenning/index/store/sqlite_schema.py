@@ -1,8 +1,10 @@
-"""The one place that opens the index database, and its schema as ordered migrations.
+"""The SQLite backend's schema as ordered migrations, and its connection, lock and transactions.
 
 The index lives in ``<vault>/.kenning/index.db`` (SQLite, WAL). It is derived from the vault: delete
 it and ``kenning rebuild`` gives the same answers. Schema changes are small functions applied in
-order on open and recorded in ``PRAGMA user_version``.
+order on open (each in its own transaction), counted in ``PRAGMA user_version`` and recorded in
+the ``schema_migrations`` table (version, name, applied). Only
+:class:`kenning.index.store.sqlite.SQLiteStore` opens a database through this module.
 """
 
 from __future__ import annotations
@@ -14,17 +16,24 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TypeVar
 
-from kenning.errors import IndexBusy
+from kenning.errors import IndexBusy, KenningError
 from kenning.vault.fsio import acquire_flock, flock_held
 from kenning.vault.layout import STATE_DIR
 
 T = TypeVar("T")
 
 DB_NAME = "index.db"
+
+
+class SchemaTooNew(KenningError):
+    """The database was migrated by a newer Kenning than this one."""
+
+
 LOCK_NAME = "index.lock"
 
 
 def _v1(db: sqlite3.Connection) -> None:
+    """pages, names, chunks, full-text, links, facts, timeline"""
     _run_script(
         db,
         """
@@ -192,6 +201,7 @@ def _run_script(db: sqlite3.Connection, script: str) -> None:
 
 
 def _v2(db: sqlite3.Connection) -> None:
+    """vectors by model and text hash"""
     _run_script(
         db,
         """
@@ -216,6 +226,7 @@ def _v2(db: sqlite3.Connection) -> None:
 
 
 def _v3(db: sqlite3.Connection) -> None:
+    """belief time on facts and links"""
     _run_script(
         db,
         """
@@ -232,6 +243,7 @@ def _v3(db: sqlite3.Connection) -> None:
 
 
 def _v4(db: sqlite3.Connection) -> None:
+    """attachments, anchors, link resolution routes"""
     _run_script(
         db,
         """
@@ -263,6 +275,7 @@ def _v4(db: sqlite3.Connection) -> None:
 
 
 def _v5(db: sqlite3.Connection) -> None:
+    """tags, summary start, chunk sections"""
     _run_script(
         db,
         """
@@ -291,8 +304,28 @@ def _v5(db: sqlite3.Connection) -> None:
     )
 
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2, _v3, _v4, _v5]
+def _v6(db: sqlite3.Connection) -> None:
+    """migrations recorded in schema_migrations"""
+    _run_script(
+        db,
+        """
+        -- Every migration applied, with its name and when (UTC, ISO): PRAGMA user_version says
+        -- how far, this table says what and when. Earlier versions are backfilled (applied NULL:
+        -- before the table existed).
+        CREATE TABLE schema_migrations (
+            version INTEGER PRIMARY KEY,
+            name TEXT NOT NULL,
+            applied TEXT
+        );
+        """,
+    )
+    db.executemany("INSERT INTO schema_migrations(version, name, applied) VALUES (?, ?, NULL)",
+                   [(n + 1, _name(m)) for n, m in enumerate(MIGRATIONS[:5])])
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2, _v3, _v4, _v5, _v6]
 SCHEMA_VERSION = len(MIGRATIONS)
+RECORDED_FROM = 6  # the first migration recorded as it is applied (the table came with it)
 
 
 def state_dir(root: Path) -> Path:
@@ -329,7 +362,7 @@ def migrate(db: sqlite3.Connection) -> None:
     """Apply the migrations the database has not seen yet, each in its own transaction."""
     version = db.execute("PRAGMA user_version").fetchone()[0]
     if version > SCHEMA_VERSION:
-        raise RuntimeError(
+        raise SchemaTooNew(
             f"index schema v{version} is newer than this Kenning (v{SCHEMA_VERSION}); "
             "upgrade Kenning or run `kenning rebuild`"
         )
@@ -339,7 +372,22 @@ def migrate(db: sqlite3.Connection) -> None:
             if db.execute("PRAGMA user_version").fetchone()[0] > number:
                 continue
             MIGRATIONS[number](db)
+            if number + 1 >= RECORDED_FROM:
+                db.execute("INSERT INTO schema_migrations(version, name, applied) VALUES (?, ?, ?)"
+                           " ON CONFLICT (version) DO NOTHING",
+                           (number + 1, _name(MIGRATIONS[number]), _utc_now()))
             db.execute(f"PRAGMA user_version = {number + 1}")
+
+
+def _name(migration: Callable[[sqlite3.Connection], None]) -> str:
+    """A migration's name: the first line of its docstring."""
+    return (migration.__doc__ or migration.__name__).strip().splitlines()[0]
+
+
+def _utc_now() -> str:
+    import datetime as dt
+
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
 
 
 def schema_version(db: sqlite3.Connection) -> int:
