@@ -43,28 +43,39 @@ import threading
 import time
 import uuid
 import zlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import psycopg
 import psycopg_pool
 from psycopg import errors, sql
-from psycopg.adapt import Dumper
+from psycopg.adapt import Dumper, Loader
 from psycopg.pq import Format
 
 from kenning.errors import IndexBusy, KenningError
+from kenning.index.store import base as _base
 from kenning.index.store import postgres_schema as schema_mod
 from kenning.index.store.base import Params, Store
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from kenning.index.store.base import TextQuery
+
+#: Column weights of the lexical score (title, heading, body, cjk), as SQLite's bm25() uses them.
+_LEXICAL = getattr(_base, "LEXICAL_WEIGHTS", {"title": 5.0, "heading": 2.0, "body": 1.0,
+                                              "cjk": 1.0})
+WEIGHTS = [float(_LEXICAL[c]) for c in ("title", "heading", "body", "cjk")]
 
 log = logging.getLogger(__name__)
 
 #: Kenning's own URL parameters, removed before the URL reaches libpq.
 KENNING_PARAMS = ("schema",)
 VAULT_ID_FILE = "vault-id"
-_SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}\Z")
+_SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,54}\Z")  # 55: room for "_rebuild"
 
 # Advisory lock classes (the first key of pg_advisory_lock(int, int)); the second is the schema.
 LOCK_INDEX = 0x4B4E0001  # the index writer (one indexer at a time)
@@ -150,7 +161,9 @@ class Target:
     dbname: str
 
     def describe(self) -> str:
-        where = f"{self.user + '@' if self.user else ''}{self.host}{':' + self.port if self.port else ''}"
+        user = f"{self.user}@" if self.user else ""
+        port = f":{self.port}" if self.port else ""
+        where = f"{user}{self.host}{port}"
         return f"postgresql {where}/{self.dbname} schema {self.schema}"
 
 
@@ -187,7 +200,7 @@ def parse_url(root: Path, url: str) -> Target:
         schema = f"kenning_{vault_id(root)[:16]}"
     if not _SCHEMA_NAME.match(schema):
         raise KenningError(f"database URL: schema {schema!r} is not a plain lower-case name "
-                           "(letters, digits, _; at most 63)")
+                           "(letters, digits, _; at most 55)")
     clean = urlunsplit((parts.scheme if parts.scheme != "postgres" else "postgresql",
                         parts.netloc, parts.path, urlencode(rest), parts.fragment))
     try:
@@ -264,6 +277,7 @@ class _Tx:
     """The calling thread's open transaction."""
 
     conn: psycopg.Connection[Any] | None = None
+    pool: Any = None
     depth: int = 0
     log: list[_Entry] = field(default_factory=list)
     replayable: bool = True
@@ -271,7 +285,55 @@ class _Tx:
     token: str = ""
 
 
+_BORROW_SECONDS = 2.0  # how long one attempt waits for a pooled connection
 _LOG_LIMIT = 200_000  # statements kept for replay; a larger transaction is not replayed
+
+
+_LEXEMES = re.compile(r"'((?:[^']|'')*)'(?::(\*?)([A-D]*))?")
+_FOLD = str.maketrans(schema_mod._ACCENTED, schema_mod._FOLDED)
+
+
+def _fold(text: str) -> str:
+    """Lower case with Latin diacritics folded, as the chunks_fts.tsv expression does."""
+    return text.lower().translate(_FOLD)
+
+
+def _ts_quote(text: str) -> str:
+    """A tsquery operand in quotes (the words inside are parsed by the configuration)."""
+    return "'" + text.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def _idf(total: int, found: int) -> float:
+    """FTS5's inverse document frequency (never below 1e-6)."""
+    import math
+
+    value = math.log((total - found + 0.5) / (found + 0.5)) if total else 0.0
+    return value if value > 0 else 1e-6
+
+
+class _RawVector(Loader):
+    """pgvector's binary form as bytes: decoded for many rows at once by _decode_vectors."""
+
+    format = Format.BINARY
+
+    def load(self, data: Any) -> bytes:
+        return bytes(data)
+
+
+def _decode_vectors(blobs: list[bytes], dim: int) -> np.ndarray:
+    """float32 rows from pgvector binary values (int16 dim, int16 unused, big-endian float4s)."""
+    import numpy as np
+
+    if not blobs:
+        return np.zeros((0, dim), dtype=np.float32)
+    width = 4 + 4 * dim
+    raw = np.frombuffer(b"".join(blobs), dtype=np.uint8).reshape(len(blobs), width)
+    return raw[:, 4:].copy().view(">f4").astype(np.float32).reshape(len(blobs), dim)
+
+
+def _saturate(tf: str, norm: str) -> str:
+    """BM25's term-frequency part, tf * (k1 + 1) / (tf + k1 * norm), as SQL."""
+    return f"(({tf}) * 2.2 / (({tf}) + 1.2 * {norm}))"
 
 
 def _digest(rows: Any) -> Any:
@@ -302,6 +364,10 @@ class PostgresStore(Store):
         self._local = threading.local()
         self._closed = False
         self._commits = 0
+        self._lexical_cache: dict[Any, Any] = {}
+        self._pool_lock = threading.Lock()
+        self._vector_info: Any = None
+        self._hnsw: set[int] = set()
         self._ext_schema = "public"
         self._app = f"kenning {os.getpid()}@{socket.gethostname()}"[:63]
         first = self._connect_first()
@@ -309,17 +375,16 @@ class PostgresStore(Store):
             if migrate:
                 self._migrate(first)
             self._ext_schema = self._extension_schema(first) or "public"
+            from psycopg.types import TypeInfo
+
+            self._vector_info = TypeInfo.fetch(first, f"{self._ext_schema}.vector")
         finally:
             first.close()
         self._conninfo = psycopg.conninfo.make_conninfo(
             self.target.url, application_name=self._app,
             options=f"-c search_path={self.schema},{self._ext_schema}")
-        self._pool = psycopg_pool.ConnectionPool(
-            self._conninfo, min_size=1, max_size=pool_size, open=False,
-            kwargs={"autocommit": True}, configure=self._configure,
-            name=f"kenning-{self.schema}", timeout=max(self.retry_seconds, 1.0),
-            reconnect_timeout=0)
-        self._pool.open(wait=False)
+        self._pool_size = pool_size
+        self._pool = self._make_pool()
 
     # -- connections ----------------------------------------------------------------------------
 
@@ -332,12 +397,32 @@ class PostgresStore(Store):
                                "check the database URL and that the server is running"
                                ) from None
 
+    def _make_pool(self) -> psycopg_pool.ConnectionPool[Any]:
+        pool: psycopg_pool.ConnectionPool[Any] = psycopg_pool.ConnectionPool(
+            self._conninfo, min_size=1, max_size=self._pool_size, open=False,
+            kwargs={"autocommit": True}, configure=self._configure,
+            name=f"kenning-{self.schema}", timeout=_BORROW_SECONDS,
+            reconnect_timeout=max(self.retry_seconds, 1.0))
+        pool.open(wait=False)
+        return pool
+
+    def _renew_pool(self) -> None:
+        """After the pool could not lend a connection: if the server accepts one now, the pool
+        is only waiting out its reconnection backoff, so a new pool takes its place."""
+        try:
+            psycopg.connect(self._conninfo, connect_timeout=2).close()
+        except psycopg.Error:
+            return  # still down: keep waiting
+        with self._pool_lock:
+            old, self._pool = self._pool, self._make_pool()
+        threading.Thread(target=old.close, kwargs={"timeout": 5.0}, daemon=True).start()
+
     def _configure(self, conn: psycopg.Connection[Any]) -> None:
         conn.adapters.register_dumper(bool, _BoolAsInt)
-        from pgvector.psycopg import register_vector
+        if self._vector_info is not None:
+            from pgvector.psycopg.vector import register_vector_info
 
-        with contextlib.suppress(psycopg.ProgrammingError):
-            register_vector(conn)
+            register_vector_info(conn, self._vector_info)
 
     def _deadline(self) -> float:
         return time.monotonic() + self.retry_seconds
@@ -347,9 +432,12 @@ class PostgresStore(Store):
         if time.monotonic() >= deadline or self._closed:
             raise exc
         log.info("postgres: %s; retrying", _first_line(exc))
-        with contextlib.suppress(Exception):
-            self._pool.check()
         time.sleep(min(0.05 * 2 ** attempt, 1.0, max(0.0, deadline - time.monotonic())))
+        if isinstance(exc, psycopg_pool.PoolTimeout):
+            self._renew_pool()
+        else:
+            with contextlib.suppress(Exception):
+                self._pool.check()
 
     def _tx(self) -> _Tx:
         tx = getattr(self._local, "tx", None)
@@ -434,8 +522,9 @@ class PostgresStore(Store):
     def _begin(self, tx: _Tx) -> None:
         """A connection for the thread's transaction, BEGIN, the write lock, then the
         statements run so far (each must give the result it gave before)."""
-        conn = self._pool.getconn()
-        tx.conn = conn
+        pool = self._pool
+        conn = pool.getconn()
+        tx.conn, tx.pool = conn, pool
         conn.execute(f"BEGIN; SELECT pg_advisory_xact_lock({LOCK_WRITE}, {self.key})")
         for entry in tx.log:
             query, params = entry.query, entry.params
@@ -456,7 +545,7 @@ class PostgresStore(Store):
             with contextlib.suppress(Exception):
                 conn.close()
             with contextlib.suppress(Exception):
-                self._pool.putconn(conn)
+                (tx.pool or self._pool).putconn(conn)
 
     def _reopen(self, tx: _Tx, exc: BaseException, deadline: float, attempt: int) -> None:
         """After a transient failure inside a transaction: a new one, replayed to where the old
@@ -535,7 +624,7 @@ class PostgresStore(Store):
             self._drop(tx)
             return
         tx.conn = None
-        self._pool.putconn(conn)
+        (tx.pool or self._pool).putconn(conn)
 
     def _commit_sql(self, tx: _Tx) -> str:
         if not tx.wrote:
@@ -568,7 +657,7 @@ class PostgresStore(Store):
                 attempt += 1
                 continue
             tx.conn = None
-            self._pool.putconn(conn)
+            (tx.pool or self._pool).putconn(conn)
             return
 
     def _committed(self, token: str, pid: int, deadline: float) -> bool:
@@ -767,15 +856,28 @@ class PostgresStore(Store):
         return self.scalar("SELECT n FROM kenning_changes WHERE id = 1", default=0)
 
     @contextlib.contextmanager
-    def _session_lock(self, cls: int, wait: float, busy: Callable[[str], str]
+    def _session_lock(self, cls: int, wait: float, busy: Callable[[str], Exception]
                       ) -> Iterator[None]:
-        """Hold a session-level advisory lock on a connection of its own (the server releases
-        it when that session dies); poll for up to ``wait`` seconds (at least half a second)."""
-        try:
-            conn = psycopg.connect(self._conninfo, autocommit=True, connect_timeout=10)
-        except psycopg.Error as exc:
-            raise KenningError(f"cannot connect to {self.describe()}: {_first_line(exc)}"
-                               ) from None
+        """Hold a session-level advisory lock on a pooled connection kept for the purpose (the
+        server releases it when that session dies); poll for up to ``wait`` seconds (at least
+        half a second)."""
+        deadline = self._deadline()
+        attempt = 0
+        while True:
+            pool = self._pool
+            conn: psycopg.Connection[Any] | None = None
+            try:
+                conn = pool.getconn()
+                conn.execute("SELECT 1")
+                break
+            except (psycopg.Error, psycopg_pool.PoolTimeout) as exc:
+                if conn is not None:
+                    conn.close()
+                    pool.putconn(conn)
+                if isinstance(exc, psycopg.Error) and not is_transient(exc):
+                    raise self._explain(exc) from exc
+                self._pause(attempt, deadline, exc)
+            attempt += 1
         try:
             deadline = time.monotonic() + max(wait, 0.5)
             while True:
@@ -784,15 +886,17 @@ class PostgresStore(Store):
                 if got and got[0]:
                     break
                 if time.monotonic() >= deadline:
-                    raise IndexBusy(busy(self._holder(conn, cls)))
+                    raise busy(self._holder(conn, cls))
                 time.sleep(0.1)
             try:
                 yield
             finally:
-                with contextlib.suppress(psycopg.Error):
+                try:
                     conn.execute("SELECT pg_advisory_unlock(%s, %s)", (cls, self.key))
+                except psycopg.Error:
+                    conn.close()  # the session, and the lock with it, is gone either way
         finally:
-            conn.close()
+            pool.putconn(conn)
 
     def _holder(self, conn: psycopg.Connection[Any], cls: int) -> str:
         row = conn.execute(
@@ -810,8 +914,8 @@ class PostgresStore(Store):
     def writer_lock(self, *, wait: float = 0.0) -> Iterator[None]:
         with self._session_lock(
                 LOCK_INDEX, wait,
-                lambda who: f"another kenning process is writing the index{who}; wait for it to "
-                            "finish or pass --wait SECONDS"):
+                lambda who: IndexBusy(f"another kenning process is writing the index{who}; wait "
+                                      "for it to finish or pass --wait SECONDS")):
             yield
 
     def lock_held(self) -> bool:
@@ -830,19 +934,348 @@ class PostgresStore(Store):
         self._pool.close()
 
     # == lexical search ==================================================================
+    # A TextQuery becomes one tsquery per clause: a term or phrase is stemmed by the schema's
+    # configuration and restricted to title/heading/body (weights A-C), a CJK word is a phrase
+    # of its bigrams (a prefix for one character) restricted to the cjk column (D). The score is
+    # FTS5's BM25 computed in SQL (kenning_bm25), with the same column weights and IDF over the
+    # whole table, so rankings follow SQLite's.
+
+    def _clause_text(self, text: str, kind: str) -> str:
+        if kind == "cjk":
+            from kenning.index.cjk import bigrams
+
+            if len(text) == 1:
+                return f"{_ts_quote(text)}:*D"
+            return " <-> ".join(f"{_ts_quote(b)}:D" for b in bigrams(text))
+        folded = _fold(text)
+        return f"{_ts_quote(folded)}:ABC" if kind == "match" else _ts_quote(folded)
+
+    def _lexical(self) -> dict[Any, Any]:
+        """Normalised clauses, their chunk counts and the table's size, valid until the index
+        changes (keyed by the change token)."""
+        token = self.change_token()
+        cache = self._lexical_cache
+        if cache.get("token") != token:
+            cache = self._lexical_cache = {"token": token}
+        return cache
+
+    def _normalised(self, cache: dict[Any, Any], clauses: list[tuple[str, str]]
+                    ) -> list[tuple[str, int]]:
+        """(normalised tsquery text, chunks matching it) for each (text, kind) clause."""
+        missing = [c for c in dict.fromkeys(clauses) if c not in cache]
+        if missing:
+            values = ", ".join("(?, to_tsquery(CAST(? AS regconfig), ?))" for _ in missing)
+            args: list[Any] = []
+            for n, (text, kind) in enumerate(missing):
+                config = "pg_catalog.simple" if kind == "cjk" else f"{self.schema}.kenning_fts"
+                args += [n, config, self._clause_text(text, kind)]
+            found = self.rows(
+                f"SELECT q.n, q.tq::text, CASE WHEN numnode(q.tq) = 0 THEN 0 ELSE"
+                f" (SELECT count(*) FROM chunks_fts f WHERE f.tsv @@ q.tq) END"
+                f" FROM (VALUES {values}) AS q(n, tq)", args)
+            for n, text, count in found:
+                cache[missing[n]] = (text, int(count))
+        return [cache[c] for c in clauses]
+
+    def _table_stats(self, cache: dict[Any, Any]) -> tuple[int, float]:
+        if "stats" not in cache:
+            row = self.one("SELECT count(*), COALESCE(avg(length(tsv)), 0) FROM chunks_fts")
+            cache["stats"] = (int(row[0]), float(row[1])) if row else (0, 0.0)
+        return cache["stats"]  # type: ignore[no-any-return]
+
+    #: A clause matching more chunks than this is "common": the chunks ranked are those
+    #: matching a rarer clause (a common word adds to their score but does not make a chunk a
+    #: candidate), and when every clause is common, this many of their chunks.
+    LEXICAL_CANDIDATES = 2000
+    #: At most this many clauses (the rarest) are scored.
+    LEXICAL_SCORED = 64
+
+    def match_chunks(self, query: TextQuery, *, where: str = "", params: Params = (),
+                     limit: int = 200) -> list[tuple[int, int, int, str, float]]:
+        if query.empty:
+            return []
+        clauses = ([(t, "match") for t in (*query.terms, *query.phrases)]
+                   + [(r, "cjk") for r in query.cjk])
+        cache = self._lexical()
+        parts = [(text, count) for text, count in self._normalised(cache, clauses) if text]
+        if not parts or (query.all_terms and len(parts) < len(clauses)):
+            return []
+        total, avglen = self._table_stats(cache)
+        # The rarest clauses are scored (a long query's common words add next to nothing).
+        scored = sorted(parts, key=lambda part: part[1])[:self.LEXICAL_SCORED]
+        join = " & " if query.all_terms else " | "
+        everything = join.join(f"( {t} )" for t, _ in parts)
+        cap = self.LEXICAL_CANDIDATES
+        rare = [t for t, n in parts if n <= cap]
+        if query.all_terms or not rare:
+            candidates, capped = everything, not query.all_terms or min(
+                n for _, n in parts) > cap
+        else:
+            candidates, capped = " | ".join(f"( {t} )" for t in rare), False
+        # Each clause: idf * BM25's saturated term frequency (k1 = 1.2, b = 0.75), the
+        # frequency read by ts_rank with the column weights (one body hit about 1, a title hit
+        # 5) and the chunk's length (distinct words) against the average.
+        top = max(WEIGHTS)
+        ts_weights = ",".join(repr(w / top) for w in reversed(WEIGHTS))  # D, C, B, A
+        ranks = ", ".join(f"ts_rank('{{{ts_weights}}}'::real[], f.tsv, CAST(? AS tsquery), 0)"
+                          f" AS r{n}" for n in range(len(scored)))
+        norm = f"1.2 * (0.25 + 0.75 * m.len / {max(avglen, 1.0)!r})"
+        score = " + ".join(
+            f"{_idf(total, count)!r} * ({top!r} * m.r{n} * 2.2 / ({top!r} * m.r{n} + {norm}))"
+            for n, (_text, count) in enumerate(scored))
+        source = ("(SELECT * FROM chunks_fts WHERE tsv @@ CAST(? AS tsquery) LIMIT "
+                  f"{int(cap)})" if capped else "chunks_fts")
+        rows = self.rows(
+            f"""
+            WITH m AS (
+                SELECT c.id, c.page_id, c.start_line, c.heading, length(f.tsv) AS len, {ranks}
+                FROM {source} f
+                JOIN chunks c ON c.id = f.rowid
+                JOIN pages p ON p.id = c.page_id
+                WHERE f.tsv @@ CAST(? AS tsquery) {where}
+            )
+            SELECT m.id, m.page_id, m.start_line, m.heading, {score} AS score
+            FROM m ORDER BY score DESC, m.id
+            LIMIT {int(limit)}
+            """,
+            (*[t for t, _ in scored], *([everything] if capped else []), candidates, *params))
+        return [(int(a), int(b), int(c), d, float(e)) for a, b, c, d, e in rows]
+
+    def match_counts(self, terms: Sequence[str], cjk: Sequence[str] = ()) -> dict[str, int]:
+        clauses = [(t, "any") for t in terms] + [(r, "cjk") for r in cjk]
+        out: dict[str, int] = {}
+        found = self._normalised(self._lexical(), clauses)
+        for (text, _kind), (_norm, count) in zip(clauses, found, strict=True):
+            out[text] = count
+        return out
+
 
     # == indexing and vectors ============================================================
 
+    # Vectors live in pgvector columns (float32). Each dimension has its own HNSW index (cosine),
+    # a partial expression index made with the first vector of that dimension; below
+    # HNSW_MIN_VECTORS vectors, nearest() scans exactly, which is faster there and exact.
+
+    def _with_conn(self, work: Callable[[psycopg.Connection[Any]], Any]) -> Any:
+        """Run a read-only ``work(conn)`` on the thread's transaction, or on a pooled connection
+        inside a read-only transaction, retried as a whole on a transient failure."""
+        tx = self._tx()
+        if tx.depth and tx.conn is not None:
+            return work(tx.conn)
+        deadline = self._deadline()
+        attempt = 0
+        while True:
+            try:
+                with self._pool.connection() as conn, conn.transaction():
+                    conn.execute("SET TRANSACTION READ ONLY")
+                    return work(conn)
+            except (psycopg.Error, psycopg_pool.PoolTimeout) as exc:
+                if isinstance(exc, psycopg.Error) and not is_transient(exc):
+                    raise self._explain(exc) from exc
+                self._pause(attempt, deadline, exc)
+            attempt += 1
+
+    def _raw_vectors(self, cur: psycopg.Cursor[Any]) -> None:
+        """Vectors of this cursor's rows as pgvector's binary bytes (decoded in bulk)."""
+        if self._vector_info is not None:
+            cur.adapters.register_loader(self._vector_info.oid, _RawVector)
+
+    def sound_vector(self, alias: str = "e") -> str:
+        return f"{alias}.dim = ? AND vector_dims({alias}.vector) = {alias}.dim"
+
+    def _ensure_hnsw(self, dim: int) -> None:
+        if dim in self._hnsw:
+            return
+        name = f"embeddings_hnsw_{int(dim)}"
+        self.run(f"CREATE INDEX IF NOT EXISTS {name} ON embeddings USING hnsw"
+                 f" ((vector::vector({int(dim)})) vector_cosine_ops)"
+                 f" WITH (m = {int(self.HNSW_M)}, ef_construction = {int(self.HNSW_BUILD)})"
+                 f" WHERE dim = {int(dim)}")
+        self._hnsw.add(dim)
+
+    def put_vectors(self, model: str, dim: int, rows: Sequence[tuple[str, np.ndarray]],
+                    storage: str = "float32") -> None:
+        import numpy as np
+
+        if not rows:
+            return
+        with self.transaction():
+            self._ensure_hnsw(int(dim))
+            self.many("INSERT INTO embeddings(model, text_hash, dim, vector) VALUES (?, ?, ?, ?)"
+                      " ON CONFLICT (model, text_hash) DO UPDATE"
+                      " SET dim = excluded.dim, vector = excluded.vector",
+                      [(model, digest, int(dim), np.asarray(vec, dtype=np.float32))
+                       for digest, vec in rows])
+
+    def chunk_vectors(self, model: str, dim: int) -> tuple[np.ndarray, np.ndarray]:
+        import numpy as np
+
+        def work(conn: psycopg.Connection[Any]) -> tuple[np.ndarray, np.ndarray]:
+            with conn.cursor(binary=True) as cur:
+                self._raw_vectors(cur)
+                cur.execute("SELECT c.id, e.vector FROM chunks c JOIN embeddings e"
+                            " ON e.text_hash = c.text_hash AND e.model = %s AND e.dim = %s"
+                            " AND vector_dims(e.vector) = e.dim ORDER BY c.id", (model, dim))
+                rows = cur.fetchall()
+            ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+            vectors = _decode_vectors([r[1] for r in rows], dim)
+            finite = np.isfinite(vectors).all(axis=1)
+            if not finite.all():
+                ids, vectors = ids[finite], vectors[finite]
+            return ids, vectors
+
+        return self._with_conn(work)  # type: ignore[no-any-return]
+
+    def read_vectors(self, size: int = 2000) -> Iterator[list[tuple[str, str, int, np.ndarray]]]:
+        last = 0
+        while True:
+            def work(conn: psycopg.Connection[Any], after: int = last) -> list[Any]:
+                with conn.cursor(binary=True) as cur:
+                    self._raw_vectors(cur)
+                    cur.execute("SELECT id, model, text_hash, dim, vector FROM embeddings"
+                                " WHERE id > %s AND vector_dims(vector) = dim ORDER BY id"
+                                " LIMIT %s", (after, size))
+                    return cur.fetchall()
+
+            batch = self._with_conn(work)
+            if not batch:
+                return
+            last = int(batch[-1][0])
+            yield [(model, digest, int(dim), _decode_vectors([blob], int(dim))[0])
+                   for _id, model, digest, dim, blob in batch]
+
+    #: Below this many vectors of a model, nearest() scans them all on the server (exact, and
+    #: as fast as the index there); above, the HNSW index serves (measured: docs/benchmarks.md,
+    #: bench/pg_vectors.py). Either way no process holds the matrix, so a write by another
+    #: process costs no reload.
+    HNSW_MIN_VECTORS = 5_000
+    #: hnsw.ef_search: the candidate list of an index scan (recall against latency).
+    HNSW_EF_SEARCH = 400
+    #: The index's build parameters (m: links per node; ef_construction: candidates per insert).
+    HNSW_M = 24
+    HNSW_BUILD = 200
+
+    def nearest(self, model: str, dim: int, query: np.ndarray, k: int,
+                allowed: Sequence[int] | None = None) -> list[tuple[int, float]] | None:
+        import numpy as np
+
+        vec = np.asarray(query, dtype=np.float32).reshape(-1)
+        if vec.shape[0] != dim or k <= 0:
+            return []
+        d = int(dim)
+        if allowed is not None:
+            # A few chunks: scan exactly those.
+            ids = [int(i) for i in allowed]
+            if not ids:
+                return []
+            return self._nearest(
+                "SELECT c.id, 1 - (e.vector <=> %s) AS score FROM chunks c"
+                " JOIN embeddings e ON e.text_hash = c.text_hash AND e.model = %s"
+                f" AND e.dim = {d} WHERE c.id = ANY(%s) ORDER BY score DESC, c.id LIMIT %s",
+                (vec, model, ids, int(k)), None)
+        return self._nearest_chunks(model, d, vec, int(k),
+                                    self._vector_count(model, d) >= self.HNSW_MIN_VECTORS)
+
+    def _nearest_chunks(self, model: str, dim: int, vec: np.ndarray, k: int,
+                        approximate: bool) -> list[tuple[int, float]]:
+        """Top ``k`` chunks: the nearest stored vectors (by the HNSW index when
+        ``approximate``, else a full scan), joined to the chunks that use them; vectors no
+        chunk uses any more (old texts) are skipped by asking for more until ``k`` are found."""
+        column = f"e.vector::vector({dim})" if approximate else "e.vector"
+        want = 2 * k + 10
+        total = self._vector_count(model, dim)
+        while True:
+            rows = self._nearest(
+                "WITH near AS ("
+                f" SELECT e.text_hash, {column} <=> %s::vector({dim}) AS distance"
+                f" FROM embeddings e WHERE e.dim = {dim} AND e.model = %s"
+                f" ORDER BY {column} <=> %s::vector({dim}) LIMIT %s)"
+                " SELECT c.id, 1 - near.distance FROM near"
+                " JOIN chunks c ON c.text_hash = near.text_hash"
+                " ORDER BY near.distance, c.id LIMIT %s",
+                (vec, model, vec, want, k), max(self.HNSW_EF_SEARCH, want) if approximate
+                else None)
+            if len(rows) >= k or want >= total:
+                return rows
+            want *= 4
+
+    def nearest_exact(self, model: str, dim: int, query: np.ndarray, k: int
+                      ) -> list[tuple[int, float]]:
+        """Top ``k`` by a full scan on the server (what the index is measured against)."""
+        import numpy as np
+
+        vec = np.asarray(query, dtype=np.float32).reshape(-1)
+        return self._nearest_chunks(model, int(dim), vec, int(k), False)
+
+    def _nearest(self, query_sql: str, args: tuple[Any, ...], ef_search: int | None
+                 ) -> list[tuple[int, float]]:
+        def work(conn: psycopg.Connection[Any]) -> list[tuple[int, float]]:
+            if ef_search:
+                conn.execute("SELECT set_config('hnsw.ef_search', %s, true),"
+                             " set_config('hnsw.iterative_scan', 'relaxed_order', true)",
+                             (str(ef_search),))
+            rows = conn.execute(query_sql, args).fetchall()
+            return [(int(i), float(score)) for i, score in rows]
+
+        return self._with_conn(work)  # type: ignore[no-any-return]
+
+    def _vector_count(self, model: str, dim: int) -> int:
+        cache = self._lexical()
+        key = ("vectors", model, dim)
+        if key not in cache:
+            cache[key] = int(self.scalar("SELECT count(*) FROM embeddings WHERE model = ?"
+                                         " AND dim = ?", (model, dim), default=0))
+        return cache[key]  # type: ignore[no-any-return]
+
+    def _side_schema(self) -> str:
+        return f"{self.schema}_rebuild"
+
+    def fresh(self) -> Store:
+        self.discard_fresh()
+        side = self._side_schema()
+        parts = urlsplit(self.target.url)
+        query = [*parse_qsl(parts.query, keep_blank_values=True), ("schema", side)]
+        url = urlunsplit((parts.scheme, parts.netloc, parts.path, urlencode(query),
+                          parts.fragment))
+        return PostgresStore(self.root, url, retry_seconds=self.retry_seconds)
+
+    def replace_with(self, fresh: Store) -> None:
+        """One transaction renames the schemas: every reader sees the old index or the new."""
+        assert isinstance(fresh, PostgresStore)
+        side, live = fresh.schema, self.schema
+        old = f"{live}_old"
+        fresh.close()
+        with self.transaction():
+            # The change token must move for every process's caches: carry the count on.
+            self.run(f"UPDATE {side}.kenning_changes SET n = n + 1 +"
+                     f" (SELECT n FROM {live}.kenning_changes WHERE id = 1) WHERE id = 1")
+            self.run(f"DROP SCHEMA IF EXISTS {old} CASCADE")
+            self.run(f"ALTER SCHEMA {live} RENAME TO {old}")
+            self.run(f"ALTER SCHEMA {side} RENAME TO {live}")
+            self.run(f"DROP SCHEMA {old} CASCADE")
+        self._hnsw.clear()
+        self._lexical_cache = {}
+
+    def discard_fresh(self) -> None:
+        self.run(f"DROP SCHEMA IF EXISTS {self._side_schema()} CASCADE")
+
     # == graph, memory, health ===========================================================
+
+    def expected_schema_version(self) -> int:
+        return schema_mod.SCHEMA_VERSION
 
     # == team: locks, tokens, audit, doctor ==============================================
 
     @contextlib.contextmanager
-    def vault_write_lock(self, *, wait: float = 30.0) -> Iterator[None]:
-        """Hold the vault's Markdown write lock (team mode: one writer across processes)."""
+    def vault_write_lock(self, *, wait: float = 60.0) -> Iterator[None]:
+        """Hold the vault write lock (one writer of pages at a time across every process and
+        host serving this vault): a session advisory lock keyed by the schema."""
+        from kenning.vault.writes import WriteBusy
+
         with self._session_lock(
                 LOCK_VAULT, wait,
-                lambda who: f"another kenning process is writing the vault{who}; try again"):
+                lambda who: WriteBusy(f"another kenning process held the vault write lock for "
+                                      f"{wait:g} s{who}; try again")):
             yield
 
     def vault_lock_held(self) -> bool:
