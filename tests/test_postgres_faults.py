@@ -36,6 +36,7 @@ def _gen_vault():
     spec = importlib.util.spec_from_file_location("gen_vault", GEN)
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("gen_vault", module)
     spec.loader.exec_module(module)
     return module
 
@@ -213,6 +214,8 @@ def replica(pg_cluster: PgServer) -> Iterator[PgServer]:
     standby.destroy()
 
 
+@pytest.mark.xfail(not hasattr(Vault, "read_store"), strict=True,
+                   reason="database.read_url routing (Vault.read_store) is on wip/team")
 def test_a_streaming_replica_serves_search_while_the_primary_takes_writes(
         pg_cluster: PgServer, replica: PgServer, tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
