@@ -309,4 +309,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    import signal
+
+    # A plain `kill` stops the server and the temporary files too (the with-blocks' cleanup).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     main()
