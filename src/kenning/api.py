@@ -36,6 +36,7 @@ W = TypeVar("W", bound=Callable[..., Any])
 WRITE_EMBED_SECONDS = 1.0  # a write embeds its new chunks for about this long, then leaves them
 WRITE_EMBED_TIMEOUT = 3.0  # seconds a write waits for an embedding server
 WRITE_EMBED_PAUSE = 60.0  # after an embedder fails, writes leave it alone this long
+READ_OWN_WRITES_SECONDS = 10.0  # a read replica without a position: primary this long after
 
 
 def _after_write(method: W) -> W:
@@ -88,6 +89,7 @@ class Vault:
     def __init__(self, root: Path) -> None:
         self.root = Path(root).expanduser().resolve()
         self._store: Store | None = None
+        self._read_store: Store | None = None  # database.read_url, opened on first search
         self._config: Config | None = None
         self._indexed = False
         self._embedder: Any = False
@@ -134,9 +136,31 @@ class Vault:
         return self.store.conn  # type: ignore[attr-defined,no-any-return]
 
     @property
+    def read_store(self) -> Store:
+        """The store searches read: ``database.read_url`` (a replica) when set, else
+        :attr:`store`. After this process wrote, reads stay on the primary until the replica
+        has replayed that write (read-your-own-writes; SQLite, which has no replication
+        position: for ``READ_OWN_WRITES_SECONDS``)."""
+        url = self.config.read_url
+        if not url:
+            return self.store
+        from kenning.vault.writes import last_write
+
+        if self._read_store is None:
+            self._read_store = open_store(self.root, url)
+        wrote = last_write(self.root)
+        if wrote is not None:
+            at, position = wrote
+            caught_up = (time.monotonic() - at > READ_OWN_WRITES_SECONDS if position is None
+                         else self._read_store.replayed(position))
+            if not caught_up:
+                return self.store
+        return self._read_store
+
+    @property
     def reader(self) -> sqlite3.Connection:
         """The index for queries; raises IndexMissing when the vault was never indexed."""
-        db = self.db
+        db = self.read_store.conn  # type: ignore[attr-defined]
         if not self._indexed:
             if dbm.get_meta(db, "run_started") is None:
                 raise IndexMissing(f"{self.root} has no index yet; run `kenning index` first")
@@ -151,6 +175,9 @@ class Vault:
         if self._store is not None:
             self._store.close()
             self._store = None
+        if self._read_store is not None:
+            self._read_store.close()
+            self._read_store = None
 
     def __enter__(self) -> Vault:
         return self
@@ -188,6 +215,11 @@ class Vault:
                 _remove_db_files(fresh)  # what a killed rebuild left
                 db = dbm.connect(fresh)
                 _salvage_vectors(db, path)
+                from kenning.index.store.sqlite import SQLiteStore  # the audit trail too
+
+                with SQLiteStore(self.root, fresh) as carried, \
+                        contextlib.suppress(sqlite3.DatabaseError):  # a damaged old index
+                    carried.copy_team_state_from(self.store)
                 report = Indexer(self.root, db, self.config).run(progress)
                 if embed:
                     self._embed(report, embed_progress, db)

@@ -60,6 +60,10 @@ def check(vault: Vault) -> Health:
     health = Health()
     add = health.findings.append
     _build_run(vault.root, health)
+    from kenning.index.store.diagnose import database_findings  # the database's own checks
+
+    health.findings.extend(Finding(d.level, d.check, d.message, d.fix)
+                           for d in database_findings(vault.root, vault.config))
     path = dbm.db_path(vault.root)
     if not path.exists():
         add(Finding("error", "index", "the vault has no index yet", "kenning index"))

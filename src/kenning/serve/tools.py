@@ -546,6 +546,14 @@ def build_tools() -> list[ToolSpec]:
     ]
 
 
+def needed_scope(spec: ToolSpec) -> str:
+    """The token scope a tool needs: ``read`` for the read-only tools, ``record`` for the
+    write path (the record profile), ``admin`` for the rest (link, delete, reflect, index)."""
+    if spec.read_only:
+        return "read"
+    return "record" if spec.profile == "record" else "admin"
+
+
 def offered(profile: str, caller: Caller, *, vault_type: type | None = None) -> list[ToolSpec]:
     """The tools ``caller`` sees in ``profile`` (and that this Kenning implements)."""
     if profile not in PROFILES:
