@@ -68,11 +68,11 @@ Signature: Ana Diaz · Regulatory Affairs · 713-555-0100
 
 def embedded_texts(vault: Vault) -> list[str]:
     """Every text the embedding pass would hand the model, as it stands now."""
-    return [text for _, text in vectors.pending_texts(vault.db, "any-model", 384)]
+    return [text for _, text in vectors.pending_texts(vault.store, "any-model", 384)]
 
 
 def chunk_hashes(vault: Vault, path: str) -> list[str | None]:
-    return [row[0] for row in vault.db.execute(
+    return [row[0] for row in vault.store.rows(
         "SELECT c.text_hash FROM chunks c JOIN pages p ON p.id = c.page_id WHERE p.path = ?"
         " ORDER BY c.ord", (path,))]
 
@@ -116,7 +116,7 @@ def test_a_chunk_of_boilerplate_alone_gets_no_vector(vault: Vault) -> None:
     vault.index()
     assert set(chunk_hashes(vault, "sources/email/notice.md")) == {None}
     assert not [t for t in embedded_texts(vault) if t.startswith("Notice")]
-    assert vectors.coverage(vault.db, "any-model")[1] == len(embedded_texts(vault))
+    assert vectors.coverage(vault.store, "any-model")[1] == len(embedded_texts(vault))
     assert [r.path for r in vault.search("addressee", mode="lexical")] == [
         "sources/email/notice.md"]
 
@@ -187,12 +187,12 @@ def test_vectors_land_on_their_chunks_whatever_the_batching(tmp_path: Path,
     report = vault.index()
     assert report.embedding is not None and report.embedding.embedded == 7  # + memory.md
     assert report.embedding.cut == 1  # the Japanese note, longer than 512 tokens
-    rows: list[Any] = vault.db.execute(
+    rows: list[Any] = vault.store.rows(
         "SELECT c.id, e.vector FROM chunks c JOIN embeddings e ON e.text_hash = c.text_hash"
-    ).fetchall()
+    )
     assert len(rows) == 7
     for chunk_id, blob in rows:
-        alone = model.embed_passages([vectors.chunk_embed_text(vault.db, chunk_id)])[0]
+        alone = model.embed_passages([vectors.chunk_embed_text(vault.store, chunk_id)])[0]
         stored = np.frombuffer(blob, dtype="<f4")
         assert float(stored @ alone) > 0.9999  # batched, sorted and threaded: the same vector
     vault.close()

@@ -51,8 +51,8 @@ def test_a_decision_is_embedded_as_it_lands(vault: Vault, fake: FakeEmbedder) ->
     assert out["created"] and out["indexed"] and "note" not in out
     written = fake.passages[before:]
     assert written and all(t.startswith("Lease cars for the field team") for t in written)
-    db = vault.db
-    missing = {r[0] for r in db.execute(
+    db = vault.store
+    missing = {r[0] for r in db.rows(
         "SELECT p.path FROM chunks c JOIN pages p ON p.id = c.page_id WHERE c.text_hash IS NOT"
         " NULL AND c.text_hash NOT IN (SELECT text_hash FROM embeddings)")}
     assert missing == {"notes/elsewhere.md"}  # the write embedded its own page, nothing else
@@ -81,7 +81,7 @@ def test_on_write_false_leaves_embedding_to_the_index(vault: Vault,
     assert out["created"] and "note" not in out and len(fake.passages) == before
     assert quiet.search("lease three cars", mode="hybrid", explain=True)[0].path == DECISION
     quiet.index()
-    assert len(fake.passages) > before and chunks_without_vector(quiet.db, fake.model_id) == 0
+    assert len(fake.passages) > before and chunks_without_vector(quiet.store, fake.model_id) == 0
     quiet.close()
 
 
@@ -155,7 +155,7 @@ def test_a_failing_embedding_server_leaves_the_write_lexical_with_a_note(served:
     assert results.mode == "hybrid" and results[0].path == DECISION
     assert results[0].explain["no_vector"] == 1
     vault.index()  # `kenning index` adds the vectors the writes could not
-    assert chunks_without_vector(vault.db, vault.embedder().model_id) == 0
+    assert chunks_without_vector(vault.store, vault.embedder().model_id) == 0
 
 
 def test_a_hanging_embedding_server_holds_a_write_seconds_not_a_minute(
@@ -214,4 +214,4 @@ def test_a_decision_recorded_over_mcp_ranks_first_for_its_question(tmp_path: Pat
                 marks.append(hit.get("found"))
     assert "meaning" in marks
     with Vault.open(vault.root) as fresh:
-        assert chunks_without_vector(fresh.db, fresh.embedder().model_id) == 0
+        assert chunks_without_vector(fresh.store, fresh.embedder().model_id) == 0

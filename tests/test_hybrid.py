@@ -30,7 +30,6 @@ from kenning.answers import result_path
 from kenning.api import Vault
 from kenning.cli import main
 from kenning.errors import KenningError
-from kenning.index import db as dbm
 from kenning.index import vectors
 from kenning.recall.search import Signals, estimate_tokens
 
@@ -121,15 +120,15 @@ def hv(vault: Vault, fake: FakeEmbedder) -> Vault:
 
 
 def distinct_texts(db: Any) -> int:
-    return db.execute("SELECT count(DISTINCT text_hash) FROM chunks WHERE text_hash IS NOT NULL"
-                      ).fetchone()[0]
+    return db.one("SELECT count(DISTINCT text_hash) FROM chunks WHERE text_hash IS NOT NULL"
+                      )[0]
 
 
 def chunks_without_vector(db: Any, model: str) -> int:
-    return db.execute(
+    return db.one(
         """SELECT count(*) FROM chunks c WHERE c.text_hash IS NOT NULL AND NOT EXISTS (
                SELECT 1 FROM embeddings e WHERE e.model = ? AND e.text_hash = c.text_hash)""",
-        (model,)).fetchone()[0]
+        (model,))[0]
 
 
 def write_config(vault: Vault, text: str) -> Vault:
@@ -155,17 +154,17 @@ def test_index_embeds_every_chunk_once_and_then_only_what_changed(vault: Vault,
                                                                    fake: FakeEmbedder) -> None:
     notes(vault)
     report = vault.index()
-    db = vault.db
-    chunks = db.execute("SELECT count(*) FROM chunks WHERE text_hash IS NOT NULL").fetchone()[0]
+    db = vault.store
+    chunks = db.one("SELECT count(*) FROM chunks WHERE text_hash IS NOT NULL")[0]
     assert chunks == 7  # memory.md, four one-chunk notes, the two-chunk handbook
     assert report.embedding is not None and report.embedding.model == fake.model_id
     assert report.embedding.embedded == report.embedding.pending == distinct_texts(db) == 7
     assert len(fake.passages) == 7 and len(set(fake.passages)) == 7
     assert vectors.coverage(db, fake.model_id) == (7, 7)
     assert chunks_without_vector(db, fake.model_id) == 0
-    assert dbm.get_meta(db, "embed_model") == fake.model_id
-    assert dbm.get_meta(db, "embed_dim") == str(fake.dim)
-    assert dbm.get_meta(db, "embed_state") == "complete"
+    assert db.get_meta("embed_model") == fake.model_id
+    assert db.get_meta("embed_dim") == str(fake.dim)
+    assert db.get_meta("embed_state") == "complete"
     # The passage text carries the page title as context; no frontmatter, no heading lines.
     assert "Fleet plan\nWe bought an automobile for the field team." in fake.passages
     assert not any("type: note" in p for p in fake.passages)
@@ -184,7 +183,7 @@ def test_index_embeds_every_chunk_once_and_then_only_what_changed(vault: Vault,
     assert "gamma words now." in new_text and "alpha0" not in new_text
     assert vectors.coverage(db, fake.model_id) == (7, 7)
     # The old text's vector is dropped once no chunk uses it.
-    assert db.execute("SELECT count(*) FROM embeddings").fetchone()[0] == 7
+    assert db.one("SELECT count(*) FROM embeddings")[0] == 7
 
 
 def test_identical_chunk_texts_are_embedded_once(vault: Vault, fake: FakeEmbedder) -> None:
@@ -195,7 +194,7 @@ def test_identical_chunk_texts_are_embedded_once(vault: Vault, fake: FakeEmbedde
     report = vault.index()
     assert report.embedding is not None and report.embedding.embedded == 2  # memory.md + twin
     assert sum("Daily standup notes" in p for p in fake.passages) == 1
-    assert vectors.coverage(vault.db, fake.model_id) == (4, 4)
+    assert vectors.coverage(vault.store, fake.model_id) == (4, 4)
 
 
 def test_rebuild_keeps_the_vectors(hv: Vault, fake: FakeEmbedder) -> None:
@@ -204,7 +203,7 @@ def test_rebuild_keeps_the_vectors(hv: Vault, fake: FakeEmbedder) -> None:
     assert report.added == 6
     assert report.embedding is not None and report.embedding.embedded == 0
     assert len(fake.passages) == calls
-    assert vectors.coverage(hv.db, fake.model_id) == (7, 7)
+    assert vectors.coverage(hv.store, fake.model_id) == (7, 7)
     assert hv.search("vehicle purchase", mode="dense")[0].path == FLEET
 
 
@@ -214,10 +213,10 @@ def test_dense_search_after_rebuild_uses_the_new_index(hv: Vault, fake: FakeEmbe
     assert hv.search("vehicle purchase", mode="dense")[0].path == FLEET
     put(hv, "notes/boat.md", "# Sailing\n\nA vessel moored on the lake.\n")
     hv.rebuild()
-    db = hv.db
-    pages = {r[0] for r in db.execute("SELECT path FROM pages")}
-    boat_chunk = db.execute("SELECT c.id FROM chunks c JOIN pages p ON p.id = c.page_id"
-                            " WHERE p.path = 'notes/boat.md'").fetchone()[0]
+    db = hv.store
+    pages = {r[0] for r in db.rows("SELECT path FROM pages")}
+    boat_chunk = db.one("SELECT c.id FROM chunks c JOIN pages p ON p.id = c.page_id"
+                            " WHERE p.path = 'notes/boat.md'")[0]
     expected = float(fake.vector(vectors.chunk_embed_text(db, boat_chunk))
                      @ fake.vector("vessel lake"))
     found = hv.search("vessel lake", mode="dense", explain=True, limit=50)
@@ -298,8 +297,8 @@ def test_an_interrupted_embedding_pass_keeps_its_batches_and_resumes(
     with pytest.raises(KeyboardInterrupt):
         v.index()
     assert [len(b) for b in failing.batches] == [2, 2, 2]
-    db = v.db
-    committed = {r[0] for r in db.execute("SELECT text_hash FROM embeddings")}
+    db = v.store
+    committed = {r[0] for r in db.rows("SELECT text_hash FROM embeddings")}
     assert len(committed) == 4  # two whole batches; the third never reached the database
     assert vectors.coverage(db, failing.model_id) == (4, 7)
     pending = vectors.pending_texts(db, failing.model_id)
@@ -316,7 +315,7 @@ def test_an_interrupted_embedding_pass_keeps_its_batches_and_resumes(
     assert sorted(resumed.passages) == sorted(t for _, t in pending)
     assert [len(b) for b in resumed.batches] == [2, 1]
     assert vectors.coverage(db, resumed.model_id) == (7, 7)
-    assert dbm.get_meta(db, "embed_state") == "complete"
+    assert db.get_meta("embed_state") == "complete"
     v.close()
 
 
@@ -338,12 +337,12 @@ def test_a_new_model_is_noted_then_replaces_the_old_vectors(hv: Vault, fake: Fak
 
     report = hv.index()
     assert report.embedding is not None and report.embedding.embedded == 7
-    db = hv.db
-    assert db.execute("SELECT DISTINCT model, dim FROM embeddings").fetchall() == [
+    db = hv.store
+    assert db.rows("SELECT DISTINCT model, dim FROM embeddings") == [
         (other.model_id, 96)]
-    assert db.execute("SELECT DISTINCT length(vector) FROM embeddings").fetchall() == [(384,)]
-    assert dbm.get_meta(db, "embed_model") == other.model_id
-    assert dbm.get_meta(db, "embed_dim") == "96"
+    assert db.rows("SELECT DISTINCT length(vector) FROM embeddings") == [(384,)]
+    assert db.get_meta("embed_model") == other.model_id
+    assert db.get_meta("embed_dim") == "96"
     after = hv.search("vehicle purchase", mode="dense")
     assert after.mode == "dense" and after.notes == [] and after.coverage == (7, 7)
     assert after[0].path == FLEET and other.queries == ["vehicle purchase"]
@@ -360,7 +359,7 @@ def test_an_interrupted_model_change_never_mixes_vectors(vault: Vault,
     with pytest.raises(KeyboardInterrupt):
         v.index()
     # Both models' rows exist for now; search uses the new model's 2 vectors only.
-    assert {r[0] for r in v.db.execute("SELECT model FROM embeddings")} == {
+    assert {r[0] for r in v.store.rows("SELECT model FROM embeddings")} == {
         fake.model_id, other.model_id}
     results = v.search("vehicle purchase", mode="dense", limit=50)
     assert results.mode == "dense" and results.coverage == (2, 7)
@@ -373,9 +372,9 @@ def test_an_interrupted_model_change_never_mixes_vectors(vault: Vault,
 
 
 def fleet_hash(vault: Vault) -> str:
-    return vault.db.execute(
+    return vault.store.one(
         "SELECT c.text_hash FROM chunks c JOIN pages p ON p.id = c.page_id WHERE p.path = ?",
-        (FLEET,)).fetchone()[0]
+        (FLEET,))[0]
 
 
 DAMAGE = {
@@ -391,8 +390,8 @@ DAMAGE = {
 def test_damaged_vectors_are_skipped_reported_and_re_embedded(
         hv: Vault, fake: FakeEmbedder, monkeypatch: pytest.MonkeyPatch, damage: str) -> None:
     digest = fleet_hash(hv)
-    with dbm.transaction(hv.db) as db:
-        assert db.execute(DAMAGE[damage], (digest,)).rowcount == 1
+    with hv.store.transaction() as db:
+        assert db.run(DAMAGE[damage], (digest,)) == 1
     monkeypatch.setattr(vectors, "_CACHE", {})  # as a new process would see it
 
     for mode in ("dense", "hybrid"):
@@ -414,7 +413,7 @@ def test_damaged_vectors_are_skipped_reported_and_re_embedded(
 
     report = hv.index()
     assert report.embedding is not None and report.embedding.embedded == 1
-    assert vectors.damaged(hv.db) == 0
+    assert vectors.damaged(hv.store) == 0
     assert all(f.level != "error" for f in hv.doctor().findings)
     assert hv.search("vehicle purchase", mode="dense")[0].path == FLEET
 
@@ -423,8 +422,8 @@ def test_a_vector_of_nan_is_never_scored(hv: Vault, fake: FakeEmbedder,
                                          monkeypatch: pytest.MonkeyPatch) -> None:
     # Right length and dim, but not numbers (bit rot, or a provider that returned NaN).
     blob = np.full(fake.dim, np.nan, dtype="<f4").tobytes()
-    with dbm.transaction(hv.db) as db:
-        db.execute("UPDATE embeddings SET vector = ? WHERE text_hash = ?", (blob, fleet_hash(hv)))
+    with hv.store.transaction() as db:
+        db.run("UPDATE embeddings SET vector = ? WHERE text_hash = ?", (blob, fleet_hash(hv)))
     monkeypatch.setattr(vectors, "_CACHE", {})
     done = cli("-C", str(hv.root), "search", "vehicle purchase", "--mode", "dense", "--json")
     assert done.exit_code == 0, done.output
@@ -984,10 +983,10 @@ def test_int8_storage_is_four_times_smaller_and_ranks_the_same(vault: Vault,
     notes(other)
     other = write_config(other, "embeddings:\n  storage: int8\n")
     other.index()
-    sizes = {length for (length,) in other.db.execute("SELECT length(vector) FROM embeddings")}
+    sizes = {length for (length,) in other.store.rows("SELECT length(vector) FROM embeddings")}
     dim = fake.dim
     assert sizes == {dim + 4}
-    assert {length for (length,) in vault.db.execute("SELECT length(vector) FROM embeddings")} \
+    assert {length for (length,) in vault.store.rows("SELECT length(vector) FROM embeddings")} \
         == {4 * dim}
     assert [r.path for r in other.search("vehicle purchase")] == floats
     assert other.doctor().ok
@@ -1013,11 +1012,11 @@ def test_a_chunk_is_searched_with_its_neighbours_as_context(vault: Vault,
         f"{_words('c')}\n")
     put(vault, "notes/other.md", f"# Other\n\nthat one came out well {_words('d')}\n")
     vault.index()
-    ids = np.asarray([c for (c,) in vault.db.execute("SELECT id FROM chunks ORDER BY id")])
-    raw = np.stack([fake.vector(vectors.chunk_embed_text(vault.db, int(c))) for c in ids])
-    blended = vectors.with_context(vault.db, ids, raw, 1.0)
-    pages = {c: p for c, p in vault.db.execute("SELECT id, page_id FROM chunks")}
-    order = {c: o for c, o in vault.db.execute("SELECT id, ord FROM chunks")}
+    ids = np.asarray([c for (c,) in vault.store.rows("SELECT id FROM chunks ORDER BY id")])
+    raw = np.stack([fake.vector(vectors.chunk_embed_text(vault.store, int(c))) for c in ids])
+    blended = vectors.with_context(vault.store, ids, raw, 1.0)
+    pages = {c: p for c, p in vault.store.rows("SELECT id, page_id FROM chunks")}
+    order = {c: o for c, o in vault.store.rows("SELECT id, ord FROM chunks")}
     for row, chunk in enumerate(ids.tolist()):
         near = [r for r, c in enumerate(ids.tolist())
                 if pages[c] == pages[chunk] and abs(order[c] - order[chunk]) <= 1]

@@ -68,7 +68,7 @@ def v(tmp_path: Path) -> Vault:
 
 def links_of(vault: Vault, origin: str) -> list[tuple[str, str, str | None, str | None]]:
     """(ref, resolution, page path, file) of the links a page produced, in order."""
-    return [tuple(r) for r in vault.db.execute(
+    return [tuple(r) for r in vault.store.rows(
         """SELECT l.dst_ref, l.resolution, d.path, l.file FROM links l
            JOIN pages o ON o.id = l.origin_id LEFT JOIN pages d ON d.id = l.dst_id
            WHERE o.path = ? ORDER BY l.line, l.id""", (origin,))]

@@ -13,11 +13,11 @@ from kenning.index.edges import infer_relation, self_names
 
 def edges(vault: Vault, origin: str) -> list[tuple[str, str | None, str | None, str, str]]:
     """(rel, src path, dst path, kind, resolution) for edges a page produced."""
-    return sorted(vault.db.execute(
+    return sorted(vault.store.rows(
         """SELECT l.rel, s.path, d.path, l.kind, l.resolution FROM links l
            JOIN pages o ON o.id = l.origin_id
            LEFT JOIN pages s ON s.id = l.src_id LEFT JOIN pages d ON d.id = l.dst_id
-           WHERE o.path = ?""", (origin,)).fetchall(), key=str)
+           WHERE o.path = ?""", (origin,)), key=str)
 
 
 @pytest.fixture
@@ -55,7 +55,7 @@ def test_wikilinks_resolve_by_title_alias_stem_and_path(v: Vault) -> None:
 
 
 def test_links_in_code_are_ignored(v: Vault) -> None:
-    refs = [r[0] for r in v.db.execute("SELECT dst_ref FROM links")]
+    refs = [r[0] for r in v.store.rows("SELECT dst_ref FROM links")]
     assert "Not A Link" not in refs and "Also Not" not in refs
 
 
@@ -82,9 +82,9 @@ def test_frontmatter_fields_become_typed_directed_edges(v: Vault) -> None:
 
 
 def test_fact_lines_are_typed_with_folded_synonyms_and_validity(v: Vault) -> None:
-    rows = v.db.execute(
+    rows = v.store.rows(
         "SELECT rel, valid_from, valid_to, status FROM links WHERE kind = 'fact' ORDER BY rel"
-    ).fetchall()
+    )
     assert rows == [("advises", "2025-01-01", "2025-06-30", "superseded"),
                     ("works_at", None, None, "active")]
 
@@ -167,7 +167,7 @@ def test_unresolved_and_ambiguous_links_are_reported_not_dropped(v: Vault) -> No
     put(v, "people/sam-b.md", "---\ntype: person\naliases: [Sam]\n---\n# Sam B\n")
     put(v, "memory/2026-02-01.md", "# 2026-02-01\n\nLunch with [[Sam]].\n")
     v.index()
-    states = dict(v.db.execute(
+    states = dict(v.store.rows(
         "SELECT dst_ref, resolution FROM links WHERE dst_ref IN ('Sam', 'Nobody Known')"))
     assert states == {"Sam": "ambiguous", "Nobody Known": "unresolved"}
     health = v.doctor()
@@ -183,12 +183,12 @@ def test_new_page_resolves_links_that_were_dangling(v: Vault) -> None:
     put(v, "people/nobody.md", "---\ntype: person\naliases: [Nobody Known]\n---\n# Nobody\n")
     report = v.index()
     assert report.added == 1
-    row = v.db.execute("SELECT resolution FROM links WHERE dst_ref = 'Nobody Known'").fetchone()
+    row = v.store.one("SELECT resolution FROM links WHERE dst_ref = 'Nobody Known'")
     assert row == ("resolved",)
     (v.root / "people/nobody.md").unlink()
     v.index()
-    row = v.db.execute("SELECT resolution, dst_id FROM links WHERE dst_ref = 'Nobody Known'"
-                       ).fetchone()
+    row = v.store.one("SELECT resolution, dst_id FROM links WHERE dst_ref = 'Nobody Known'"
+                       )
     assert row == ("unresolved", None)
 
 
@@ -205,9 +205,9 @@ def test_editing_a_page_reconciles_only_its_own_edges(v: Vault) -> None:
 def test_manual_edges_survive_extraction_and_rebuild(v: Vault) -> None:
     v.link("Maya Okafor", "advises", "Horizon Ventures")
     def manual() -> list[tuple[str, ...]]:
-        return v.db.execute(
+        return v.store.rows(
             """SELECT l.rel, s.path, d.path FROM links l JOIN pages s ON s.id = l.src_id
-               JOIN pages d ON d.id = l.dst_id WHERE l.kind = 'manual'""").fetchall()
+               JOIN pages d ON d.id = l.dst_id WHERE l.kind = 'manual'""")
     expected = [("advises", "people/maya.md", "organizations/horizon.md")]
     assert manual() == expected
     put(v, "people/maya.md", "---\ntype: person\n---\n# Maya Okafor\n\nRewritten entirely.\n")
@@ -227,9 +227,9 @@ def test_manual_link_rejects_unknown_relation_listing_allowed(v: Vault) -> None:
 
 
 def test_provenance_records_origin_field_and_line(v: Vault) -> None:
-    rows = v.db.execute(
+    rows = v.store.rows(
         """SELECT l.kind, l.field, l.line FROM links l JOIN pages o ON o.id = l.origin_id
-           WHERE o.path = 'meetings/seed.md' ORDER BY l.line""").fetchall()
+           WHERE o.path = 'meetings/seed.md' ORDER BY l.line""")
     assert ("frontmatter", "attendees", 4) in rows
     assert ("frontmatter", "related", 5) in rows
     assert ("wikilink", None, 9) in rows
@@ -254,7 +254,7 @@ def test_retain_mentions_resolve_to_entity_pages(v: Vault) -> None:
     assert ("mentions", "memory/2026-03-02.md", "organizations/horizon.md", "fact",
             "resolved") in rows
     assert ("mentions", "memory/2026-03-02.md", None, "fact", "unresolved") in rows
-    retained = v.db.execute("SELECT kind, confidence, date FROM retained ORDER BY line").fetchall()
+    retained = v.store.rows("SELECT kind, confidence, date FROM retained ORDER BY line")
     assert retained == [("W", None, "2026-03-02"), ("O", 0.8, "2026-03-02"),
                         ("B", None, "2026-03-02")]
 
@@ -274,7 +274,7 @@ def test_names_in_source_frontmatter_without_a_page_are_not_dangling_links(v: Va
         "participants: [Joanna, Ana Lima]\n---\n# Standup\n\n- **Joanna** (09:00): hi\n")
     put(v, "people/ana-lima.md", "---\ntype: person\n---\n# Ana Lima\n")
     v.index()
-    resolved = dict(v.db.execute(
+    resolved = dict(v.store.rows(
         "SELECT COALESCE(dst_ref, src_ref), resolution FROM links WHERE kind = 'frontmatter'"
         " AND COALESCE(dst_ref, src_ref) IN ('Joanna', 'Ana Lima')"))
     assert resolved == {"Joanna": "unresolved", "Ana Lima": "resolved"}

@@ -22,7 +22,8 @@ from conftest import write
 
 from kenning.api import Vault
 from kenning.errors import IndexBusy, UnsafePath
-from kenning.index import db as dbm
+from kenning.index.store import Store
+from kenning.index.store import sqlite_schema as dbm
 from kenning.vault import fsio
 from kenning.vault.fsio import MAX_FILE_BYTES, atomic_write_text, resolve_inside
 
@@ -67,13 +68,14 @@ def make_notes(root: Path, n: int = N_NOTES) -> int:
     return sum(1 for _ in root.rglob("*.md"))
 
 
-def one(db: sqlite3.Connection, sql: str, *args: object) -> int:
-    return int(db.execute(sql, args).fetchone()[0])
+def one(db: Store, sql: str, *args: object) -> int:
+    return int(db.one(sql, args)[0])
 
 
 @contextmanager
 def readonly(root: Path) -> Iterator[Callable[[str], object | None]]:
-    """A read-only view of a vault's index that tolerates it not existing yet."""
+    """A read-only view of a vault's index that tolerates it not existing yet (SQLite's file,
+    opened read-only: another process creates and migrates it)."""
     path = dbm.db_path(root)
     conns: list[sqlite3.Connection] = []
 
@@ -133,24 +135,24 @@ def search_snapshot(vault: Vault, queries: list[str]) -> list[list[tuple[object,
                    for r in vault.search(q)) for q in queries]
 
 
-def index_snapshot(db: sqlite3.Connection) -> dict[str, object]:
+def index_snapshot(db: Store) -> dict[str, object]:
     """Row counts and the resolved link graph (by path), independent of row ids."""
     counts = {t: one(db, f"SELECT count(*) FROM {t}")
               for t in ("files", "pages", "names", "chunks", "chunks_fts", "links", "facts",
                         "timeline", "problems")}
-    links = sorted(db.execute(
+    links = sorted(db.rows(
         """SELECT o.path, l.kind, l.line, l.rel, l.dst_ref, s.path, d.path, l.resolution
            FROM links l LEFT JOIN pages o ON o.id = l.origin_id
            LEFT JOIN pages s ON s.id = l.src_id LEFT JOIN pages d ON d.id = l.dst_id"""
-    ).fetchall(), key=repr)
+    ), key=repr)
     return {"counts": counts, "links": links}
 
 
 def assert_consistent(vault: Vault, n_files: int, queries: list[str]) -> None:
     """One row per file, no duplicates, FTS in step, every link resolved, doctor healthy, and the
     same answers as an index rebuilt from scratch."""
-    db = vault.db
-    assert dbm.get_meta(db, "run_state") == "complete"
+    db = vault.store
+    assert db.get_meta("run_state") == "complete"
     assert one(db, "SELECT count(*) FROM files") == n_files
     assert one(db, "SELECT count(DISTINCT path) FROM files") == n_files
     assert one(db, "SELECT count(*) FROM files WHERE status != 'ok'") == 0
@@ -169,7 +171,7 @@ def assert_consistent(vault: Vault, n_files: int, queries: list[str]) -> None:
     before = index_snapshot(db), search_snapshot(vault, queries)
     assert all(before[1]), f"every query should find something: {before[1]}"
     vault.rebuild()
-    after = index_snapshot(vault.db), search_snapshot(vault, queries)
+    after = index_snapshot(vault.store), search_snapshot(vault, queries)
     assert before[0] == after[0], "the index differs from one rebuilt from scratch"
     assert before[1] == after[1], "search answers differ from a freshly rebuilt index"
 
@@ -239,7 +241,7 @@ def test_unreadable_files_are_skipped_with_a_reason_then_indexed_once_fixed(vaul
     assert report.added == 2  # Good.md and memory.md
     assert [r.path for r in vault.search("wombat")] == ["topics/Good.md"]
     assert vault.search("quokkabad") == []
-    assert one(vault.db, "SELECT count(*) FROM pages WHERE path IN (?, ?, ?)", *BAD_FILES) == 0
+    assert one(vault.store, "SELECT count(*) FROM pages WHERE path IN (?, ?, ?)", *BAD_FILES) == 0
 
     shown = cli(vault.root, "index")
     assert shown.returncode == 0, shown
@@ -304,7 +306,7 @@ def test_file_that_becomes_unreadable_leaves_no_stale_page(vault: Vault,
     assert vault.search("okapi") == [], (
         "BUG (kenning/index/indexer.py, Indexer._index_file): a file that became unreadable is "
         "marked skipped but its page, chunks and links stay searchable; drop the page too")
-    assert one(vault.db, "SELECT count(*) FROM pages WHERE path = 'topics/Secret.md'") == 0
+    assert one(vault.store, "SELECT count(*) FROM pages WHERE path = 'topics/Secret.md'") == 0
 
 
 # -- 3. symlinks ----------------------------------------------------------------------------------
@@ -335,7 +337,7 @@ def test_symlinks_out_of_the_vault_and_loops_are_not_followed(vault: Vault,
     assert [(s["path"], "outside" in s["reason"]) for s in report["skipped"]] == [
         ("topics/single.md", True)]
 
-    paths = [r[0] for r in vault.db.execute("SELECT path FROM files ORDER BY path")]
+    paths = [r[0] for r in vault.store.rows("SELECT path FROM files ORDER BY path")]
     assert paths == ["memory.md", "projects/sub/Real Note.md", "topics/single.md"], (
         "each note once, at its real path (a symlinked folder or file inside the vault is a "
         "second way to the same notes)")
@@ -356,7 +358,7 @@ def test_symlinked_folder_inside_the_vault_is_fine(vault: Vault) -> None:
     assert report.skipped == []
     assert [r.path for r in vault.search("Partner")] == ["people/Sarah Chen.md"]
     assert vault.find("Sarah Chen").path == "people/Sarah Chen.md"
-    assert dict(vault.db.execute(
+    assert dict(vault.store.rows(
         "SELECT resolution, count(*) FROM links GROUP BY resolution")) == {"resolved": 2}
     assert vault.doctor().ok
 
@@ -448,8 +450,8 @@ def test_two_index_runs_at_once_one_indexes_the_other_waits_or_refuses(vault: Va
 LOCK_HOLDER = """\
 import sys
 from pathlib import Path
-from kenning.index.db import writer_lock
-with writer_lock(Path(sys.argv[1])):
+from kenning.api import Vault
+with Vault(Path(sys.argv[1])).store.writer_lock():
     print("held", flush=True)
     sys.stdin.read()
 """
@@ -462,19 +464,19 @@ def test_writer_lock_is_exclusive_across_processes_and_dies_with_its_holder(
     try:
         assert child.stdout is not None and child.stdout.readline() == "held\n"
         with pytest.raises(IndexBusy, match=rf"another kenning process .*pid {child.pid}"), \
-                dbm.writer_lock(vault.root, wait=0):
+                vault.store.writer_lock(wait=0):
             pytest.fail("acquired a lock another process holds")
         with pytest.raises(IndexBusy):
             vault.index()
-        assert dbm.lock_held(vault.root)
+        assert vault.store.lock_held()
         os.kill(child.pid, signal.SIGKILL)  # the kernel drops a dead holder's flock
         child.wait(timeout=60)
     finally:
         if child.poll() is None:
             child.kill()
         child.communicate()
-    assert not dbm.lock_held(vault.root)
-    with dbm.writer_lock(vault.root, wait=0):
+    assert not vault.store.lock_held()
+    with vault.store.writer_lock(wait=0):
         assert int((dbm.state_dir(vault.root) / dbm.LOCK_NAME).read_text()) == os.getpid()
     assert vault.index().added == 1
 
@@ -503,15 +505,15 @@ Dee studies the narwhal migration with [[Acme Corp]].
 ACME = "---\ntype: organization\n---\n# Acme Corp\n\nWorks with [[Doomed Person]] and [[Dee]].\n"
 
 
-def _page_rows(db: sqlite3.Connection, page_id: int) -> dict[str, list[tuple[object, ...]]]:
-    rows = {t: db.execute(f"SELECT * FROM {t} WHERE page_id = ? ORDER BY id" if t != "names"
+def _page_rows(db: Store, page_id: int) -> dict[str, list[tuple[object, ...]]]:
+    rows = {t: db.rows(f"SELECT * FROM {t} WHERE page_id = ? ORDER BY id" if t != "names"
                           else "SELECT * FROM names WHERE page_id = ? ORDER BY norm",
-                          (page_id,)).fetchall() for t in PAGE_TABLES}
-    rows["pages"] = db.execute("SELECT * FROM pages WHERE id = ?", (page_id,)).fetchall()
-    rows["fts"] = db.execute("SELECT rowid, * FROM chunks_fts WHERE rowid IN "
-                             "(SELECT id FROM chunks WHERE page_id = ?)", (page_id,)).fetchall()
-    rows["links"] = db.execute("SELECT * FROM links WHERE origin_id = ? ORDER BY id",
-                               (page_id,)).fetchall()
+                          (page_id,)) for t in PAGE_TABLES}
+    rows["pages"] = db.rows("SELECT * FROM pages WHERE id = ?", (page_id,))
+    rows["fts"] = db.rows("SELECT rowid, * FROM chunks_fts WHERE rowid IN "
+                             "(SELECT id FROM chunks WHERE page_id = ?)", (page_id,))
+    rows["links"] = db.rows("SELECT * FROM links WHERE origin_id = ? ORDER BY id",
+                               (page_id,))
     return rows
 
 
@@ -520,15 +522,15 @@ def test_touch_without_change_is_not_reparsed_and_an_edit_is(vault: Vault) -> No
     write(vault, "organizations/Acme Corp.md", ACME)
     vault.index()
     page_id = vault.find("Doomed Person").id
-    before = _page_rows(vault.db, page_id)
+    before = _page_rows(vault.store, page_id)
     assert before["chunks"] and before["facts"] and before["links"]
 
     st = path.stat()
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 5_000_000_000))
     report = vault.index()
     assert (report.touched, report.updated, report.added, report.unchanged) == (1, 0, 0, 2)
-    assert _page_rows(vault.db, page_id) == before
-    assert one(vault.db, "SELECT mtime_ns FROM files WHERE id = ?", page_id) == \
+    assert _page_rows(vault.store, page_id) == before
+    assert one(vault.store, "SELECT mtime_ns FROM files WHERE id = ?", page_id) == \
         path.stat().st_mtime_ns
     assert vault.index().unchanged == 3  # the new mtime was remembered
 
@@ -540,7 +542,7 @@ def test_touch_without_change_is_not_reparsed_and_an_edit_is(vault: Vault) -> No
     assert vault.search("migration") == []
 
 
-def _traces(db: sqlite3.Connection, page_id: int, path: str) -> dict[str, int]:
+def _traces(db: Store, page_id: int, path: str) -> dict[str, int]:
     """Rows anywhere in the index that still belong to (or point at) a page or its file."""
     traces = {t: one(db, f"SELECT count(*) FROM {t} WHERE page_id = ?", page_id)
               for t in PAGE_TABLES}
@@ -561,23 +563,23 @@ def test_deleted_file_leaves_nothing_behind(vault: Vault) -> None:
     write(vault, "organizations/Acme Corp.md", ACME)
     vault.index()
     page_id = vault.find("Dee").id
-    traces = _traces(vault.db, page_id, "people/Doomed Person.md")
+    traces = _traces(vault.store, page_id, "people/Doomed Person.md")
     assert all(traces[t] for t in ("names", "chunks", "facts", "timeline", "files", "pages",
                                    "links", "problems")), traces
-    assert one(vault.db, "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'narwhal'") > 0
+    assert one(vault.store, "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'narwhal'") > 0
 
     path.unlink()
     report = vault.index()
     assert report.deleted == 1
-    assert _traces(vault.db, page_id, "people/Doomed Person.md") == dict.fromkeys(traces, 0)
+    assert _traces(vault.store, page_id, "people/Doomed Person.md") == dict.fromkeys(traces, 0)
     assert vault.search("narwhal") == []
-    assert one(vault.db, "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'narwhal'") == 0
+    assert one(vault.store, "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'narwhal'") == 0
     # Links that pointed at it are now dangling, not resolved to a ghost.
-    assert sorted(vault.db.execute(
+    assert sorted(vault.store.rows(
         "SELECT dst_ref, resolution FROM links WHERE dst_ref IN ('Doomed Person', 'Dee')")) == [
         ("Dee", "unresolved"), ("Doomed Person", "unresolved")]
-    assert one(vault.db, "SELECT count(*) FROM links WHERE resolution IS NULL") == 0
-    assert one(vault.db, "SELECT count(*) FROM dirty_names") == 0
+    assert one(vault.store, "SELECT count(*) FROM links WHERE resolution IS NULL") == 0
+    assert one(vault.store, "SELECT count(*) FROM dirty_names") == 0
 
 
 def test_renamed_file_moves_everywhere_and_links_by_title_still_resolve(vault: Vault) -> None:
@@ -591,7 +593,7 @@ def test_renamed_file_moves_everywhere_and_links_by_title_still_resolve(vault: V
     old.rename(new)
     report = vault.index()
     assert (report.deleted, report.added) == (1, 1)
-    db = vault.db
+    db = vault.store
     for table in ("files", "pages"):
         assert one(db, f"SELECT count(*) FROM {table} WHERE path = ?",
                    "people/Doomed Person.md") == 0
@@ -607,10 +609,10 @@ def test_renamed_file_moves_everywhere_and_links_by_title_still_resolve(vault: V
     assert one(db, "SELECT count(*) FROM chunks_fts WHERE rowid NOT IN (SELECT id FROM chunks)"
                ) == 0
     assert [r.path for r in vault.search("narwhal")] == ["people/archive/Dee P.md"]
-    incoming = db.execute(
+    incoming = db.rows(
         """SELECT l.dst_ref, l.resolution, d.path FROM links l JOIN pages o ON o.id = l.origin_id
            LEFT JOIN pages d ON d.id = l.dst_id WHERE o.path = 'organizations/Acme Corp.md'
-           ORDER BY l.dst_ref""").fetchall()
+           ORDER BY l.dst_ref""")
     assert incoming == [("Dee", "resolved", "people/archive/Dee P.md"),
                         ("Doomed Person", "resolved", "people/archive/Dee P.md")]
     errors = [f for f in vault.doctor().findings if f.level == "error"]

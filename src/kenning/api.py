@@ -29,6 +29,7 @@ from kenning.index.indexer import (
     norm_name,
 )
 from kenning.index.store import Store, database_url, open_store
+from kenning.index.store.base import IndexDamaged
 from kenning.index.vectors import EmbedProgress
 from kenning.vault.layout import Config, find_root, init_vault, load_config
 
@@ -190,11 +191,11 @@ class Vault:
     def index(self, progress: Progress | None = None, *, wait: float = 0.0, embed: bool = True,
               embed_progress: EmbedProgress | None = None) -> IndexReport:
         """Bring the index up to date with the files, then fill missing vectors (incremental)."""
-        with dbm.writer_lock(self.root, wait=wait):
-            path = dbm.db_path(self.root)
+        store = self.store
+        with store.writer_lock(wait=wait):
             with contextlib.suppress(OSError):
-                _remove_db_files(path.with_name(path.name + ".rebuild"))  # a killed rebuild's
-            report = Indexer(self.root, self.db, self.config).run(progress)
+                store.discard_fresh()  # what a killed rebuild left
+            report = Indexer(self.root, store, self.config).run(progress)
             if embed:
                 self._embed(report, embed_progress)
             return report
@@ -203,51 +204,56 @@ class Vault:
                 embed_progress: EmbedProgress | None = None) -> IndexReport:
         """Build the index again from the vault (vectors of unchanged text are kept).
 
-        The new index is built beside the old one (``.kenning/index.db.rebuild``) and copied
-        over it in one SQLite transaction only when complete, so a rebuild that fails (or is
-        killed) leaves the old index searchable, and open readers never see half of either.
+        The new index is built beside the old one (``Store.fresh``: SQLite's
+        ``.kenning/index.db.rebuild``) and replaces it in one transaction only when complete
+        (``Store.replace_with``), so a rebuild that fails (or is killed) leaves the old index
+        searchable, and open readers never see half of either. An index that cannot be read at
+        all is removed first: there is nothing in it to keep.
         """
-        with dbm.writer_lock(self.root, wait=wait):
-            path = dbm.db_path(self.root)
-            fresh = path.with_name(path.name + ".rebuild")
-            db: sqlite3.Connection | None = None
+        try:
+            store = self.store
+        except IndexDamaged as exc:
+            exc.clear()
+            store = self.store
+        with store.writer_lock(wait=wait):
+            fresh: Store | None = None
             try:
-                _remove_db_files(fresh)  # what a killed rebuild left
-                db = dbm.connect(fresh)
-                _salvage_vectors(db, path)
-                from kenning.index.store.sqlite import SQLiteStore  # the audit trail too
-
-                with SQLiteStore(self.root, fresh) as carried, \
-                        contextlib.suppress(sqlite3.DatabaseError):  # a damaged old index
-                    carried.copy_team_state_from(self.store)
-                report = Indexer(self.root, db, self.config).run(progress)
+                fresh = store.fresh()
+                fresh.copy_vectors_from(store, self._storage())
+                fresh.copy_team_state_from(store)  # the audit trail: not derivable from the vault
+                report = Indexer(self.root, fresh, self.config).run(progress)
                 if embed:
-                    self._embed(report, embed_progress, db)
-                self.close()
-                _replace_index(db, fresh, path)
+                    self._embed(report, embed_progress, fresh)
+                store.replace_with(fresh)
             except BaseException as exc:
-                if db is not None:
-                    db.close()
-                with contextlib.suppress(OSError):
-                    _remove_db_files(fresh)
+                if fresh is not None:
+                    with contextlib.suppress(Exception):
+                        fresh.close()
+                with contextlib.suppress(Exception):
+                    store.discard_fresh()
                 if isinstance(exc, Exception) and not isinstance(exc, KenningError):
                     raise KenningError(f"rebuild failed, the old index is unchanged and still "
                                        f"searchable: {type(exc).__name__}: {exc}") from exc
                 raise
-            assert db is not None
-            db.close()
-            _remove_db_files(fresh)
             return report
 
+    def _storage(self) -> str:
+        """How vectors are stored (``embeddings.storage``); float32 when the config is bad."""
+        try:
+            return str(self.embedding_config.storage)
+        except KenningError:
+            return "float32"
+
     def _embed(self, report: IndexReport, progress: EmbedProgress | None,
-               db: sqlite3.Connection | None = None) -> None:
+               store: Store | None = None) -> None:
         from kenning.index.embedders import EmbedderUnavailable
         from kenning.index.vectors import embed_pending
 
         try:
             embedder = self.embedder()
             if embedder is not None:
-                report.embedding = embed_pending(db or self.db, embedder, progress=progress,
+                report.embedding = embed_pending(store or self.store, embedder,
+                                                 progress=progress,
                                                  batch_size=self.embedding_config.batch_size,
                                                  storage=self.embedding_config.storage)
         except EmbedderUnavailable as exc:
@@ -264,7 +270,7 @@ class Vault:
         from kenning.index.vectors import embed_pages
 
         pages = [p for p in paths if not p.startswith(".")]
-        if not pages or dbm.get_meta(self.db, "embed_model") is None:
+        if not pages or self.store.get_meta("embed_model") is None:
             return None  # nothing written, or a vault searched by its words alone
         try:
             if not self.embedding_config.on_write:
@@ -279,7 +285,7 @@ class Vault:
             if embedder is None:
                 return None
             config = self.embedding_config
-            _, left = embed_pages(self.db, embedder, pages, seconds=WRITE_EMBED_SECONDS,
+            _, left = embed_pages(self.store, embedder, pages, seconds=WRITE_EMBED_SECONDS,
                                   batch_size=config.batch_size, storage=config.storage)
         except Exception as exc:
             why = exc.message if isinstance(exc, KenningError) else f"{type(exc).__name__}: {exc}"
@@ -562,11 +568,11 @@ class Vault:
         db = self.reader
         stored = dbm.get_meta(db, "embed_model")
         if stored and stored != embedder.model_id:
-            coverage = vectors.coverage(db, embedder.model_id, embedder.dim)
+            coverage = vectors.coverage(self.store, embedder.model_id, embedder.dim)
             return None, [f"the index holds vectors of {stored}, the config asks for "
                           f"{embedder.model_id}: run `kenning index` to re-embed"], coverage
         # The matrix is cached until the index changes, and knows its own coverage.
-        matrix = vectors.load_matrix(db, embedder.model_id, dbm.state_dir(self.root),
+        matrix = vectors.load_matrix(self.store, embedder.model_id, dbm.state_dir(self.root),
                                      context=self._search_number("context_weight", 1.0))
         coverage = matrix.coverage
         if coverage[0] == 0:
@@ -694,10 +700,11 @@ class Vault:
             entry["valid_from"] = valid_from
         if valid_to:
             entry["valid_to"] = valid_to
-        with dbm.writer_lock(self.root, wait=10.0):
+        store = self.store
+        with store.writer_lock(wait=10.0):
             append_manual_links(self.root, [entry])
-            indexer = Indexer(self.root, self.db, self.config)
-            with dbm.transaction(self.db):
+            indexer = Indexer(self.root, store, self.config)
+            with store.transaction():
                 indexer.sync_manual_links()
                 indexer.resolve_links()
         return {"key": manual_key(a.path, rel, b.path), **entry}
@@ -813,53 +820,6 @@ class Vault:
         from kenning.health import check
 
         return check(self)
-
-
-def _remove_db_files(path: Path) -> None:
-    """Delete a database file with its WAL and shared-memory files."""
-    for suffix in ("", "-wal", "-shm", "-journal"):
-        with contextlib.suppress(FileNotFoundError):
-            Path(str(path) + suffix).unlink()
-
-
-def _replace_index(db: sqlite3.Connection, fresh: Path, path: Path) -> None:
-    """Make the index at ``path`` a copy of ``db`` (the database at ``fresh``), atomically for
-    every reader.
-
-    SQLite's backup API writes the copy in one transaction on the live database, through its
-    own WAL and lock: other processes holding it open (a ``kenning serve``) see the old index
-    or the new one. Renaming the file instead would leave the old database's ``-wal`` beside
-    the new one, to be replayed into it. An old file that is not a database at all (the reason
-    to rebuild) is simply replaced.
-    """
-    try:
-        live = sqlite3.connect(path, timeout=30.0, isolation_level=None)
-        try:
-            live.execute("PRAGMA busy_timeout = 30000")
-            db.backup(live)
-        finally:
-            live.close()
-    except sqlite3.DatabaseError:
-        db.close()  # the last connection: its WAL is checkpointed into the file and removed
-        _remove_db_files(path)
-        os.replace(fresh, path)
-
-
-def _salvage_vectors(db: sqlite3.Connection, old: Path) -> None:
-    """Copy the vector cache of a dropped index into the new one: embedding is the slow part."""
-    if not old.exists():
-        return
-    try:
-        db.execute("ATTACH DATABASE ? AS old", (str(old),))
-        try:
-            with dbm.transaction(db):
-                db.execute("INSERT OR IGNORE INTO embeddings(model, text_hash, dim, vector)"
-                           " SELECT model, text_hash, dim, vector"
-                           " FROM old.embeddings")
-        finally:
-            db.execute("DETACH DATABASE old")
-    except sqlite3.DatabaseError:
-        pass  # an old or damaged index: nothing to keep
 
 
 def _tag_filters(tags: Sequence[str] | str) -> tuple[str, ...]:

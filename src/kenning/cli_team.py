@@ -176,7 +176,7 @@ def copy_index(root: Any, url: str, *, wait: float = 0.0) -> dict[str, Any]:
         src = source.store
         target = open_store(source.root, url)
         moved = Vault(source.root)
-        moved._store = target  # the same vault, indexed into the target  # noqa: SLF001
+        moved._store = target  # the same vault, indexed into the target
         try:
             vectors = target.copy_vectors_from(src, source.embedding_config.storage)
             for key in ("embed_model", "embed_dim"):

@@ -325,12 +325,12 @@ def _vectors(vault: Vault, health: Health) -> None:
     if embedder is None:
         add(Finding("ok", "vectors", "embeddings are switched off: recall is lexical + graph"))
         return
-    broken = vectors.damaged(db, embedder.model_id, embedder.dim)
+    broken = vectors.damaged(vault.store, embedder.model_id, embedder.dim)
     if broken:
         add(Finding("error", "vectors", f"{broken} stored vector(s) are truncated or damaged "
                     "and are ignored by search", "kenning index (re-embeds them)"))
     stored = dbm.get_meta(db, "embed_model")
-    done, total = vectors.coverage(db, embedder.model_id, embedder.dim)
+    done, total = vectors.coverage(vault.store, embedder.model_id, embedder.dim)
     health.stats["vectors"] = done
     if stored and stored != embedder.model_id:
         add(Finding("warn", "vectors", f"the index holds vectors of {stored} but the config "

@@ -1,9 +1,10 @@
-"""The incremental index: from the files on disk to rows in ``.kenning/index.db``.
+"""The incremental index: from the files on disk to rows in the index (any :class:`Store`).
 
 A file is re-parsed only when its size or mtime changed *and* its content hash differs, so a
 touched but unchanged file costs one read. Each file's rows are replaced in one transaction
 together with its ``files`` row, so a run killed at any moment leaves a consistent index that the
-next run completes. Links are resolved at the end, only where a name they use changed.
+next run completes. Links are resolved at the end, only where a name they use changed. The SQL
+is portable (``kenning.index.store.base``): the same statements index into SQLite or PostgreSQL.
 """
 
 from __future__ import annotations
@@ -11,15 +12,13 @@ from __future__ import annotations
 import hashlib
 import json
 import posixpath
-import sqlite3
 import time
 from bisect import bisect_right
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kenning.index import db as dbm
 from kenning.index.chunking import MIN_WORDS, OVERLAP_WORDS, TARGET_WORDS, chunk_lines
 from kenning.index.cjk import cjk_column
 from kenning.index.edges import (
@@ -42,7 +41,7 @@ from kenning.index.links import (
 from kenning.index.vectors import EmbedReport, bump_version, embed_text, text_hash
 from kenning.vault import frontmatter
 from kenning.vault.fsio import UnreadableFile, decode_markdown, too_large
-from kenning.vault.layout import Config, FoundFile, daily_log_date, vault_files
+from kenning.vault.layout import STATE_DIR, Config, FoundFile, daily_log_date, vault_files
 from kenning.vault.page import Page, parse_page, text_lines
 
 # Bump when chunking or the embedded text of a chunk changes: existing indexes re-derive.
@@ -53,6 +52,12 @@ MANUAL_LINKS = "manual-links.jsonl"
 DIRTY_SCAN = 2000  # changed names above which resolving scans the links instead of looking up
 
 Progress = Callable[[int, int, str], None]
+
+if TYPE_CHECKING:
+    from kenning.index.store import Store
+
+# A name whose owner may have changed: its links are re-resolved at the end of the run.
+DIRTY = "INSERT INTO dirty_names(norm) VALUES (?) ON CONFLICT (norm) DO NOTHING"
 
 
 @dataclass
@@ -186,9 +191,9 @@ def frontmatter_key_lines(page: Page) -> dict[str, int]:
 class Indexer:
     """Brings the index of one vault up to date with its files."""
 
-    def __init__(self, root: Path, db: sqlite3.Connection, config: Config) -> None:
+    def __init__(self, root: Path, store: Store, config: Config) -> None:
         self.root = root
-        self.db = db
+        self.store = store
         self.config = config
 
     # -- the run ---------------------------------------------------------------------------
@@ -197,20 +202,20 @@ class Indexer:
         """Index what changed on disk; the caller holds the writer lock."""
         started = time.perf_counter()
         report = IndexReport()
-        db = self.db
-        with dbm.transaction(db):
-            dbm.set_meta(db, "run_state", "running")
-            dbm.set_meta(db, "run_started", _now())
-            if dbm.get_meta(db, "derivation") != DERIVATION:
+        store = self.store
+        with store.transaction():
+            store.set_meta("run_state", "running")
+            store.set_meta("run_started", _now())
+            if store.get_meta("derivation") != DERIVATION:
                 # Chunking or the embedded text changed with this version: re-derive every page
                 # (vectors of texts that stay the same are kept by their hash).
-                db.execute("UPDATE files SET mtime_ns = -1, hash = ''")
-                dbm.set_meta(db, "derivation", DERIVATION)
+                store.run("UPDATE files SET mtime_ns = -1, hash = ''")
+                store.set_meta("derivation", DERIVATION)
         on_disk, attachments = vault_files(self.root, self.config.exclude)
         report.scanned = len(on_disk)
         known = {
             row[1]: row
-            for row in db.execute("SELECT id, path, size, mtime_ns, hash, status FROM files")
+            for row in store.stream("SELECT id, path, size, mtime_ns, hash, status FROM files")
         }
 
         todo = [f for p, f in on_disk.items()
@@ -220,43 +225,41 @@ class Indexer:
 
         total = len(todo) + len(gone)
         done = 0
-        batch_started = time.monotonic()
-        in_batch = 0
-        db.execute("BEGIN IMMEDIATE")
-        try:
+        with store.transaction():
             for row in gone:
                 self._delete_file(row[0], row[1])
                 report.deleted += 1
                 done += 1
                 if progress:
                     progress(done, total, row[1])
-            for found in todo:
-                self._index_file(found, known.get(found.path), report)
-                done += 1
-                in_batch += 1
-                if progress:
-                    progress(done, total, found.path)
-                if in_batch >= BATCH_FILES or time.monotonic() - batch_started > BATCH_SECONDS:
-                    db.execute("COMMIT")
-                    db.execute("BEGIN IMMEDIATE")
-                    in_batch, batch_started = 0, time.monotonic()
-            db.execute("COMMIT")
-        except BaseException:
-            dbm.rollback(db)
-            raise
-        with dbm.transaction(db):
+        # Files in batches of a few hundred or a few seconds, each batch one transaction: a
+        # run killed midway keeps what it committed, and readers are never blocked for long.
+        left = iter(todo)
+        while done < total:
+            batch_started, in_batch = time.monotonic(), 0
+            with store.transaction():
+                for found in left:
+                    self._index_file(found, known.get(found.path), report)
+                    done += 1
+                    in_batch += 1
+                    if progress:
+                        progress(done, total, found.path)
+                    if (in_batch >= BATCH_FILES
+                            or time.monotonic() - batch_started > BATCH_SECONDS):
+                        break
+        with store.transaction():
             self.sync_attachments(attachments)
             self.sync_manual_links()
             self.resolve_links()
-            report.links = dict(db.execute(
-                "SELECT resolution, count(*) FROM links GROUP BY resolution").fetchall())
-            report.problems = db.execute("SELECT count(*) FROM problems").fetchone()[0]
-            report.skipped = [tuple(r) for r in db.execute(  # type: ignore[misc]
+            report.links = dict(store.rows(  # type: ignore[arg-type]
+                "SELECT resolution, count(*) FROM links GROUP BY resolution"))
+            report.problems = int(store.scalar("SELECT count(*) FROM problems", default=0))
+            report.skipped = [tuple(r) for r in store.rows(  # type: ignore[misc]
                 "SELECT path, reason FROM files WHERE status = 'skipped' ORDER BY path")]
             if report.added or report.updated or report.deleted:
-                bump_version(db)
-            dbm.set_meta(db, "run_state", "complete")
-            dbm.set_meta(db, "run_finished", _now())
+                bump_version(store)
+            store.set_meta("run_state", "complete")
+            store.set_meta("run_finished", _now())
         report.seconds = time.perf_counter() - started
         return report
 
@@ -264,7 +267,6 @@ class Indexer:
 
     def _index_file(self, found: FoundFile, known: tuple[Any, ...] | None,
                     report: IndexReport) -> None:
-        db = self.db
         reason = found.skip or too_large(found.size)
         if reason:
             # Decided from the directory entry alone: a huge file is never loaded to refuse it.
@@ -278,8 +280,8 @@ class Indexer:
         digest = hashlib.blake2b(data, digest_size=16).hexdigest()
         if known is not None and known[4] == digest and known[5] == "ok":
             # Touched, not changed: remember the new mtime, skip the parse.
-            db.execute("UPDATE files SET size = ?, mtime_ns = ? WHERE id = ?",
-                       (found.size, found.mtime_ns, known[0]))
+            self.store.run("UPDATE files SET size = ?, mtime_ns = ? WHERE id = ?",
+                           (found.size, found.mtime_ns, known[0]))
             report.touched += 1
             return
         try:
@@ -307,38 +309,37 @@ class Indexer:
     def _upsert_file(self, known: tuple[Any, ...] | None, found: FoundFile, digest: str,
                      status: str, reason: str | None) -> int:
         if known is None:
-            cur = self.db.execute(
+            return self.store.insert(
                 "INSERT INTO files(path, size, mtime_ns, hash, status, reason)"
                 " VALUES (?, ?, ?, ?, ?, ?)",
                 (found.path, found.size, found.mtime_ns, digest, status, reason))
-            return int(cur.lastrowid or 0)
-        self.db.execute(
+        self.store.run(
             "UPDATE files SET size = ?, mtime_ns = ?, hash = ?, status = ?, reason = ?"
             " WHERE id = ?", (found.size, found.mtime_ns, digest, status, reason, known[0]))
         return int(known[0])
 
     def _delete_file(self, file_id: int, path: str) -> None:
         self._drop_page(file_id)
-        self.db.execute("DELETE FROM files WHERE id = ?", (file_id,))
+        self.store.run("DELETE FROM files WHERE id = ?", (file_id,))
         self._dirty_file(path)
 
     def _dirty_file(self, path: str) -> None:
-        self.db.execute("INSERT OR IGNORE INTO dirty_names(norm) VALUES (?)", (file_key(path),))
+        self.store.run(DIRTY, (file_key(path),))
 
     def _drop_page(self, page_id: int | None) -> None:
         if page_id is None:
             return
-        db = self.db
-        db.execute("INSERT OR IGNORE INTO dirty_names(norm) SELECT norm FROM names"
-                   " WHERE page_id = ?", (page_id,))
-        db.execute("DELETE FROM chunks_fts WHERE rowid IN"
-                   " (SELECT id FROM chunks WHERE page_id = ?)", (page_id,))
-        db.execute("DELETE FROM problems WHERE file_id = ?", (page_id,))
+        store = self.store
+        store.run("INSERT INTO dirty_names(norm) SELECT norm FROM names WHERE page_id = ?"
+                  " ON CONFLICT (norm) DO NOTHING", (page_id,))
+        store.run("DELETE FROM chunks_fts WHERE rowid IN"
+                  " (SELECT id FROM chunks WHERE page_id = ?)", (page_id,))
+        store.run("DELETE FROM problems WHERE file_id = ?", (page_id,))
         # Edges that pointed at this page are re-resolved through dirty_names.
-        db.execute("DELETE FROM pages WHERE id = ?", (page_id,))
+        store.run("DELETE FROM pages WHERE id = ?", (page_id,))
 
     def _write_page(self, page_id: int, page: Page) -> None:
-        db = self.db
+        db = self.store
         fm = page.frontmatter
         lines = text_lines(page.text)
         folder = page.path.split("/", 1)[0] if "/" in page.path else ""
@@ -350,23 +351,23 @@ class Indexer:
             json.dumps(fm, ensure_ascii=False, default=str), len(lines), page.body_start,
             page.about_lines[0] if page.about_lines else None,
         )
-        exists = db.execute("SELECT 1 FROM pages WHERE id = ?", (page_id,)).fetchone()
+        exists = db.one("SELECT 1 FROM pages WHERE id = ?", (page_id,))
         if exists:
-            db.execute(
+            db.run(
                 "UPDATE pages SET path=?, title=?, type=?, domain=?, folder=?, status=?,"
                 " summary=?, title_line=?, summary_end=?, date=?, created=?, updated=?,"
                 " frontmatter=?, lines=?, body_start=?, summary_start=? WHERE id=?",
                 (*row, page_id))
-            old = {r[0] for r in db.execute("SELECT norm FROM names WHERE page_id = ?",
-                                            (page_id,))}
-            db.execute("DELETE FROM chunks_fts WHERE rowid IN"
-                       " (SELECT id FROM chunks WHERE page_id = ?)", (page_id,))
+            old = {r[0] for r in db.rows("SELECT norm FROM names WHERE page_id = ?",
+                                         (page_id,))}
+            db.run("DELETE FROM chunks_fts WHERE rowid IN"
+                   " (SELECT id FROM chunks WHERE page_id = ?)", (page_id,))
             for table in ("names", "chunks", "facts", "timeline", "retained", "anchors", "tags"):
-                db.execute(f"DELETE FROM {table} WHERE page_id = ?", (page_id,))
-            db.execute("DELETE FROM links WHERE origin_id = ? AND kind != 'manual'", (page_id,))
-            db.execute("DELETE FROM problems WHERE file_id = ?", (page_id,))
+                db.run(f"DELETE FROM {table} WHERE page_id = ?", (page_id,))
+            db.run("DELETE FROM links WHERE origin_id = ? AND kind != 'manual'", (page_id,))
+            db.run("DELETE FROM problems WHERE file_id = ?", (page_id,))
         else:
-            db.execute(
+            db.run(
                 "INSERT INTO pages(path, title, type, domain, folder, status, summary, title_line,"
                 " summary_end, date, created, updated, frontmatter, lines, body_start,"
                 " summary_start, id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -374,12 +375,11 @@ class Indexer:
             old = set()
 
         names = page_names(page)
-        db.executemany("INSERT INTO names(page_id, norm, name, kind, priority) VALUES (?,?,?,?,?)",
-                       [(page_id, *n) for n in names])
+        db.many("INSERT INTO names(page_id, norm, name, kind, priority) VALUES (?,?,?,?,?)",
+                [(page_id, *n) for n in names])
         new = {n[0] for n in names}
         if new != old:
-            db.executemany("INSERT OR IGNORE INTO dirty_names(norm) VALUES (?)",
-                           [(n,) for n in new ^ old])
+            db.many(DIRTY, [(n,) for n in new ^ old])
 
         # Searched like the title: its aliases and a heading alias (a meeting's "# Name").
         title_text = " ".join((page.title, *page.aliases, *filter(None, [page.heading_alias])))
@@ -388,18 +388,18 @@ class Indexer:
         for chunk in chunk_lines(lines, headings, page.code_ranges, body_start=page.body_start):
             body = lines[max(chunk.start_line, page.body_start) - 1 : chunk.end_line]
             digest = text_hash(embed_text(page.title, chunk.heading, body))
-            cur = db.execute(
+            chunk_id = db.insert(
                 "INSERT INTO chunks(page_id, ord, heading, start_line, end_line, words, text_hash)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (page_id, chunk.ord, chunk.heading, chunk.start_line, chunk.end_line,
                  chunk.words, digest))
             if chunk.sections:
-                db.execute("INSERT INTO chunk_sections(chunk_id, sections) VALUES (?, ?)",
-                           (cur.lastrowid, json.dumps(chunk.sections, ensure_ascii=False)))
+                db.run("INSERT INTO chunk_sections(chunk_id, sections) VALUES (?, ?)",
+                       (chunk_id, json.dumps(chunk.sections, ensure_ascii=False)))
             cjk = "\n".join(filter(None, (cjk_title, cjk_column(chunk.text))))
-            db.execute("INSERT INTO chunks_fts(rowid, title, heading, body, cjk)"
-                       " VALUES (?, ?, ?, ?, ?)",
-                       (cur.lastrowid, title_text, chunk.heading, chunk.text, cjk))
+            db.run("INSERT INTO chunks_fts(rowid, title, heading, body, cjk)"
+                   " VALUES (?, ?, ?, ?, ?)",
+                   (chunk_id, title_text, chunk.heading, chunk.text, cjk))
 
         _insert_many(
             db, "INSERT INTO facts(page_id, line, relation, target, text, valid_from, valid_to,"
@@ -427,7 +427,7 @@ class Indexer:
                      [(page_id, a) for a in sorted(page_anchors(page))])
 
         edges = extract_edges(page, frontmatter_key_lines(page))
-        db.executemany(
+        db.many(
             "INSERT INTO links(origin_id, kind, field, line, rel, src_ref, src_norm, src_key,"
             " src_id, dst_ref, dst_norm, dst_key, dst_id, heading, alias, embed, plain,"
             " valid_from, valid_to, status, recorded, expired)"
@@ -439,14 +439,14 @@ class Indexer:
     def sync_manual_links(self) -> None:
         """Make the manual edges in the index match ``.kenning/manual-links.jsonl``."""
         current = read_manual_links(self.root)
-        db = self.db
-        have = {r[0] for r in db.execute("SELECT manual_key FROM links WHERE kind = 'manual'")}
+        db = self.store
+        have = {r[0] for r in db.rows("SELECT manual_key FROM links WHERE kind = 'manual'")}
         for key in have - current.keys():
-            db.execute("DELETE FROM links WHERE manual_key = ?", (key,))
+            db.run("DELETE FROM links WHERE manual_key = ?", (key,))
         for key in current.keys() - have:
             entry = current[key]
             src, dst = norm_name(entry["src"]), norm_name(entry["dst"])
-            db.execute(
+            db.run(
                 "INSERT INTO links(kind, rel, src_ref, src_norm, src_key, dst_ref, dst_norm,"
                 " dst_key, plain, valid_from, valid_to, manual_key)"
                 " VALUES ('manual', ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)",
@@ -456,39 +456,38 @@ class Indexer:
     def sync_attachments(self, on_disk: set[str]) -> None:
         """Make the ``attachments`` table hold the vault's other files; names that appear or
         go away are re-resolved."""
-        db = self.db
-        known = {r[0] for r in db.execute("SELECT path FROM attachments")}
+        db = self.store
+        known = {r[0] for r in db.rows("SELECT path FROM attachments")}
         gone, added = known - on_disk, on_disk - known
-        db.executemany("DELETE FROM attachments WHERE path = ?", [(p,) for p in gone])
-        db.executemany("INSERT INTO attachments(path, name) VALUES (?, ?)",
-                       [(p, file_key(p)) for p in sorted(added)])
-        db.executemany("INSERT OR IGNORE INTO dirty_names(norm) VALUES (?)",
-                       [(file_key(p),) for p in gone | added])
+        _insert_many(db, "DELETE FROM attachments WHERE path = ?", [(p,) for p in gone])
+        _insert_many(db, "INSERT INTO attachments(path, name) VALUES (?, ?)",
+                     [(p, file_key(p)) for p in sorted(added)])
+        _insert_many(db, DIRTY, [(file_key(p),) for p in gone | added])
 
     def resolve_links(self) -> None:
         """Resolve pending link ends and every end whose name changed owner."""
-        db = self.db
-        dirty = [r[0] for r in db.execute("SELECT norm FROM dirty_names")]
+        db = self.store
+        dirty = [r[0] for r in db.rows("SELECT norm FROM dirty_names")]
         select = ("SELECT l.id, o.path, l.origin_id, l.src_norm, l.dst_norm, l.plain FROM links l"
                   " LEFT JOIN pages o ON o.id = l.origin_id")
         rows: dict[int, tuple[Any, ...]] = {
-            row[0]: row for row in db.execute(f"{select} WHERE l.resolution IS NULL")}
+            row[0]: row for row in db.stream(f"{select} WHERE l.resolution IS NULL")}
         if len(dirty) > DIRTY_SCAN:
             # Many names changed (a first run, a big move): one pass over the links is cheaper
             # than looking each name up.
             wanted = set(dirty)
-            for row in db.execute(f"{select} WHERE l.resolution IS NOT NULL"):
+            for row in db.stream(f"{select} WHERE l.resolution IS NOT NULL"):
                 if any(n is not None and (n in wanted or ref_key(n) in wanted)
                        for n in row[3:5]):
                     rows[row[0]] = row
             dirty = []
-        for part, marks in dbm.in_batches(dirty, 200):  # four IN lists per query
-            for row in db.execute(
+        for part, marks in _quarters(db, dirty):  # four IN lists per query
+            for row in db.rows(
                     f"{select} WHERE l.src_norm IN ({marks}) OR l.dst_norm IN ({marks})"
                     f" OR l.src_key IN ({marks}) OR l.dst_key IN ({marks})", part * 4):
                 rows[row[0]] = row
         if not rows:
-            db.execute("DELETE FROM dirty_names")
+            db.run("DELETE FROM dirty_names")
             return
         norms = {n for row in rows.values() for n in row[3:5] if n is not None}
         files = self._files({ref_key(n) for n in norms})
@@ -509,24 +508,24 @@ class Indexer:
             src, dst = (origin_id if e is None else e.page_id for e in ends)
             updates.append((src, dst, state, by_ref[0].via if len(by_ref) == 1 else None,
                             next((e.file for e in by_ref if e.file), None), link_id))
-        db.executemany("UPDATE links SET src_id = ?, dst_id = ?, resolution = ?, via = ?,"
-                       " file = ? WHERE id = ?", updates)
-        db.execute("DELETE FROM dirty_names")
+        db.many("UPDATE links SET src_id = ?, dst_id = ?, resolution = ?, via = ?,"
+                " file = ? WHERE id = ?", updates)
+        db.run("DELETE FROM dirty_names")
 
     def _files(self, keys: Iterable[str]) -> dict[str, list[VaultFile]]:
         """The vault's files by lookup key: pages, attachments, Markdown that is not a page."""
         found: dict[str, list[VaultFile]] = {}
         items = sorted(keys)
-        for part, marks in dbm.in_batches(items):
-            for key, page_id, path in self.db.execute(
+        for part, marks in self.store.in_batches(items):
+            for key, page_id, path in self.store.rows(
                     "SELECT n.norm, p.id, p.path FROM names n JOIN pages p ON p.id = n.page_id"
                     f" WHERE n.kind = 'stem' AND n.norm IN ({marks})", part):
                 found.setdefault(key, []).append(VaultFile(path, norm_name(path), page_id, True))
-            for path, key in self.db.execute(
+            for path, key in self.store.rows(
                     f"SELECT path, name FROM attachments WHERE name IN ({marks})", part):
                 found.setdefault(key, []).append(VaultFile(path, norm_name(path), None, False))
         wanted = set(items)
-        for (path,) in self.db.execute("SELECT path FROM files WHERE status = 'skipped'"):
+        for (path,) in self.store.rows("SELECT path FROM files WHERE status = 'skipped'"):
             key = file_key(path)
             if key in wanted:
                 found.setdefault(key, []).append(VaultFile(path, norm_name(path), None, True))
@@ -535,8 +534,8 @@ class Indexer:
     def _titles(self, norms: Iterable[str]) -> dict[str, list[tuple[int, int]]]:
         """(priority, page id) of the pages whose title, alias or heading alias is each name."""
         found: dict[str, list[tuple[int, int]]] = {}
-        for part, marks in dbm.in_batches(sorted(norms)):
-            for norm, page_id, priority in self.db.execute(
+        for part, marks in self.store.in_batches(sorted(norms)):
+            for norm, page_id, priority in self.store.rows(
                     "SELECT norm, page_id, priority FROM names"
                     " WHERE kind IN ('title', 'alias', 'heading')"
                     f" AND norm IN ({marks})", part):
@@ -544,11 +543,19 @@ class Indexer:
         return found
 
 
-def _insert_many(db: sqlite3.Connection, sql: str, rows: list[tuple[Any, ...]]) -> None:
-    """``executemany`` that costs nothing when there is nothing to insert (most pages have no
+def _insert_many(store: Store, sql: str, rows: list[tuple[Any, ...]]) -> None:
+    """``many`` that costs nothing when there is nothing to insert (most pages have no
     facts, timeline, tags or problems)."""
     if rows:
-        db.executemany(sql, rows)
+        store.many(sql, rows)
+
+
+def _quarters(store: Store, items: list[str]) -> Iterable[tuple[list[str], str]]:
+    """``items`` in parts for a query with four ``IN`` lists of the same part."""
+    size = max(1, store.max_params // 4 - 25)  # 200 on SQLite, as before
+    for start in range(0, len(items), size):
+        part = items[start : start + size]
+        yield part, ",".join("?" * len(part))
 
 
 def _edge_row(page_id: int, e: Edge) -> tuple[Any, ...]:
@@ -567,18 +574,18 @@ def append_manual_links(root: Path, entries: list[dict[str, Any]]) -> None:
     from kenning.vault.fsio import atomic_write_text
     from kenning.vault.writes import note_landed
 
-    path = root / dbm.STATE_DIR / MANUAL_LINKS
+    path = root / STATE_DIR / MANUAL_LINKS
     old = path.read_text(encoding="utf-8") if path.exists() else ""
     if old and not old.endswith("\n"):
         old += "\n"
     atomic_write_text(path, old + "".join(json.dumps(e, ensure_ascii=False) + "\n"
                                           for e in entries))
-    note_landed(f"{dbm.STATE_DIR}/{MANUAL_LINKS}")
+    note_landed(f"{STATE_DIR}/{MANUAL_LINKS}")
 
 
 def read_manual_links(root: Path) -> dict[str, dict[str, Any]]:
     """Replay ``.kenning/manual-links.jsonl`` (add/remove records) into the current set."""
-    path = root / dbm.STATE_DIR / MANUAL_LINKS
+    path = root / STATE_DIR / MANUAL_LINKS
     current: dict[str, dict[str, Any]] = {}
     if not path.exists():
         return current

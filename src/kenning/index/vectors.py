@@ -1,11 +1,12 @@
 """Vectors in the index: what text a chunk embeds, the embedding pass, and exact dense search.
 
-Vectors live in the same SQLite file as everything else, keyed by model and text hash: float32
-BLOBs (4 bytes per dimension), or with ``embeddings.storage: int8`` a little-endian float32 scale
-followed by one signed byte per dimension (4x smaller on disk; float32 again in memory). Search is
-an exact matrix product over a matrix cached in the process and rebuilt when the index changes;
-SQL filters pick the rows first. Exact search is fast enough for a person's vault (~1 ms at 10k
-chunks, ~15 ms at 100k); an HNSW index is an optional extra (index/ann.py).
+Vectors live in the index database with everything else, keyed by model and text hash, stored
+by the backend (``Store.put_vectors``; SQLite: float32 BLOBs of 4 bytes per dimension, or with
+``embeddings.storage: int8`` a little-endian float32 scale followed by one signed byte per
+dimension, 4x smaller on disk, float32 again in memory). Search is an exact matrix product over a
+matrix cached in the process and rebuilt when the index changes; SQL filters pick the rows first.
+Exact search is fast enough for a person's vault (~1 ms at 10k chunks, ~15 ms at 100k); an HNSW
+index is an optional extra (index/ann.py), and a backend may search its own (``Store.nearest``).
 """
 
 from __future__ import annotations
@@ -14,23 +15,19 @@ import hashlib
 import json
 import os
 import re
-import sqlite3
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kenning.index import db as dbm
-
 if TYPE_CHECKING:
     import numpy as np
 
     from kenning.index.embedders import Embedder
+    from kenning.index.store import Store
 
 MAX_EMBED_CHARS = 2000  # the model reads ~512 tokens; more text only costs time
-# A stored vector is used only when it has the model's dimension and the bytes to match.
-SOUND = "e.dim = ? AND length(e.vector) IN (4 * e.dim, 4 + e.dim)"
 EmbedProgress = Callable[[int, int], None]
 
 
@@ -123,30 +120,30 @@ class EmbedReport:
         return self.embedded / self.seconds if self.seconds else 0.0
 
 
-def pending_texts(db: sqlite3.Connection, model: str, dim: int | None = None
+def pending_texts(store: Store, model: str, dim: int | None = None
                   ) -> list[tuple[str, str]]:
     """(text hash, text) of every chunk whose text has no sound vector for ``model`` yet."""
-    dim = dim or _stored_dim(db)
-    rows = db.execute(
+    dim = dim or _stored_dim(store)
+    rows = store.rows(
         f"""SELECT c.text_hash, MIN(c.id) FROM chunks c
            WHERE c.text_hash IS NOT NULL AND NOT EXISTS (
                SELECT 1 FROM embeddings e WHERE e.model = ? AND e.text_hash = c.text_hash
-               AND {SOUND})
-           GROUP BY c.text_hash""", (model, dim)).fetchall()
+               AND {store.sound_vector()})
+           GROUP BY c.text_hash""", (model, dim))
     out = []
     for digest, chunk_id in rows:
-        text = chunk_embed_text(db, chunk_id)
+        text = chunk_embed_text(store, chunk_id)
         if text:
             out.append((digest, text))
     return out
 
 
-def chunk_embed_text(db: sqlite3.Connection, chunk_id: int) -> str:
+def chunk_embed_text(store: Store, chunk_id: int) -> str:
     """Rebuild a chunk's embed text from the index (frontmatter lines left out)."""
-    row = db.execute(
+    row = store.one(
         """SELECT p.title, c.heading, c.start_line, p.body_start, f.body
            FROM chunks c JOIN pages p ON p.id = c.page_id
-           JOIN chunks_fts f ON f.rowid = c.id WHERE c.id = ?""", (chunk_id,)).fetchone()
+           JOIN chunks_fts f ON f.rowid = c.id WHERE c.id = ?""", (chunk_id,))
     if row is None:
         return ""
     title, heading, start, body_start, body = row
@@ -179,19 +176,20 @@ def decode_vectors(blobs: Sequence[bytes], dim: int) -> np.ndarray:
     return out
 
 
-def embed_pending(db: sqlite3.Connection, embedder: Embedder, *, batch_size: int = 8,
+def embed_pending(store: Store, embedder: Embedder, *, batch_size: int = 8,
                   progress: EmbedProgress | None = None,
                   storage: str = "float32") -> EmbedReport:
     """Embed every chunk text that has no vector yet; commits per batch so a kill loses little.
 
     The model runs on this thread: the bundled engine's OpenMP team ran ~1.2x slower when
-    called from a worker thread, and SQLite's share of the pass is ~20 ms (docs/decisions.md).
+    called from a worker thread, and the database's share of the pass is ~20 ms (SQLite;
+    docs/decisions.md).
     """
     from kenning.index.embedders import fit
 
     report = EmbedReport(model=embedder.model_id)
     todo = []
-    for digest, text in pending_texts(db, embedder.model_id, embedder.dim):
+    for digest, text in pending_texts(store, embedder.model_id, embedder.dim):
         fitted = fit(embedder, text)
         report.cut += fitted.truncated
         todo.append((digest, fitted.text))
@@ -200,14 +198,14 @@ def embed_pending(db: sqlite3.Connection, embedder: Embedder, *, batch_size: int
     todo.sort(key=lambda item: len(item[1]))
     report.pending = len(todo)
     started = time.perf_counter()
-    with dbm.transaction(db):
-        dbm.set_meta(db, "embed_model", embedder.model_id)
-        dbm.set_meta(db, "embed_dim", str(embedder.dim))
-        dbm.set_meta(db, "embed_state", "running")
+    with store.transaction():
+        store.set_meta("embed_model", embedder.model_id)
+        store.set_meta("embed_dim", str(embedder.dim))
+        store.set_meta("embed_state", "running")
     try:
         for begin in range(0, len(todo), batch_size):
             batch = todo[begin : begin + batch_size]
-            _store_batch(db, embedder, batch, storage)
+            _store_batch(store, embedder, batch, storage)
             report.embedded += len(batch)
             if progress:
                 progress(report.embedded, report.pending)
@@ -216,26 +214,24 @@ def embed_pending(db: sqlite3.Connection, embedder: Embedder, *, batch_size: int
         raise
     finally:
         report.seconds = time.perf_counter() - started
-    with dbm.transaction(db):
+    with store.transaction():
         # Vectors no chunk uses any more, and those of other models, are dead weight.
-        db.execute("""DELETE FROM embeddings WHERE model != ? OR text_hash NOT IN
-                      (SELECT text_hash FROM chunks WHERE text_hash IS NOT NULL)""",
-                   (embedder.model_id,))
-        dbm.set_meta(db, "embed_state", "complete")
+        store.run("""DELETE FROM embeddings WHERE model != ? OR text_hash NOT IN
+                     (SELECT text_hash FROM chunks WHERE text_hash IS NOT NULL)""",
+                  (embedder.model_id,))
+        store.set_meta("embed_state", "complete")
     return report
 
 
-def _store_batch(db: sqlite3.Connection, embedder: Embedder,
+def _store_batch(store: Store, embedder: Embedder,
                  batch: Sequence[tuple[str, str]], storage: str) -> None:
     """Embed one batch of (text hash, text) and store its vectors in one transaction."""
     vectors = _embed_batch(embedder, batch)
-    with dbm.transaction(db):
-        db.executemany(
-            "INSERT OR REPLACE INTO embeddings(model, text_hash, dim, vector)"
-            " VALUES (?, ?, ?, ?)",
-            [(embedder.model_id, digest, embedder.dim, encode_vector(vec, storage))
-             for (digest, _), vec in zip(batch, vectors, strict=True)])
-        bump_version(db)
+    with store.transaction():
+        store.put_vectors(embedder.model_id, embedder.dim,
+                          [(digest, vec) for (digest, _), vec in zip(batch, vectors, strict=True)],
+                          storage)
+        bump_version(store)
 
 
 def _embed_batch(embedder: Embedder, batch: Sequence[tuple[str, str]]) -> np.ndarray:
@@ -251,7 +247,7 @@ def _embed_batch(embedder: Embedder, batch: Sequence[tuple[str, str]]) -> np.nda
     return vectors
 
 
-def embed_pages(db: sqlite3.Connection, embedder: Embedder, paths: Sequence[str], *,
+def embed_pages(store: Store, embedder: Embedder, paths: Sequence[str], *,
                 seconds: float = 1.0, batch_size: int = 8,
                 storage: str = "float32") -> tuple[int, int]:
     """Embed the chunks of the pages at ``paths`` that have no vector yet — what a write just
@@ -262,60 +258,66 @@ def embed_pages(db: sqlite3.Connection, embedder: Embedder, paths: Sequence[str]
     """
     from kenning.index.embedders import fit
 
-    if not paths or dbm.get_meta(db, "embed_model") != embedder.model_id:
+    if not paths or store.get_meta("embed_model") != embedder.model_id:
         return 0, 0
-    marks = ",".join("?" * len(paths))
-    rows = db.execute(
-        f"""SELECT c.text_hash, MIN(c.id) FROM chunks c JOIN pages p ON p.id = c.page_id
-           WHERE p.path IN ({marks}) AND c.text_hash IS NOT NULL AND NOT EXISTS (
-               SELECT 1 FROM embeddings e WHERE e.model = ? AND e.text_hash = c.text_hash
-               AND {SOUND})
-           GROUP BY c.text_hash ORDER BY MIN(c.id)""",
-        (*paths, embedder.model_id, embedder.dim)).fetchall()
+    rows: list[tuple[Any, ...]] = []
+    for part, marks in store.in_batches(paths):
+        rows += store.rows(
+            f"""SELECT c.text_hash, MIN(c.id) FROM chunks c JOIN pages p ON p.id = c.page_id
+               WHERE p.path IN ({marks}) AND c.text_hash IS NOT NULL AND NOT EXISTS (
+                   SELECT 1 FROM embeddings e WHERE e.model = ? AND e.text_hash = c.text_hash
+                   AND {store.sound_vector()})
+               GROUP BY c.text_hash""",
+            (*part, embedder.model_id, embedder.dim))
+    rows.sort(key=lambda row: row[1])
+    seen: set[str] = set()
     todo = [(digest, fit(embedder, text).text) for digest, chunk_id in rows
-            if (text := chunk_embed_text(db, chunk_id))]
+            if not (digest in seen or seen.add(digest))
+            and (text := chunk_embed_text(store, chunk_id))]
     started, done = time.perf_counter(), 0
     for begin in range(0, len(todo), batch_size):
         if begin and time.perf_counter() - started > seconds:
             break  # the rest waits for `kenning index`; recall finds it by its words meanwhile
         batch = todo[begin : begin + batch_size]
-        _store_batch(db, embedder, batch, storage)
+        _store_batch(store, embedder, batch, storage)
         done += len(batch)
     return done, len(todo) - done
 
 
-def bump_version(db: sqlite3.Connection) -> None:
-    """Mark the vectors or chunks as changed, so cached matrices are rebuilt."""
-    db.execute("INSERT INTO meta(key, value) VALUES ('vectors_version', '1')"
-               " ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1")
+def bump_version(store: Store) -> None:
+    """Mark the vectors or chunks as changed, so cached matrices are rebuilt (in every process:
+    the version is in ``meta``). Caller owns the transaction."""
+    store.run("INSERT INTO meta(key, value) VALUES ('vectors_version', '1')"
+              " ON CONFLICT (key) DO UPDATE SET value = CAST(CAST(meta.value AS INTEGER) + 1"
+              " AS TEXT)")
 
 
-def _stored_dim(db: sqlite3.Connection) -> int:
+def _stored_dim(store: Store) -> int:
     """The dimension of the model the index was last embedded with (0 if never)."""
-    return int(dbm.get_meta(db, "embed_dim") or 0)
+    return int(store.get_meta("embed_dim") or 0)
 
 
-def coverage(db: sqlite3.Connection, model: str | None, dim: int | None = None
-             ) -> tuple[int, int]:
+def coverage(store: Store, model: str | None, dim: int | None = None) -> tuple[int, int]:
     """(chunks with a sound vector for ``model``, chunks with text worth embedding)."""
-    dim = dim or _stored_dim(db)
-    total = db.execute("SELECT count(*) FROM chunks WHERE text_hash IS NOT NULL").fetchone()[0]
+    dim = dim or _stored_dim(store)
+    total = int(store.scalar("SELECT count(*) FROM chunks WHERE text_hash IS NOT NULL",
+                             default=0))
     if not model:
         return 0, total
-    done = db.execute(
+    done = int(store.scalar(
         f"""SELECT count(*) FROM chunks c JOIN embeddings e
-           ON e.text_hash = c.text_hash AND e.model = ? AND {SOUND}""",
-        (model, dim)).fetchone()[0]
+           ON e.text_hash = c.text_hash AND e.model = ? AND {store.sound_vector()}""",
+        (model, dim), default=0))
     return done, total
 
 
-def damaged(db: sqlite3.Connection, model: str | None = None, dim: int | None = None) -> int:
+def damaged(store: Store, model: str | None = None, dim: int | None = None) -> int:
     """Vectors of ``model`` that do not hold ``dim`` float32 values (truncated or foreign)."""
-    model = model or dbm.get_meta(db, "embed_model")
-    dim = dim or _stored_dim(db)
-    return int(db.execute(
-        "SELECT count(*) FROM embeddings e WHERE e.model = ? AND NOT (" + SOUND + ")",
-        (model, dim)).fetchone()[0])
+    model = model or store.get_meta("embed_model")
+    dim = dim or _stored_dim(store)
+    return int(store.scalar(
+        f"SELECT count(*) FROM embeddings e WHERE e.model = ? AND NOT ({store.sound_vector()})",
+        (model, dim), default=0))
 
 
 @dataclass
@@ -336,7 +338,7 @@ class Matrix:
 _CACHE: dict[tuple[str, str], Matrix] = {}
 
 
-def load_matrix(db: sqlite3.Connection, model: str, cache_dir: Path | None = None, *,
+def load_matrix(store: Store, model: str, cache_dir: Path | None = None, *,
                 context: float = 0.0) -> Matrix:
     """The matrix of every chunk vector of ``model``, cached in the process and on disk.
 
@@ -345,7 +347,7 @@ def load_matrix(db: sqlite3.Connection, model: str, cache_dir: Path | None = Non
     lets a new process — one CLI search — map the matrix instead of reading every BLOB; it is
     rewritten when the index changes.
     """
-    version = f"{dbm.get_meta(db, 'index_id')}:{dbm.get_meta(db, 'vectors_version') or 0}"
+    version = f"{store.get_meta('index_id')}:{store.get_meta('vectors_version') or 0}"
     if context:
         version += f":context={context:g}"
     key = (str(cache_dir), model)
@@ -354,16 +356,16 @@ def load_matrix(db: sqlite3.Connection, model: str, cache_dir: Path | None = Non
         return cached
     matrix = _read_disk(cache_dir, model, version) if cache_dir else None
     if matrix is None:
-        matrix = _read_db(db, model, version)
+        matrix = _read_db(store, model, version)
         if context:
-            matrix.vectors = with_context(db, matrix.ids, matrix.vectors, context)
+            matrix.vectors = with_context(store, matrix.ids, matrix.vectors, context)
         if cache_dir:
             _write_disk(cache_dir, model, matrix)
     _CACHE[key] = matrix
     return matrix
 
 
-def with_context(db: sqlite3.Connection, ids: np.ndarray, vectors: np.ndarray, weight: float
+def with_context(store: Store, ids: np.ndarray, vectors: np.ndarray, weight: float
                  ) -> np.ndarray:
     """Each chunk's vector blended with its neighbourhood: ``(v + weight·w) / (1 + weight)``,
     where ``w`` is the normalised mean of the chunk's and its neighbours' vectors on the page.
@@ -377,8 +379,8 @@ def with_context(db: sqlite3.Connection, ids: np.ndarray, vectors: np.ndarray, w
 
     if ids.size == 0 or weight <= 0:
         return vectors
-    listed = np.asarray(db.execute("SELECT id, page_id FROM chunks ORDER BY page_id, ord"
-                                   ).fetchall(), dtype=np.int64).reshape(-1, 2)
+    listed = np.asarray(store.rows("SELECT id, page_id FROM chunks ORDER BY page_id, ord"),
+                        dtype=np.int64).reshape(-1, 2)
     by_id = np.argsort(ids, kind="stable")
     found = np.searchsorted(ids, listed[:, 0], sorter=by_id)
     found = np.minimum(found, ids.size - 1)
@@ -445,25 +447,10 @@ def _write_disk(folder: Path, model: str, matrix: Matrix) -> None:
         pass
 
 
-def _read_db(db: sqlite3.Connection, model: str, version: str) -> Matrix:
-    import numpy as np
-
-    dim = _stored_dim(db)
-    # A truncated or foreign BLOB is skipped, not trusted; doctor reports the count.
-    rows = db.execute(
-        f"""SELECT c.id, e.vector FROM chunks c JOIN embeddings e
-           ON e.text_hash = c.text_hash AND e.model = ? AND {SOUND} ORDER BY c.id""",
-        (model, dim)).fetchall()
-    ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-    if all(len(r[1]) == 4 * dim for r in rows):  # all float32: one copy, no loop
-        vectors = (np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), dim)
-                   if rows else np.zeros((0, dim), dtype=np.float32))
-    else:
-        vectors = decode_vectors([r[1] for r in rows], dim)
-    finite = np.isfinite(vectors).all(axis=1)
-    if not finite.all():
-        ids, vectors = ids[finite], vectors[finite]
-    chunks = db.execute("SELECT count(*) FROM chunks WHERE text_hash IS NOT NULL").fetchone()[0]
+def _read_db(store: Store, model: str, version: str) -> Matrix:
+    ids, vectors = store.chunk_vectors(model, _stored_dim(store))
+    chunks = int(store.scalar("SELECT count(*) FROM chunks WHERE text_hash IS NOT NULL",
+                              default=0))
     return Matrix(ids=ids, vectors=vectors, version=version, chunks=chunks)
 
 
@@ -473,7 +460,7 @@ ANN_THRESHOLD = 250_000  # below this many vectors exact search is fast enough (
 def approximate_index(matrix: Matrix, model: str, cache_dir: Path, threshold: int) -> Any:
     """An HNSW index over the matrix when it is large and usearch is installed, else None.
 
-    Built from the matrix (SQLite stays the truth) and saved next to it under the same version
+    Built from the matrix (the database stays the truth) and saved next to it under the same version
     tag, so it is rebuilt exactly when the vectors change.
     """
     if matrix.ids.size < threshold:

@@ -26,7 +26,12 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+
+if TYPE_CHECKING:
+    import numpy as np
+
+from kenning.errors import KenningError
 
 T = TypeVar("T")
 
@@ -41,6 +46,20 @@ class Diagnosis:
     check: str
     message: str
     fix: str | None = None
+
+
+class IndexDamaged(KenningError):
+    """The index database exists but cannot be read (not a database, malformed). Opening it
+    raises this; ``kenning rebuild`` calls :meth:`clear` and builds a new one."""
+
+    def __init__(self, message: str, clear: Any = None) -> None:
+        super().__init__(message)
+        self._clear = clear
+
+    def clear(self) -> None:
+        """Remove the unreadable index so a new one can be opened in its place."""
+        if self._clear is not None:
+            self._clear()
 
 
 class Store(ABC):
@@ -164,10 +183,76 @@ class Store(ABC):
 
 
     # == indexing and vectors ============================================================
-    # (index adds its methods here)
+    # Vectors are keyed by (model, text_hash): one vector per distinct embedded text, shared by
+    # every chunk with that text (``chunks.text_hash``). They are float32 rows the embedder
+    # L2-normalised; a backend may store them in any form (SQLite: a float32 or int8 BLOB,
+    # vectors.py; PostgreSQL: pgvector) as long as reading gives float32 back. Bookkeeping that
+    # is plain SQL stays in vectors.py on the primitives: ``meta`` keys ``embed_model``,
+    # ``embed_dim``, ``embed_state``, and ``vectors_version`` (bumped by every change to vectors
+    # or chunks; with ``index_id`` it names the matrix the process caches).
 
+    @abstractmethod
+    def sound_vector(self, alias: str = "e") -> str:
+        """A SQL condition, true when the ``embeddings`` row ``alias`` holds a usable vector of
+        the dimension given by its one ``?`` parameter (SQLite: the BLOB has the bytes for that
+        dimension; a truncated or foreign one is skipped, doctor counts it)."""
 
+    @abstractmethod
+    def put_vectors(self, model: str, dim: int, rows: Sequence[tuple[str, np.ndarray]],
+                    storage: str = "float32") -> None:
+        """Store (text hash, float32 vector of ``dim``) rows for ``model``, replacing any vector
+        already stored under the same (model, text hash). ``storage`` is the config's
+        ``embeddings.storage`` ("float32" | "int8"); a backend may ignore it. Caller owns the
+        transaction (and bumps ``vectors_version``)."""
 
+    @abstractmethod
+    def chunk_vectors(self, model: str, dim: int) -> tuple[np.ndarray, np.ndarray]:
+        """(chunk ids int64, vectors float32 of shape (n, ``dim``)), row for row, ordered by
+        chunk id: every chunk whose text has a sound, finite vector of ``model``. What the
+        in-process matrix (``vectors.load_matrix``) is built from; SQLite's path is the hot one
+        (one join, one ``frombuffer``)."""
+
+    @abstractmethod
+    def read_vectors(self, size: int = 2000) -> Iterator[list[tuple[str, str, int, np.ndarray]]]:
+        """Every stored vector as batches of (model, text hash, dim, float32 vector) rows; a
+        damaged one is left out. What :meth:`copy_vectors_from` reads on the other store."""
+
+    def copy_vectors_from(self, other: Store, storage: str = "float32") -> int:
+        """Copy every vector of ``other`` (any backend) into this store by (model, text hash),
+        keeping vectors this store already has; the number copied. Embedding is the slow part
+        of an index: a rebuild, or a move between backends, carries the vectors across so only
+        new text is embedded. Runs its own transactions, one per batch."""
+        from kenning.index.store.copy import copy_vectors
+
+        return copy_vectors(other, self, storage)
+
+    def nearest(self, model: str, dim: int, query: np.ndarray, k: int,
+                allowed: Sequence[int] | None = None) -> list[tuple[int, float]] | None:
+        """Top ``k`` (chunk id, cosine) for a normalised float32 ``query`` by the database's own
+        vector index, within ``allowed`` chunk ids if given; or None when this backend has no
+        server-side search worth using and the caller searches the in-process matrix
+        (``vectors.load_matrix`` + ``dense_search``). SQLite: always None. Scores are against
+        the raw stored vectors (no page-context blend)."""
+        return None
+
+    @abstractmethod
+    def fresh(self) -> Store:
+        """An empty, migrated store beside this one, for a rebuild: filled while this one
+        still serves searches, then made this one by :meth:`replace_with` or dropped by
+        :meth:`discard_fresh`. What a killed rebuild left behind is dropped first.
+        SQLite: ``index.db.rebuild`` next to ``index.db``; PostgreSQL: a side schema."""
+
+    @abstractmethod
+    def replace_with(self, fresh: Store) -> None:
+        """Make this store's contents those of ``fresh`` (from :meth:`fresh`), atomically for
+        every reader in every process: they see the old index or the new one, never half.
+        ``fresh`` is closed and its leftovers removed; this store stays open and usable, and
+        sees the new contents. Caller holds :meth:`writer_lock`."""
+
+    @abstractmethod
+    def discard_fresh(self) -> None:
+        """Drop what :meth:`fresh` made (a failed or killed rebuild); nothing if there is
+        none. Any store from :meth:`fresh` must be closed first. Caller holds the lock."""
 
     # == graph, memory, health ===========================================================
     # (layers adds its methods here)
@@ -200,10 +285,16 @@ class Store(ABC):
         raise NotImplementedError(f"{type(self).__name__}.team_ddl")
 
     def _team_tables(self) -> None:
-        if not getattr(self, "_team_ready", False):
-            with self.transaction():
-                self.script(self.team_ddl())
-            self._team_ready = True
+        """Create the team tables if missing (idempotent; joins the caller's transaction)."""
+        with self.transaction():
+            self.script(self.team_ddl())
+
+    def _has_audit(self) -> bool:
+        try:
+            self.scalar("SELECT COUNT(*) FROM audit WHERE 1 = 0")
+        except Exception:  # no such table (an index from before team mode)
+            return False
+        return True
 
     def record_audit(self, who: str, tool: str, pages: Sequence[str], result: str,
                      at: str | None = None) -> None:
@@ -221,7 +312,8 @@ class Store(ABC):
         """The latest audit rows, newest first (an index without the table has none)."""
         import json
 
-        self._team_tables()
+        if not self._has_audit():
+            return []
         where, params = ("WHERE who = ?", [who]) if who else ("", [])
         rows = self.rows(f"SELECT at, who, tool, pages, result FROM audit {where} "
                          "ORDER BY at DESC, id DESC LIMIT ?", (*params, int(limit)))
@@ -233,7 +325,8 @@ class Store(ABC):
         ``other`` (any backend) into this store, keeping rows this store already has; the
         number copied. ``kenning rebuild`` calls it on the fresh store before it replaces the
         old one; ``kenning db copy`` on the target. Its own transaction."""
-        other._team_tables()
+        if not other._has_audit():
+            return 0
         self._team_tables()
         have = {tuple(r) for r in self.rows("SELECT at, who, tool FROM audit")}
         rows = [r for r in other.rows("SELECT at, who, tool, pages, result FROM audit "

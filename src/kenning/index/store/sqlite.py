@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kenning.index import db as schema
-from kenning.index.store.base import Params, Store
+from kenning.index.store import sqlite_schema as schema
+from kenning.index.store.base import IndexDamaged, Params, Store
+
+if TYPE_CHECKING:
+    import numpy as np
+
+REBUILD_SUFFIX = ".rebuild"
 
 
 class SQLiteStore(Store):
@@ -21,7 +27,16 @@ class SQLiteStore(Store):
     def __init__(self, root: Path, path: Path | None = None) -> None:
         super().__init__(root)
         self.path = path or schema.db_path(root)
-        self.conn: sqlite3.Connection = schema.connect(self.path)
+        try:
+            self.conn: sqlite3.Connection = schema.connect(self.path)
+        except schema.SchemaTooNew as exc:
+            raise IndexDamaged(exc.message, clear=lambda: _remove_db_files(self.path)) from exc
+        except sqlite3.DatabaseError as exc:
+            if not self.path.exists() or isinstance(exc, sqlite3.OperationalError):
+                raise  # locked, read-only, no such folder: not damage
+            raise IndexDamaged(f"the index {self.path} cannot be read ({exc}); "
+                               "fix: `kenning rebuild`",
+                               clear=lambda: _remove_db_files(self.path)) from exc
         self._depth = 0
 
     def rows(self, sql: str, params: Params = ()) -> list[tuple[Any, ...]]:
@@ -96,10 +111,103 @@ class SQLiteStore(Store):
 
 
     # == indexing and vectors ============================================================
-    # (index adds its methods here)
+    # Vectors are BLOBs in ``embeddings`` (vectors.py's module doc); the matrix search runs in
+    # the process (vectors.load_matrix), so ``nearest`` stays the base's None.
 
+    def sound_vector(self, alias: str = "e") -> str:
+        return (f"{alias}.dim = ? AND length({alias}.vector)"
+                f" IN (4 * {alias}.dim, 4 + {alias}.dim)")
 
+    def put_vectors(self, model: str, dim: int, rows: Sequence[tuple[str, np.ndarray]],
+                    storage: str = "float32") -> None:
+        from kenning.index.vectors import encode_vector
 
+        self.conn.executemany(
+            "INSERT OR REPLACE INTO embeddings(model, text_hash, dim, vector) VALUES (?, ?, ?, ?)",
+            [(model, digest, dim, encode_vector(vec, storage)) for digest, vec in rows])
+
+    def chunk_vectors(self, model: str, dim: int) -> tuple[np.ndarray, np.ndarray]:
+        import numpy as np
+
+        from kenning.index.vectors import decode_vectors
+
+        # A truncated or foreign BLOB is skipped, not trusted; doctor reports the count.
+        rows = self.conn.execute(
+            f"""SELECT c.id, e.vector FROM chunks c JOIN embeddings e
+               ON e.text_hash = c.text_hash AND e.model = ? AND {self.sound_vector()}
+               ORDER BY c.id""", (model, dim)).fetchall()
+        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        if all(len(r[1]) == 4 * dim for r in rows):  # all float32: one copy, no loop
+            vectors = (np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4")
+                       .reshape(len(rows), dim)
+                       if rows else np.zeros((0, dim), dtype=np.float32))
+        else:
+            vectors = decode_vectors([r[1] for r in rows], dim)
+        finite = np.isfinite(vectors).all(axis=1)
+        if not finite.all():
+            ids, vectors = ids[finite], vectors[finite]
+        return ids, vectors
+
+    def read_vectors(self, size: int = 2000) -> Iterator[list[tuple[str, str, int, np.ndarray]]]:
+        from kenning.index.vectors import decode_vectors
+
+        cursor = self.conn.execute(
+            "SELECT model, text_hash, dim, vector FROM embeddings e"
+            " WHERE length(e.vector) IN (4 * e.dim, 4 + e.dim) ORDER BY id")
+        while batch := cursor.fetchmany(size):
+            yield [(model, digest, dim, decode_vectors([blob], dim)[0])
+                   for model, digest, dim, blob in batch]
+
+    def copy_vectors_from(self, other: Store, storage: str = "float32") -> int:
+        if not isinstance(other, SQLiteStore):
+            return super().copy_vectors_from(other, storage)
+        # SQLite to SQLite: the BLOBs as they are, in one statement (a rebuild's salvage).
+        before = self.conn.total_changes
+        try:
+            self.conn.execute("ATTACH DATABASE ? AS other", (str(other.path),))
+            try:
+                with self.transaction():
+                    self.conn.execute(
+                        "INSERT OR IGNORE INTO embeddings(model, text_hash, dim, vector)"
+                        " SELECT model, text_hash, dim, vector FROM other.embeddings")
+            finally:
+                self.conn.execute("DETACH DATABASE other")
+        except sqlite3.DatabaseError:
+            return 0  # an old or damaged index: nothing to keep
+        return self.conn.total_changes - before
+
+    def _fresh_path(self) -> Path:
+        return self.path.with_name(self.path.name + REBUILD_SUFFIX)
+
+    def fresh(self) -> Store:
+        self.discard_fresh()
+        return SQLiteStore(self.root, self._fresh_path())
+
+    def replace_with(self, fresh: Store) -> None:
+        """SQLite's backup API writes the copy in one transaction on the live database, through
+        its own WAL and lock: other processes holding it open (a ``kenning serve``) see the old
+        index or the new one. Renaming the file instead would leave the old database's ``-wal``
+        beside the new one, to be replayed into it."""
+        assert isinstance(fresh, SQLiteStore)
+        try:
+            live = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+            try:
+                live.execute("PRAGMA busy_timeout = 30000")
+                fresh.conn.backup(live)
+            finally:
+                live.close()
+        except sqlite3.DatabaseError:
+            # Not a database at all (the reason to rebuild): take the new file's place.
+            self.conn.close()
+            fresh.conn.close()  # the last connection: its WAL is checkpointed into the file
+            _remove_db_files(self.path)
+            os.replace(fresh.path, self.path)
+            self.conn = schema.connect(self.path)
+        fresh.close()
+        _remove_db_files(fresh.path)
+
+    def discard_fresh(self) -> None:
+        _remove_db_files(self._fresh_path())
 
     # == graph, memory, health ===========================================================
     # (layers adds its methods here)
@@ -108,7 +216,6 @@ class SQLiteStore(Store):
 
 
     # == team: locks, tokens, audit, doctor ==============================================
-
     @contextlib.contextmanager
     def vault_write_lock(self, *, wait: float = 60.0) -> Iterator[None]:
         from kenning.vault.writes import file_write_lock
@@ -138,3 +245,10 @@ class SQLiteStore(Store):
                                  "); SQLite has no replication: searches read that file as it is",
                                  "point read_url at a PostgreSQL streaming replica, or remove it"))
         return out
+
+
+def _remove_db_files(path: Path) -> None:
+    """Delete a database file with its WAL and shared-memory files."""
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        with contextlib.suppress(FileNotFoundError):
+            Path(str(path) + suffix).unlink()
