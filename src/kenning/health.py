@@ -62,8 +62,10 @@ def check(vault: Vault) -> Health:
     _build_run(vault.root, health)
     from kenning.index.store.diagnose import database_findings  # the database's own checks
 
-    health.findings.extend(Finding(d.level, d.check, d.message, d.fix)
-                           for d in database_findings(vault.root, vault.config))
+    found = database_findings(vault.root, vault.config)
+    health.findings.extend(Finding(d.level, d.check, d.message, d.fix) for d in found)
+    if any(d.fatal for d in found):  # the index cannot be opened: nothing more to check
+        return health
     path = dbm.db_path(vault.root)
     if not path.exists():
         add(Finding("error", "index", "the vault has no index yet", "kenning index"))

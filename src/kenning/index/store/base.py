@@ -46,6 +46,7 @@ class Diagnosis:
     check: str
     message: str
     fix: str | None = None
+    fatal: bool = False  # the database cannot be opened: no other check can run
 
 
 class IndexDamaged(KenningError):

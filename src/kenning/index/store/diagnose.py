@@ -69,7 +69,7 @@ def database_findings(root: Path, config: Config, files: int | None = None,
             store = open_store(root, url)
     except Exception as exc:
         return [Diagnosis("error", "database", f"cannot open the index database: "
-                          f"{_why(exc)}", _open_fix(url))]
+                          f"{_why(exc)}", _open_fix(url), fatal=True)]
     try:
         read = None
         out: list[Diagnosis] = []

@@ -226,7 +226,7 @@ class SQLiteStore(Store):
     def team_ddl(self) -> str:
         return ("CREATE TABLE IF NOT EXISTS audit (id INTEGER PRIMARY KEY, at TEXT NOT NULL, "
                 "who TEXT NOT NULL, tool TEXT NOT NULL, pages TEXT NOT NULL, "
-                "result TEXT NOT NULL);"
+                "result TEXT NOT NULL);\n"
                 "CREATE INDEX IF NOT EXISTS audit_who ON audit(who, at)")
 
     def expected_schema_version(self) -> int | None:
