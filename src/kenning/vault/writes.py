@@ -174,19 +174,39 @@ def note_write(root: Path, store: Store | None) -> None:
 def _lock_store(root: Path) -> Store | None:
     """A store of the vault's configured database to lock through, when that is not the
     vault's own SQLite file (whose lock is the file lock); kept open for the process."""
-    from kenning.index.store import database_url, open_store
-    from kenning.vault.layout import load_config
+    from kenning.index.store import ENV_URL, open_store
 
-    try:
-        url = database_url(root, load_config(root).database)
-    except KenningError:
-        url = None
+    url = os.environ.get(ENV_URL) or _configured_url(Path(root))
     if not url or url.startswith("sqlite:"):
         return None
     key = (Path(root), url)
     if key not in _LOCK_STORES:
         _LOCK_STORES[key] = open_store(Path(root), url)
     return _LOCK_STORES[key]
+
+
+_URLS: dict[Path, tuple[Any, str | None]] = {}
+
+
+def _configured_url(root: Path) -> str | None:
+    """``database:`` of the vault's config, re-read only when the file changes (a write
+    takes the lock many times a second under load)."""
+    from kenning.vault.layout import load_config
+
+    try:
+        st = (root / STATE_DIR / "config.yaml").stat()
+        stamp: Any = (st.st_mtime_ns, st.st_size, st.st_ino)
+    except OSError:
+        stamp = None
+    cached = _URLS.get(root)
+    if cached is not None and cached[0] == stamp:
+        return cached[1]
+    try:
+        url = load_config(root).database
+    except KenningError:
+        url = None
+    _URLS[root] = (stamp, url)
+    return url
 
 
 @contextlib.contextmanager
