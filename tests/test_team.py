@@ -79,6 +79,7 @@ def test_tokens_are_stored_hashed_listed_without_secrets_and_revoked(sample: Pat
     assert tokens.Tokens(sample).check(secret.encode()) is None
 
 
+@pytest.mark.both_backends
 def test_scopes_are_enforced_per_tool_with_a_json_rpc_error(sample: Path) -> None:
     reader = add_token(sample, "rita", "read")
     writer = add_token(sample, "walt", "record")
@@ -163,6 +164,7 @@ def test_the_shared_token_still_works_beside_person_tokens(sample: Path) -> None
 # -- audit and citations -----------------------------------------------------------------------
 
 
+@pytest.mark.both_backends
 def test_remote_writes_are_audited_and_cite_who_made_them_and_survive_rebuild(
         sample: Path) -> None:
     alice = add_token(sample, "alice", "record")
@@ -216,6 +218,7 @@ def two_servers(root: Path, *args: str) -> Iterator[tuple[str, str]]:
         yield a, b
 
 
+@pytest.mark.both_backends
 def test_two_servers_on_one_vault_serialise_writes_and_see_each_others_at_once(
         sample: Path) -> None:
     alice = add_token(sample, "alice", "record")
@@ -336,6 +339,7 @@ def test_db_copy_carries_vectors_and_audit_so_nothing_is_embedded_again(
     assert same.returncode != 0 and "uses now" in same.stderr
 
 
+@pytest.mark.both_backends
 def test_db_copy_on_the_cli_moves_a_lexical_index(sample: Path, tmp_path: Path) -> None:
     target = tmp_path / "copy.db"
     done = cli(sample, "db", "copy", "--to", f"sqlite:///{target}", "--json")
@@ -352,6 +356,7 @@ def test_db_copy_on_the_cli_moves_a_lexical_index(sample: Path, tmp_path: Path) 
 # -- doctor ------------------------------------------------------------------------------------
 
 
+@pytest.mark.both_backends
 def test_doctor_checks_the_database_and_says_each_fix(sample: Path) -> None:
     ok = cli(sample, "doctor", "--json")
     findings = {f["check"]: f for f in json.loads(ok.stdout)["findings"]}

@@ -144,3 +144,19 @@ def test_doctor_checks_postgresql(sample_vault: Vault, pg_url: str,
     assert code != 0 and found["database"]["level"] == "error"
     assert "pg_isready" in found["database"]["fix"]
     assert "pgvector" not in found
+
+
+def test_doctor_names_the_fix_for_a_database_without_pgvector(
+        sample_vault: Vault, pg_server: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    import uuid
+
+    monkeypatch.delenv("KENNING_DATABASE_URL", raising=False)
+    root = sample_vault.root
+    sample_vault.close()
+    name = f"novec_{uuid.uuid4().hex[:8]}"
+    pg_server.create_database(name, vector=False)
+    set_database(root, pg_server.url(name, schema="t_novec"))
+    code, found = findings(root)
+    assert code != 0 and found["database"]["level"] == "error"
+    assert "pgvector" in found["database"]["message"]
+    assert "CREATE EXTENSION vector" in found["database"]["fix"]

@@ -68,8 +68,9 @@ def database_findings(root: Path, config: Config, files: int | None = None,
         if store is None:
             store = open_store(root, url)
     except Exception as exc:
-        return [Diagnosis("error", "database", f"cannot open the index database: "
-                          f"{_why(exc)}", _open_fix(url), fatal=True)]
+        why = _why(exc)
+        return [Diagnosis("error", "database", f"cannot open the index database: {why}",
+                          _open_fix(url, why), fatal=True)]
     try:
         read = None
         out: list[Diagnosis] = []
@@ -96,7 +97,14 @@ def _why(exc: BaseException) -> str:
     return " ".join(str(message).split())[:400]
 
 
-def _open_fix(url: str | None) -> str:
+def _open_fix(url: str | None, why: str = "") -> str:
+    if "pgvector" in why or "extension" in why:
+        return ("as a superuser (or the database's owner), once: CREATE EXTENSION vector; "
+                "(install pgvector on the server first if it is missing), then kenning index")
+    if "newer" in why:
+        return "upgrade Kenning (pip install -U kenning) on every machine that uses this index"
+    if "unknown scheme" in why:
+        return "database: must be postgresql://user@host/dbname (or unset for SQLite)"
     if not url or url.startswith("sqlite:"):
         return "kenning rebuild (makes a new index from the vault)"
     return ("check the URL in database: (.kenning/config.yaml) or KENNING_DATABASE_URL, that "
