@@ -155,7 +155,8 @@ def test_doctor_names_the_fix_for_a_database_without_pgvector(
     sample_vault.close()
     name = f"novec_{uuid.uuid4().hex[:8]}"
     pg_server.create_database(name, vector=False)
-    set_database(root, pg_server.url(name, schema="t_novec"))
+    plain = pg_server.create_role(f"plain_{name}", database=name)  # not a superuser
+    set_database(root, plain + "?schema=t_novec")
     code, found = findings(root)
     assert code != 0 and found["database"]["level"] == "error"
     assert "pgvector" in found["database"]["message"]
