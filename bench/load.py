@@ -178,7 +178,8 @@ def verify(root: Path, acked: list[tuple[int, str, str]], writers: int,
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--database", default=None, help="postgresql://… (default: SQLite)")
+    ap.add_argument("--database", default=None, help="postgresql://… (default: SQLite); "
+                    "'temp' starts a throw-away PostgreSQL 18 + pgvector (tests/pg_harness.py)")
     ap.add_argument("--servers", type=int, default=2)
     ap.add_argument("--searchers", type=int, default=16)
     ap.add_argument("--writers", type=int, default=4)
@@ -187,6 +188,25 @@ def main() -> None:
     args = ap.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="kenning-load-"))
+    with ExitStack() as pg:
+        if args.database == "temp":
+            sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+            import pg_harness
+
+            base = Path(tempfile.mkdtemp(prefix="kenning-load-pg-"))
+            pg.callback(shutil.rmtree, base, ignore_errors=True)
+            server = pg.enter_context(pg_harness.temporary_server(base=base))
+            args.database = server.url(schema="load")
+        report = run(args, work)
+    print(json.dumps(report, indent=2))
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    if report["errors"] or report["lost_writes"] \
+            or report["audit_rows"] != report["expected_audit_rows"]:
+        sys.exit(1)
+
+
+def run(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     try:
         from kenning.api import Vault
         from kenning.sample import copy_sample
@@ -215,6 +235,7 @@ def main() -> None:
     lat = load["latency"]
     report = {
         "backend": "postgresql" if args.database else "sqlite",
+        "database": (args.database or "").split("@")[-1],
         "servers": args.servers, "searchers": args.searchers, "writers": args.writers,
         "seconds": round(load["wall_s"], 1),
         "searches": len(lat["search"]), "records": len(lat["record"]),
@@ -233,12 +254,7 @@ def main() -> None:
     }
     if lat["search"]:
         report["search_mean_ms"] = round(1000 * statistics.fmean(lat["search"]), 1)
-    print(json.dumps(report, indent=2))
-    if args.json:
-        args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    if report["errors"] or report["lost_writes"] \
-            or report["audit_rows"] != report["expected_audit_rows"]:
-        sys.exit(1)
+    return report
 
 
 if __name__ == "__main__":
