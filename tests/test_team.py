@@ -146,6 +146,9 @@ def test_a_token_file_means_every_request_needs_a_token_and_revoke_needs_no_rest
         assert status(url, None) == 401  # revoking the last token does not open the server
         bob = add_token(sample, "bob", "read")
         assert status(url, bob) == 200  # nor does adding one need a restart
+    # Off loopback, person tokens are enough to start (no shared token needed).
+    with http_server(sample, "--host", "0.0.0.0") as (url, _):
+        assert status(url, bob) == 200 and status(url, None) == 401
 
 
 def test_the_shared_token_still_works_beside_person_tokens(sample: Path) -> None:
