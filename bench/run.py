@@ -98,26 +98,22 @@ def fill_random_vectors(v: object, seed: int) -> str:
     """Give every chunk a random unit vector under the real model's id (for latency only)."""
     import numpy as np
 
-    from kenning.index import db as dbm
     from kenning.index.vectors import bump_version
 
     model = v.embedder()  # type: ignore[attr-defined]
-    db = v.db  # type: ignore[attr-defined]
-    hashes = [r[0] for r in db.execute(
+    store = v.store  # type: ignore[attr-defined]
+    hashes = [r[0] for r in store.rows(
         "SELECT DISTINCT text_hash FROM chunks WHERE text_hash IS NOT NULL")]
     rng = np.random.default_rng(seed)
-    with dbm.transaction(db):
+    with store.transaction():
         for begin in range(0, len(hashes), 5000):
             part = hashes[begin : begin + 5000]
             vecs = rng.standard_normal((len(part), model.dim)).astype("<f4")
             vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
-            db.executemany("INSERT OR REPLACE INTO embeddings(model, text_hash, dim, vector)"
-                           " VALUES (?, ?, ?, ?)",
-                           [(model.model_id, h, model.dim, vec.tobytes())
-                            for h, vec in zip(part, vecs, strict=True)])
-        dbm.set_meta(db, "embed_model", model.model_id)
-        dbm.set_meta(db, "embed_dim", str(model.dim))
-        bump_version(db)
+            store.put_vectors(model.model_id, model.dim, list(zip(part, vecs, strict=True)))
+        store.set_meta("embed_model", model.model_id)
+        store.set_meta("embed_dim", str(model.dim))
+        bump_version(store)
     return model.model_id
 
 
@@ -172,13 +168,13 @@ def bench_size(n: int, generator: Path, out: Path, seed: int, vectors: str = "ra
     hard = top5(paraphrases) if paraphrases else "—"
 
     rng = random.Random(seed)
-    ids = [r[0] for r in v.db.execute("SELECT id FROM pages ORDER BY id")]
+    ids = [r[0] for r in v.store.rows("SELECT id FROM pages ORDER BY id")]
     from kenning.graph.queries import traverse
 
     walks, reached = [], []
     for page_id in rng.sample(ids, min(50, len(ids))):
         started = time.perf_counter()
-        result = traverse(v.db, page_id, depth=3, direction="out")
+        result = traverse(v.store, page_id, depth=3, direction="out")
         walks.append((time.perf_counter() - started) * 1000)
         reached.append(len(result.nodes))
 
@@ -193,7 +189,7 @@ def bench_size(n: int, generator: Path, out: Path, seed: int, vectors: str = "ra
             hybrid["embed_s"] = round(time.perf_counter() - started, 1)
         else:
             fill_random_vectors(v, seed)
-        hybrid["vectors"] = v.db.execute("SELECT count(*) FROM embeddings").fetchone()[0]
+        hybrid["vectors"] = v.store.scalar("SELECT count(*) FROM embeddings")
         for mode in ("hybrid", "dense"):
             ms = timed(lambda q, m=mode: v.search(q, mode=m),
                        latency_queries[:50])
@@ -226,7 +222,7 @@ def bench_size(n: int, generator: Path, out: Path, seed: int, vectors: str = "ra
         "top5": quality,
         "hard_top5": hard,
         "index_mib": round(size / 1_048_576, 1),
-        "chunks": v.db.execute("SELECT count(*) FROM chunks").fetchone()[0],
+        "chunks": v.store.scalar("SELECT count(*) FROM chunks"),
         **hybrid,
     }
 

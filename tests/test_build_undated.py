@@ -24,6 +24,6 @@ def test_an_undated_transcript_builds_a_clean_meeting_page(vault: Vault, tmp_pat
     for page in pages:
         assert "\n-  —" not in page.read_text()
     vault.index(embed=False)
-    problems = vault.db.execute("SELECT f.path, p.message FROM problems p"
-                                " JOIN files f ON f.id = p.file_id").fetchall()
+    problems = vault.store.rows("SELECT f.path, p.message FROM problems p"
+                                " JOIN files f ON f.id = p.file_id")
     assert [p for p in problems if p[0].startswith(("meetings/", "people/"))] == []

@@ -135,7 +135,8 @@ def index_rows(db_file: Path) -> dict[str, list[tuple[Any, ...]]]:
                     "SELECT rowid, title, heading, body, cjk FROM chunks_fts")]
             else:
                 cols = [c[1] for c in db.execute(f"PRAGMA table_info({table})")]
-                keep = [i for i, c in enumerate(cols) if c != "id" or table == "meta"]
+                keep = [i for i, c in enumerate(cols) if (c != "id" or table == "meta")
+                        and (table, c) != ("schema_migrations", "applied")]  # when: per run
                 rows = []
                 for r in db.execute(f"SELECT * FROM {table}"):
                     if table == "meta" and r[0] in RUN_SPECIFIC_META:

@@ -158,7 +158,7 @@ def test_index_embeds_every_chunk_once_and_then_only_what_changed(vault: Vault,
     chunks = db.one("SELECT count(*) FROM chunks WHERE text_hash IS NOT NULL")[0]
     assert chunks == 7  # memory.md, four one-chunk notes, the two-chunk handbook
     assert report.embedding is not None and report.embedding.model == fake.model_id
-    assert report.embedding.embedded == report.embedding.pending == distinct_texts(db) == 7
+    assert report.embedding.embedded == report.embedding.pending == distinct_texts(vault.store) == 7
     assert len(fake.passages) == 7 and len(set(fake.passages)) == 7
     assert vectors.coverage(db, fake.model_id) == (7, 7)
     assert chunks_without_vector(db, fake.model_id) == 0

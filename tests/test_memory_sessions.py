@@ -155,9 +155,10 @@ def test_a_remote_callers_transcript_adds_no_links(sample_vault: Vault) -> None:
     text = (v.root / out["transcript"]).read_text()
     assert "```text" in text and "[[Kestrel Labs]]" in text  # kept as text, fenced
     v.index(embed=False)
-    page = v.db.execute("SELECT id FROM pages WHERE path = ?", (out["transcript"],)).fetchone()
-    assert v.db.execute("SELECT count(*) FROM links WHERE origin_id = ? AND kind IN"
-                        " ('wikilink', 'markdown')", page).fetchone()[0] == 0
+    page = v.store.one("SELECT id FROM pages WHERE path = ?", (out["transcript"],))
+    assert page is not None
+    assert v.store.scalar("SELECT count(*) FROM links WHERE origin_id = ? AND kind IN"
+                          " ('wikilink', 'markdown')", page) == 0
     # The plain marker is kept; the one carrying a link is refused, as for remote retain calls.
     assert [r["text"] for r in out["retained"]] == ["the pilot starts in May"]
     assert len(out["errors"]) == 1 and "link" in out["errors"][0].lower()

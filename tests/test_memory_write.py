@@ -301,3 +301,43 @@ def test_note_and_delete(vault: Vault) -> None:
     assert [r.path for r in vault.search("71 percent", mode="lexical")] == []
     with pytest.raises(MemoryInputError, match="no page named"):
         vault.delete("nothing-here")
+
+
+def test_memory_runs_on_a_context_without_the_facade(tmp_path: Path) -> None:
+    """memory/ needs only what its Context carries: a root, a store, a config and the write's
+    follow-ups; here built by hand over a real store, with no Vault in the call."""
+    from kenning.index.indexer import Indexer
+    from kenning.index.store import open_store
+    from kenning.memory import write
+    from kenning.memory.common import Context
+    from kenning.vault.layout import init_vault, load_config
+    from kenning.vault.writes import track_landed
+
+    root, _ = init_vault(tmp_path / "v")
+    config = load_config(root)
+    store = open_store(root)
+    indexed: list[object] = []
+
+    def index() -> object:
+        report = Indexer(root, store, config).run(None)
+        indexed.append(report)
+        return report
+
+    embedded: list[list[str]] = []
+    ctx = Context(root=root, open_store=lambda: store, load_config=lambda: config,
+                  index=index, embed_written=lambda paths: embedded.append(list(paths)) or None)
+    try:
+        with track_landed():  # as the facade's write wrapper does: which files landed
+            out = write.record(ctx, entities=[{"name": "Ada Park", "type": "person",
+                                               "observations": ["Leads the pilot"]}])
+        assert out["created"] == ["people/Ada Park.md"] and out["indexed"] is True
+        assert len(indexed) == 1 and "people/Ada Park.md" in embedded[0]
+        assert (root / "people" / "Ada Park.md").read_text().count("Leads the pilot") == 1
+        # The index the context's store holds has the page and its fact at once.
+        assert store.scalar("SELECT count(*) FROM facts f JOIN pages p ON p.id = f.page_id"
+                            " WHERE p.path = ?", ("people/Ada Park.md",)) == 1
+        # A second write resolves the name through the store (no new page).
+        again = write.record(ctx, observations=[{"entity": "Ada Park", "text": "Met in May"}])
+        assert again["created"] == [] and again["updated"] == ["people/Ada Park.md"]
+    finally:
+        store.close()

@@ -118,7 +118,7 @@ def test_names_with_newlines_long_names_and_look_alike_names_are_indexed(vault: 
     vault.close()
     assert run(root, "index").returncode == 0
     with Vault(root) as v:
-        paths = {p for (p,) in v.db.execute("SELECT path FROM pages")}
+        paths = {p for (p,) in v.store.rows("SELECT path FROM pages")}
     assert {f"notes/{stem}.md" for stem in names} <= paths, "each file is its own page"
     out = run(root, "search", "zeppelin newline").stdout
     assert "notes/line\\nbreak.md#L3" in out, "a name's newline never breaks the line"
@@ -227,7 +227,7 @@ def test_a_rebuild_swaps_under_an_open_reader(vault: Vault) -> None:
     (root / "notes" / "n007.md").write_text("# Note 7\n\nThe foghorn sounds.\n")
     vault.rebuild(embed=False)
     assert any(r.path == "notes/n007.md" for r in reader.search("foghorn"))
-    assert reader.db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    assert reader.store.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"  # type: ignore[attr-defined]
     reader.close()
 
 
@@ -279,7 +279,7 @@ def test_a_write_whose_follow_up_fails_reports_success_with_a_warning(vault: Vau
 def test_a_write_whose_reindex_fails_keeps_its_whole_answer(vault: Vault) -> None:
     root = vault.root
     vault.index(embed=False)
-    vault.db.execute("PRAGMA user_version = 99")  # an index from a newer Kenning
+    vault.store.conn.execute("PRAGMA user_version = 99")  # type: ignore[attr-defined]  # newer
     vault.close()
     result = run(root, "record", "--entity", "Sarah Chen", "--type", "person",
                  "--obs", "Prefers tea", "--json")

@@ -260,13 +260,12 @@ def test_turns_of_the_person_the_query_names_outrank_the_others(vault: Vault) ->
                                    "\"seed round\"", "定例会議", "Horizon Ventures partner",
                                    "résumé naïve café", "hired engineers"])
 def test_local_highlighting_matches_what_fts_matches(v: Vault, query: str) -> None:
-    from kenning.recall.search import OPEN, _highlights
+    from kenning.recall.citations import OPEN, highlights
 
     parsed = parse_query(query)
-    ids = [r[0] for r in v.db.execute("SELECT id FROM chunks")]
-    fts = {r[0] for r in v.db.execute("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?",
-                                      (parsed.fts(),))}
-    marked = _highlights(v.db, parsed, ids)
+    ids = [r[0] for r in v.store.rows("SELECT id FROM chunks")]
+    fts = {r[0] for r in v.store.match_chunks(parsed.text_query(), limit=len(ids))}
+    marked = highlights(v.store, parsed, ids)
     assert set(marked) == fts  # the same chunks as FTS5 itself matches
     if fts and not parsed.cjk:
         assert any(OPEN in body for body, _ in marked.values())

@@ -218,16 +218,16 @@ def test_doctor_warns_of_a_value_that_is_not_a_tag_and_stays_healthy(notes: Vaul
 
 
 def test_links_resolve_by_heading_alias_after_every_other_name(notes: Vault) -> None:
-    rows = dict(notes.db.execute(
+    rows = dict(notes.store.rows(
         "SELECT l.dst_ref, p.path FROM links l JOIN pages o ON o.id = l.origin_id"
-        " LEFT JOIN pages p ON p.id = l.dst_id WHERE o.path = 'Index.md'").fetchall())
+        " LEFT JOIN pages p ON p.id = l.dst_id WHERE o.path = 'Index.md'"))
     # "Todo" is two notes' first-line H1 and one note's alias: the alias wins, no ambiguity.
     assert rows == {"Todo": "Chores.md", "Project Ideas": "BSides Talk.md",
                     "Formal Methods overview": "notes/with-title.md", "Basic": None}
     assert notes.find("Project Ideas").path == "BSides Talk.md"
     assert notes.find("people/sarah-chen").title == "Sarah Chen"
     # Searched like an alias: in the title column of the page's chunks.
-    [title] = {r[0] for r in notes.db.execute(
+    [title] = {r[0] for r in notes.store.rows(
         "SELECT f.title FROM chunks_fts f JOIN chunks c ON c.id = f.rowid JOIN pages p"
         " ON p.id = c.page_id WHERE p.path = 'BSides Talk.md'")}
     assert title == "BSides Talk Project Ideas"

@@ -9,7 +9,6 @@ import contextlib
 import functools
 import json
 import os
-import sqlite3
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -19,7 +18,6 @@ from typing import Any, TypeVar
 
 from kenning import vocabulary
 from kenning.errors import AmbiguousPage, IndexMissing, KenningError, PageNotFound
-from kenning.index import db as dbm
 from kenning.index.indexer import (
     Indexer,
     IndexReport,
@@ -31,7 +29,7 @@ from kenning.index.indexer import (
 from kenning.index.store import Store, database_url, open_store
 from kenning.index.store.base import IndexDamaged
 from kenning.index.vectors import EmbedProgress
-from kenning.vault.layout import Config, find_root, init_vault, load_config
+from kenning.vault.layout import STATE_DIR, Config, find_root, init_vault, load_config
 
 W = TypeVar("W", bound=Callable[..., Any])
 WRITE_EMBED_SECONDS = 1.0  # a write embeds its new chunks for about this long, then leaves them
@@ -90,7 +88,7 @@ class Vault:
     def __init__(self, root: Path) -> None:
         self.root = Path(root).expanduser().resolve()
         self._store: Store | None = None
-        self._read_store: Store | None = None  # database.read_url, opened on first search
+        self._replica: Store | None = None  # database.read_url, opened on first search
         self._config: Config | None = None
         self._indexed = False
         self._embedder: Any = False
@@ -132,11 +130,6 @@ class Vault:
         return self._store
 
     @property
-    def db(self) -> sqlite3.Connection:
-        """TRANSITIONAL: the raw SQLite connection; every use moves behind ``store``."""
-        return self.store.conn  # type: ignore[attr-defined,no-any-return]
-
-    @property
     def read_store(self) -> Store:
         """The store searches read: ``database.read_url`` (a replica) when set, else
         :attr:`store`. After this process wrote, reads stay on the primary until the replica
@@ -147,26 +140,28 @@ class Vault:
             return self.store
         from kenning.vault.writes import last_write
 
-        if self._read_store is None:
-            self._read_store = open_store(self.root, url)
+        if self._replica is None:
+            self._replica = open_store(self.root, url)
         wrote = last_write(self.root)
         if wrote is not None:
             at, position = wrote
             caught_up = (time.monotonic() - at > READ_OWN_WRITES_SECONDS if position is None
-                         else self._read_store.replayed(position))
+                         else self._replica.replayed(position))
             if not caught_up:
                 return self.store
-        return self._read_store
+        return self._replica
 
     @property
-    def reader(self) -> sqlite3.Connection:
+    def reader(self) -> Store:
         """The index for queries; raises IndexMissing when the vault was never indexed."""
-        db = self.read_store.conn  # type: ignore[attr-defined]
+        from kenning.index.queries.recall import is_indexed
+
+        store = self.read_store
         if not self._indexed:
-            if dbm.get_meta(db, "run_started") is None:
+            if not is_indexed(store):
                 raise IndexMissing(f"{self.root} has no index yet; run `kenning index` first")
             self._indexed = True
-        return db
+        return store
 
     def close(self) -> None:
         """Close the index database (and the query-embedding thread)."""
@@ -176,9 +171,9 @@ class Vault:
         if self._store is not None:
             self._store.close()
             self._store = None
-        if self._read_store is not None:
-            self._read_store.close()
-            self._read_store = None
+        if self._replica is not None:
+            self._replica.close()
+            self._replica = None
 
     def __enter__(self) -> Vault:
         return self
@@ -317,10 +312,9 @@ class Vault:
         """The page a title, alias, file name or vault path names; raises if none or several."""
         norm = norm_name(ref.strip().removeprefix("[[").removesuffix("]]").split("|")[0]
                          .split("#")[0])
-        rows = self.reader.execute(
-            """SELECT n.priority, p.id, p.path, p.title, p.type FROM names n
-               JOIN pages p ON p.id = n.page_id WHERE n.norm = ? ORDER BY n.priority, p.path""",
-            (norm,)).fetchall()
+        from kenning.index.queries.recall import pages_named
+
+        rows = pages_named(self.reader, norm)
         if not rows:
             raise PageNotFound(f"no page named {ref!r} (tried path, file name, title, alias)")
         best = rows[0][0]
@@ -340,8 +334,8 @@ class Vault:
         import difflib
         import re
 
+        from kenning.index.queries.recall import entity_names, pages_named, tag_sql
         from kenning.recall.entity import entity_name
-        from kenning.recall.search import tag_sql
 
         name = entity_name(question)
         wanted = _tag_filters(tags)
@@ -352,10 +346,7 @@ class Vault:
                 pass
         norm = norm_name(name)
         where, params = tag_sql(wanted)
-        exact = self.reader.execute(
-            "SELECT n.priority, p.id, p.path, p.title, p.type FROM names n"
-            f" JOIN pages p ON p.id = n.page_id WHERE n.norm = ?{where}"
-            " ORDER BY n.priority, p.path", (norm, *params)).fetchall() if wanted else []
+        exact = pages_named(self.reader, norm, where, params) if wanted else []
         if exact:
             best = {r[1]: r for r in exact if r[0] == exact[0][0]}
             if len(best) == 1:
@@ -364,10 +355,7 @@ class Vault:
             paths = sorted(r[2] for r in best.values())
             raise AmbiguousPage(f"{name!r} names {len(paths)} pages with these tags: "
                                 f"{', '.join(paths)}; give the path instead", paths)
-        rows = self.reader.execute(
-            "SELECT DISTINCT n.norm, p.id, p.path, p.title, p.type FROM names n"
-            " JOIN pages p ON p.id = n.page_id WHERE n.kind IN ('title', 'alias', 'stem')"
-            f"{where}", params).fetchall()
+        rows = entity_names(self.reader, where, params)
         word = re.compile(rf"(?<!\w){re.escape(norm)}(?!\w)")
         pages = {r[1]: r for r in rows if word.search(r[0])}
         if not pages:
@@ -403,34 +391,27 @@ class Vault:
         Opening a page is deliberate use: ``record`` notes it in the recall activity.
         """
         from kenning.graph import queries
+        from kenning.index.queries import pages
         from kenning.recall.search import cite
 
         page = self.find(ref)
         if record:
             self.opened(page.path)
-        db = self.db
-        row = db.execute(
-            "SELECT path, title, type, domain, status, summary, date, frontmatter, lines,"
-            " summary_start, summary_end FROM pages WHERE id = ?", (page.id,)).fetchone()
+        store = self.store
+        row = pages.page_detail(store, page.id)
+        assert row is not None
         facts = [
             {"line": r[0], "relation": r[1], "target": r[2], "text": r[3], "valid_from": r[4],
              "valid_to": r[5], "status": r[6], "successor": r[7], "epistemic": r[8],
              "confidence": r[9], "source": r[10], "citation": cite(page.path, r[0], r[0])}
-            for r in db.execute(
-                "SELECT line, relation, target, text, valid_from, valid_to, status, successor,"
-                " epistemic, confidence, source FROM facts WHERE page_id = ? ORDER BY line",
-                (page.id,))]
+            for r in pages.page_facts(store, page.id)]
         timeline = [
             {"line": r[0], "date": r[1], "text": r[2], "source": r[3],
              "citation": cite(page.path, r[0], r[0])}
-            for r in db.execute("SELECT line, date, text, source FROM timeline WHERE page_id = ?"
-                                " ORDER BY date, line", (page.id,))]
-        aliases = [r[0] for r in db.execute(
-            "SELECT name FROM names WHERE page_id = ? AND kind = 'alias' ORDER BY name",
-            (page.id,))]
-        tags = [r[0] for r in db.execute(
-            "SELECT tag FROM tags WHERE page_id = ? ORDER BY norm", (page.id,))]
-        edges = queries.neighbors(db, page.id, direction="both")
+            for r in pages.page_timeline(store, page.id)]
+        aliases = pages.page_aliases(store, page.id)
+        tags = pages.page_tags(store, page.id)
+        edges = queries.neighbors(store, page.id, direction="both")
         return {
             "path": row[0], "title": row[1], "type": row[2], "domain": row[3],
             "status": row[4], "summary": row[5],
@@ -444,10 +425,9 @@ class Vault:
 
     def tags(self) -> dict[str, int]:
         """Every tag in the vault and how many pages carry it, most used first."""
-        rows = self.reader.execute(
-            "SELECT min(tag), count(DISTINCT page_id) FROM tags GROUP BY norm"
-            " ORDER BY count(DISTINCT page_id) DESC, norm").fetchall()
-        return {tag: n for tag, n in rows}
+        from kenning.index.queries import pages
+
+        return dict(pages.tag_counts(self._read_store()))
 
     def read(self, ref: str, *, record: bool = True) -> str:
         """The Markdown text of a page; ``record`` notes the visit in the recall activity."""
@@ -551,58 +531,24 @@ class Vault:
             return None
 
     def _dense_arm(self, query: str, mode: str) -> tuple[Any, list[str], Any]:
-        """The query vector and matrix for dense/hybrid search, or notes on why there is none."""
+        """The query vector and matrix for dense/hybrid search, or notes on why there is none
+        (see :func:`kenning.recall.dense.prepare`)."""
         from kenning.index import vectors
-        from kenning.index.embedders import EmbedderUnavailable
+        from kenning.recall import dense
 
         if mode == "lexical" or not query.strip():
             return None, [], None
-        try:
-            embedder = self.embedder()
-            if embedder is not None:
-                embedder.dim  # noqa: B018 — a remote embedder learns its dimension here
-        except EmbedderUnavailable as exc:
-            return None, [f"{exc.message} (fix: {exc.fix})"], None
-        if embedder is None:
-            return None, ["embeddings are switched off in the config"], None
-        db = self.reader
-        stored = dbm.get_meta(db, "embed_model")
-        if stored and stored != embedder.model_id:
-            coverage = vectors.coverage(self.store, embedder.model_id, embedder.dim)
-            return None, [f"the index holds vectors of {stored}, the config asks for "
-                          f"{embedder.model_id}: run `kenning index` to re-embed"], coverage
-        # The matrix is cached until the index changes, and knows its own coverage.
-        matrix = vectors.load_matrix(self.store, embedder.model_id, dbm.state_dir(self.root),
-                                     context=self._search_number("context_weight", 1.0))
-        coverage = matrix.coverage
-        if coverage[0] == 0:
-            return None, ["no vectors yet: run `kenning index` to embed"], coverage
-        notes = []
-        if coverage[0] < coverage[1]:
-            notes.append(f"vectors cover {coverage[0]} of {coverage[1]} chunks; "
-                         "`kenning index` fills the rest")
-        from kenning.recall.search import DenseArm
 
-        # Embed the query on another thread while the lexical arm runs (both release the GIL).
-        if self._pool is None:
-            from concurrent.futures import ThreadPoolExecutor
+        def pool() -> Any:
+            if self._pool is None:
+                self._pool = dense.embedding_pool()
+            return self._pool
 
-            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kenning-embed")
-        threshold = int(self._search_number("ann_threshold", vectors.ANN_THRESHOLD))
-        ann = vectors.approximate_index(matrix, embedder.model_id, dbm.state_dir(self.root),
-                                        threshold)
-        from kenning.index.embedders import fit
-
-        # The bundled model counts its tokens and is cut on a word boundary; other embedders
-        # get the first 2,000 characters (~512 tokens of English) and apply their own limit.
-        fitted = fit(embedder, query[:100_000], query=True)
-        if fitted.truncated:
-            notes.append(f"the query is {fitted.tokens} tokens, the embedding model reads "
-                         f"{fitted.limit}: the dense arm used its first {len(fitted.text):,} "
-                         f"of {len(query):,} characters, the lexical arm all of it")
-        text = fitted.text if fitted.limit else query[:2000]
-        future = self._pool.submit(embedder.embed_query, text)
-        return DenseArm(matrix, future, ann), notes, coverage
+        return dense.prepare(
+            self.reader, self.embedder, query, mode, state_dir=self.root / STATE_DIR,
+            context=self._search_number("context_weight", 1.0),
+            ann_threshold=int(self._search_number("ann_threshold", vectors.ANN_THRESHOLD)),
+            pool=pool)
 
     def _search_number(self, name: str, default: float) -> float:
         """A non-negative number from the ``search`` section of the config."""
@@ -644,12 +590,20 @@ class Vault:
 
     # -- graph -----------------------------------------------------------------------------
 
+    def _read_store(self) -> Store:
+        """The store for queries; raises IndexMissing when the vault was never indexed."""
+        if not self._indexed:
+            if self.store.get_meta("run_started") is None:
+                raise IndexMissing(f"{self.root} has no index yet; run `kenning index` first")
+            self._indexed = True
+        return self.store
+
     def neighbors(self, ref: str, *, rels: Sequence[str] = (), direction: str = "both",
                   as_of: str | None = None, believed_on: str | None = None) -> list[Any]:
         """Typed edges around a page (true on ``as_of``; believed on ``believed_on``)."""
         from kenning.graph import queries
 
-        return queries.neighbors(self.db, self.find(ref).id, rels=_rels(rels),
+        return queries.neighbors(self.store, self.find(ref).id, rels=_rels(rels),
                                  direction=direction, as_of=as_of, believed_on=believed_on)
 
     def traverse(self, ref: str, *, depth: int = 2, rels: Sequence[str] = (),
@@ -658,7 +612,7 @@ class Vault:
         """Pages within ``depth`` steps (clamped to 10)."""
         from kenning.graph import queries
 
-        return queries.traverse(self.db, self.find(ref).id, depth=depth, rels=_rels(rels),
+        return queries.traverse(self.store, self.find(ref).id, depth=depth, rels=_rels(rels),
                                 direction=direction, as_of=as_of, believed_on=believed_on)
 
     def path(self, start: str, end: str, *, max_depth: int = 6, rels: Sequence[str] = (),
@@ -667,7 +621,7 @@ class Vault:
         """A shortest path between two pages."""
         from kenning.graph import queries
 
-        return queries.path(self.db, self.find(start).id, self.find(end).id,
+        return queries.path(self.store, self.find(start).id, self.find(end).id,
                             max_depth=max_depth, rels=_rels(rels), direction=direction,
                             as_of=as_of, believed_on=believed_on)
 
@@ -676,14 +630,15 @@ class Vault:
         """Edges pointing at a page."""
         from kenning.graph import queries
 
-        return queries.backlinks(self.db, self.find(ref).id, rels=_rels(rels), as_of=as_of,
+        return queries.backlinks(self.store, self.find(ref).id, rels=_rels(rels), as_of=as_of,
                                  believed_on=believed_on)
 
     def orphans(self, *, types: Sequence[str] = ()) -> list[Any]:
         """Pages with no links in or out."""
         from kenning.graph import queries
 
-        return queries.orphans(self.reader, types=[vocabulary.entity_type(t) for t in types])
+        return queries.orphans(self._read_store(),
+                               types=[vocabulary.entity_type(t) for t in types])
 
     @_after_write
     def link(self, src: str, rel: str, dst: str, *, remove: bool = False,
@@ -711,6 +666,17 @@ class Vault:
 
     # -- memory writes (kenning.memory; signatures in its docstring) -------------------------
 
+    @property
+    def memory(self) -> Any:
+        """What :mod:`kenning.memory` needs of this vault (a ``memory.common.Context``): the root,
+        the store and config (opened on first use), and a write's re-index and embedding."""
+        from kenning.memory.common import LOCK_WAIT, Context
+
+        return Context(root=self.root, open_store=lambda: self.store,
+                       load_config=lambda: self.config,
+                       index=lambda: self.index(embed=False, wait=LOCK_WAIT),
+                       embed_written=self.embed_written)
+
     @_after_write
     def record(self, entities: list[dict[str, Any]] | None = None,
                relations: list[dict[str, Any]] | None = None,
@@ -720,7 +686,8 @@ class Vault:
         ``key``, an idempotency key: a repeated call with it returns the first result."""
         from kenning.memory import write
 
-        return write.record(self, entities, relations, observations, trusted=trusted, key=key)
+        return write.record(self.memory, entities, relations, observations, trusted=trusted,
+                            key=key)
 
     @_after_write
     def record_decision(self, name: str, domain: str, decided: str, because: str,
@@ -730,8 +697,8 @@ class Vault:
         """A decision page: what was decided, why, and each rejected option with its why."""
         from kenning.memory import write
 
-        return write.record_decision(self, name, domain, decided, because, rejected, date=date,
-                                     source=source, trusted=trusted, key=key)
+        return write.record_decision(self.memory, name, domain, decided, because, rejected,
+                                     date=date, source=source, trusted=trusted, key=key)
 
     @_after_write
     def revise(self, entity: str, observation: str, new_text: str | None = None, *,
@@ -742,8 +709,9 @@ class Vault:
         """Supersede a fact (kept, dated, linked to its successor) with new text or a fact."""
         from kenning.memory import write
 
-        return write.revise(self, entity, observation, new_text, superseded_by=superseded_by,
-                            superseding_entity=superseding_entity, valid_from=valid_from,
+        return write.revise(self.memory, entity, observation, new_text,
+                            superseded_by=superseded_by, superseding_entity=superseding_entity,
+                            valid_from=valid_from,
                             source=source, epistemic_status=epistemic, confidence=confidence,
                             trusted=trusted, key=key)
 
@@ -754,7 +722,7 @@ class Vault:
         """Mark a fact invalidated (kept, dated; the reason goes on the timeline)."""
         from kenning.memory import write
 
-        return write.invalidate(self, entity, observation, reason=reason, source=source,
+        return write.invalidate(self.memory, entity, observation, reason=reason, source=source,
                                 trusted=trusted, key=key)
 
     @_after_write
@@ -764,7 +732,8 @@ class Vault:
         """Append a typed bullet (W, B, O, S) to today's daily log."""
         from kenning.memory import write
 
-        return write.retain(self, kind, text, entities, confidence, trusted=trusted, key=key)
+        return write.retain(self.memory, kind, text, entities, confidence, trusted=trusted,
+                            key=key)
 
     @_after_write
     def note(self, text: str, *, title: str | None = None, trusted: bool = True,
@@ -772,7 +741,7 @@ class Vault:
         """A quick free note under ``notes/``."""
         from kenning.memory import write
 
-        return write.note(self, text, title=title, trusted=trusted, key=key)
+        return write.note(self.memory, text, title=title, trusted=trusted, key=key)
 
     @_after_write
     def delete(self, ref: str, *, trusted: bool = True) -> dict[str, Any]:
@@ -780,21 +749,21 @@ class Vault:
         untrusted (remote) callers."""
         from kenning.memory import write
 
-        return write.delete(self, ref, trusted=trusted)
+        return write.delete(self.memory, ref, trusted=trusted)
 
     def facts(self, entity: str, *, as_of: str | None = None, believed_on: str | None = None,
               history: bool = False) -> dict[str, Any]:
         """An entity's facts: true on ``as_of``, believed on ``believed_on``, or (history) all."""
         from kenning.memory.facts import facts
 
-        return facts(self, entity, as_of=as_of, believed_on=believed_on, history=history)
+        return facts(self.memory, entity, as_of=as_of, believed_on=believed_on, history=history)
 
     def session_start(self, project: str | None = None, *, budget: int = 2000
                       ) -> dict[str, Any]:
         """Core memory, the last handoff and what changed since, within a token budget."""
         from kenning.memory import sessions
 
-        return sessions.session_start(self, project, budget=budget)
+        return sessions.session_start(self.memory, project, budget=budget)
 
     @_after_write
     def session_close(self, transcript: str | list[dict[str, Any]], *,
@@ -803,7 +772,7 @@ class Vault:
         """Export the transcript, record its explicit markers, write the next handoff."""
         from kenning.memory import sessions
 
-        return sessions.session_close(self, transcript, project=project, summary=summary,
+        return sessions.session_close(self.memory, transcript, project=project, summary=summary,
                                       trusted=trusted, key=key)
 
     @_after_write
@@ -811,15 +780,17 @@ class Vault:
         """Fold retained bullets into entity pages; propose edits to memory.md."""
         from kenning.memory import reflect
 
-        return reflect.reflect(self, since, apply=apply)
+        return reflect.reflect(self.memory, since, apply=apply)
 
     # -- health ----------------------------------------------------------------------------
 
     def doctor(self) -> Any:
         """Vault and index health: coverage, interrupted runs, links, aliases, vocabulary."""
-        from kenning.health import check
+        from kenning.health import Subject, check
 
-        return check(self)
+        return check(Subject(root=self.root, config=self.config, open_store=lambda: self.store,
+                             url=database_url(self.root, self.config.database),
+                             embedder=self.embedder, reranker=self.reranker))
 
 
 def _tag_filters(tags: Sequence[str] | str) -> tuple[str, ...]:

@@ -8,15 +8,19 @@ first :data:`SHOW_AT_MOST` and says how many it left out, ``--json`` prints them
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kenning.errors import KenningError
-from kenning.index import db as dbm
+from kenning.index.queries import health as queries
+from kenning.index.store import index_present
 from kenning.vault.layout import vault_files
 
 if TYPE_CHECKING:
-    from kenning.api import Vault
+    from kenning.index.store import Store
+    from kenning.vault.layout import Config
 
 SHOW_AT_MOST = 20
 
@@ -55,31 +59,44 @@ class Health:
                 "findings": [f.to_dict() for f in self.findings]}
 
 
-def check(vault: Vault) -> Health:
-    """Run every check on ``vault``."""
+@dataclass(frozen=True)
+class Subject:
+    """What the doctor examines, handed down by the facade (``Vault.doctor``): the vault root,
+    its config, the index store (opened only once it is known to exist), the database URL in
+    force, and the configured embedder and reranker (each may raise its own unavailability)."""
+
+    root: Path
+    config: Config
+    open_store: Callable[[], Store]
+    url: str | None = None
+    embedder: Callable[[], Any] = lambda: None
+    reranker: Callable[[], Any] = lambda: None
+
+
+def check(subject: Subject) -> Health:
+    """Run every check on a vault."""
     health = Health()
     add = health.findings.append
-    _build_run(vault.root, health)
+    _build_run(subject.root, health)
     from kenning.index.store.diagnose import database_findings  # the database's own checks
 
-    found = database_findings(vault.root, vault.config)
+    found = database_findings(subject.root, subject.config)
     health.findings.extend(Finding(d.level, d.check, d.message, d.fix) for d in found)
     if any(d.fatal for d in found):  # the index cannot be opened: nothing more to check
         return health
-    path = dbm.db_path(vault.root)
-    if not path.exists():
+    if not index_present(subject.root, subject.url):
         add(Finding("error", "index", "the vault has no index yet", "kenning index"))
         return health
-    db = vault.db
-    version = dbm.schema_version(db)
-    if version != dbm.SCHEMA_VERSION:
+    store = subject.open_store()
+    version, expected = store.schema_version(), store.expected_schema_version()
+    if version != expected:
         add(Finding("error", "schema", f"index schema v{version}, expected "
-                    f"v{dbm.SCHEMA_VERSION}", "kenning rebuild"))
+                    f"v{expected}", "kenning rebuild"))
     else:
         add(Finding("ok", "schema", f"index schema v{version}"))
 
-    state = dbm.get_meta(db, "run_state")
-    if state == "running" and not dbm.lock_held(vault.root):
+    state = store.get_meta("run_state")
+    if state == "running" and not store.lock_held():
         add(Finding("error", "index-run",
                     "the last index run was interrupted before it finished",
                     "kenning index (it resumes where the last run stopped)"))
@@ -88,16 +105,13 @@ def check(vault: Vault) -> Health:
     elif state is None:
         add(Finding("error", "index-run", "the index was never completed", "kenning index"))
 
-    _coverage(vault, health)
-    _problems(db, health)
-    _links(db, health)
-    _aliases(db, health)
-    _vectors(vault, health)
-    _reranker(vault, health)
-    health.stats.update(dict(db.execute(
-        "SELECT 'pages', count(*) FROM pages UNION ALL SELECT 'chunks', count(*) FROM chunks"
-        " UNION ALL SELECT 'links', count(*) FROM links UNION ALL"
-        " SELECT 'facts', count(*) FROM facts").fetchall()))
+    _coverage(subject, store, health)
+    _problems(store, health)
+    _links(store, health)
+    _aliases(store, health)
+    _vectors(subject, store, health)
+    _reranker(subject, health)
+    health.stats.update(queries.counts(store))
     return health
 
 
@@ -123,16 +137,15 @@ def _build_run(root: Any, health: Health) -> None:
                     "kenning build (removes them)", tuple(temps)))
 
 
-def _coverage(vault: Vault, health: Health) -> None:
-    db = vault.db
-    disk, others = vault_files(vault.root, vault.config.exclude)
-    known = {r[0]: r for r in db.execute("SELECT path, size, mtime_ns, status, reason FROM files")}
+def _coverage(subject: Subject, store: Store, health: Health) -> None:
+    disk, others = vault_files(subject.root, subject.config.exclude)
+    known = {r[0]: r for r in queries.indexed_files(store)}
     missing = sorted(set(disk) - set(known))
     gone = sorted(set(known) - set(disk))
     stale = sorted(p for p in set(disk) & set(known)
                    if (disk[p].size, disk[p].mtime_ns) != (known[p][1], known[p][2]))
     skipped = sorted(f"{p}: {r[4]}" for p, r in known.items() if r[3] == "skipped" and p in disk)
-    attached = {r[0] for r in db.execute("SELECT path FROM attachments")}
+    attached = queries.attachment_paths(store)
     moved = sorted(others ^ attached)
     health.stats["files"] = len(disk)
     health.stats["indexed"] = len(known) - len(gone)
@@ -160,10 +173,8 @@ def _coverage(vault: Vault, health: Health) -> None:
             tuple(skipped)))
 
 
-def _problems(db: Any, health: Health) -> None:
-    rows = db.execute(
-        """SELECT f.path, p.line, p.code, p.field, p.message FROM problems p
-           JOIN files f ON f.id = p.file_id ORDER BY p.code, f.path, p.line""").fetchall()
+def _problems(store: Store, health: Health) -> None:
+    rows = queries.problems(store)
     by_code: dict[str, list[str]] = {}
     for path, line, code, fld, message in rows:
         where = f"{path}:{line}" if line else path
@@ -185,12 +196,7 @@ def _problems(db: Any, health: Health) -> None:
         health.findings.append(Finding("ok", "pages", "no frontmatter or vocabulary problems"))
 
 
-# Names in a source file's frontmatter (participants, attendees) link to pages when they exist;
-# one without a page is not a broken link a person wrote: the build decides which get pages.
-_SOURCE_NAMES = "l.kind = 'frontmatter' AND o.path LIKE 'sources/%'"
-
-
-def _links(db: Any, health: Health) -> None:
+def _links(store: Store, health: Health) -> None:
     """What Obsidian would show as unresolved, and what Kenning resolved where Obsidian would not.
 
     ``dangling`` and ``ambiguous`` are links no file answers to (Obsidian shows them unresolved);
@@ -199,22 +205,15 @@ def _links(db: Any, health: Health) -> None:
     values, @mentions) that name no page or several.
     """
     add = health.findings.append
-    waiting = db.execute(
-        f"""SELECT count(*) FROM links l JOIN pages o ON o.id = l.origin_id
-            WHERE l.resolution = 'unresolved' AND {_SOURCE_NAMES}""").fetchone()[0]
+    # Names in a source file's frontmatter (participants, attendees) link to pages when they
+    # exist; one without a page is not a broken link a person wrote: the build decides which
+    # get pages.
+    waiting = queries.waiting_source_names(store)
     if waiting:
         add(Finding(
             "ok", "source-names", f"{waiting} name(s) in source frontmatter have no page (yet)",
             "kenning build creates pages for the people and organizations its strictness allows"))
-    rows = db.execute(
-        f"""SELECT o.path, l.line, l.field, COALESCE(l.dst_ref, l.src_ref), l.kind, l.embed,
-                   l.plain, l.resolution, l.via, COALESCE(l.file, d.path, s.path), l.heading,
-                   l.dst_id, l.src_norm IS NULL
-            FROM links l LEFT JOIN pages o ON o.id = l.origin_id
-            LEFT JOIN pages d ON d.id = l.dst_id AND l.dst_norm IS NOT NULL
-            LEFT JOIN pages s ON s.id = l.src_id AND l.src_norm IS NOT NULL
-            WHERE l.resolution IS NOT NULL AND NOT ({_SOURCE_NAMES} AND l.resolution = 'unresolved')
-            ORDER BY o.path, l.line, l.id""").fetchall()
+    rows = queries.link_rows(store)
     groups: dict[str, list[str]] = {}
     resolved = files = 0
     headed: list[tuple[str, int, str]] = []  # (item, page id, heading) to look up
@@ -263,11 +262,11 @@ def _links(db: Any, health: Health) -> None:
         items = groups.get(key)
         if items:
             add(Finding(level, check_name, message.format(n=len(items)), fix, tuple(items)))
-    _anchors(db, health, headed)
+    _anchors(store, health, headed)
     if not groups.get("unresolved") and not groups.get("ambiguous"):
         add(Finding("ok", "links", f"every link resolves: {resolved} to pages"
                     + (f", {files} to attachments and other files" if files else "")))
-    pending = db.execute("SELECT count(*) FROM links WHERE resolution IS NULL").fetchone()[0]
+    pending = queries.unresolved_count(store)
     if pending:
         add(Finding("error", "links", f"{pending} links never resolved", "kenning index"))
 
@@ -285,18 +284,13 @@ def _link_item(path: str | None, line: int | None, fld: str | None, ref: str, ki
     return f"{where} → {shown}"
 
 
-def _anchors(db: Any, health: Health, headed: list[tuple[str, int, str]]) -> None:
+def _anchors(store: Store, health: Health, headed: list[tuple[str, int, str]]) -> None:
     """Links to a heading or block (``[[Page#Heading]]``, ``[[Page#^id]]``) the page lacks."""
     from kenning.index.links import subpath_found
 
     if not headed:
         return
-    pages = sorted({page_id for _, page_id, _ in headed})
-    anchors: dict[int, set[str]] = {}
-    for part, marks in dbm.in_batches(pages):
-        for page_id, anchor in db.execute(
-                f"SELECT page_id, anchor FROM anchors WHERE page_id IN ({marks})", part):
-            anchors.setdefault(page_id, set()).add(anchor)
+    anchors = queries.anchors_of(store, sorted({page_id for _, page_id, _ in headed}))
     broken = [item for item, page_id, heading in headed
               if not subpath_found(heading, anchors.get(page_id, set()))]
     if broken:
@@ -307,14 +301,12 @@ def _anchors(db: Any, health: Health, headed: list[tuple[str, int, str]]) -> Non
             "correct the #heading or #^block, or add it to the page", tuple(broken)))
 
 
-def _vectors(vault: Vault, health: Health) -> None:
-    from kenning.index import vectors
+def _vectors(subject: Subject, store: Store, health: Health) -> None:
     from kenning.index.embedders import EmbedderUnavailable
 
     add = health.findings.append
-    db = vault.db
     try:
-        embedder = vault.embedder()
+        embedder = subject.embedder()
         if embedder is not None:
             embedder.dim  # noqa: B018 — a remote embedder is reached here
     except EmbedderUnavailable as exc:
@@ -327,12 +319,11 @@ def _vectors(vault: Vault, health: Health) -> None:
     if embedder is None:
         add(Finding("ok", "vectors", "embeddings are switched off: recall is lexical + graph"))
         return
-    broken = vectors.damaged(vault.store, embedder.model_id, embedder.dim)
+    broken, done, total = queries.vector_health(store, embedder.model_id, embedder.dim)
     if broken:
         add(Finding("error", "vectors", f"{broken} stored vector(s) are truncated or damaged "
                     "and are ignored by search", "kenning index (re-embeds them)"))
-    stored = dbm.get_meta(db, "embed_model")
-    done, total = vectors.coverage(vault.store, embedder.model_id, embedder.dim)
+    stored = store.get_meta("embed_model")
     health.stats["vectors"] = done
     if stored and stored != embedder.model_id:
         add(Finding("warn", "vectors", f"the index holds vectors of {stored} but the config "
@@ -346,13 +337,13 @@ def _vectors(vault: Vault, health: Health) -> None:
         add(Finding("ok", "vectors", f"all {total} chunks have vectors ({embedder.model_id})"))
 
 
-def _reranker(vault: Vault, health: Health) -> None:
+def _reranker(subject: Subject, health: Health) -> None:
     """Say whether the configured reranker loads and answers a small probe within its budget."""
     from kenning.recall.rerank import RerankUnavailable, probe
 
     add = health.findings.append
     try:
-        reranker = vault.reranker()
+        reranker = subject.reranker()
         if reranker is None:
             return  # the default: no reranker, nothing to report
         probe(reranker)
@@ -367,24 +358,18 @@ def _reranker(vault: Vault, health: Health) -> None:
                 f"{reranker.top_n} passages of each search are reranked"))
 
 
-def _aliases(db: Any, health: Health) -> None:
+def _aliases(store: Store, health: Health) -> None:
     """Names several pages claim as title or alias: normal in Obsidian, so at most a note.
 
     A source's title is its subject line ("Enron Corporation"), not a name it claims: sources
     are raw data (a link by that name reaches the page that holds it as alias), so they never
     count here."""
-    rows = db.execute(
-        """SELECT n.name, group_concat(DISTINCT p.path) FROM names n
-           JOIN pages p ON p.id = n.page_id
-           WHERE n.kind IN ('title', 'alias') AND p.path NOT LIKE 'sources/%'
-           GROUP BY n.norm HAVING count(DISTINCT n.page_id) > 1
-              AND sum(n.kind = 'alias') > 0
-           ORDER BY n.norm""").fetchall()
+    rows = queries.shared_aliases(store)
     if rows:
         health.findings.append(Finding(
             "note", "aliases", f"{len(rows)} alias(es) are shared by several pages; a link by "
             "such a name alone resolves only where a file has that name",
             "nothing to do, unless the pages are one (kenning merge)",
-            tuple(f"{name!r}: {paths.replace(',', ', ')}" for name, paths in rows)))
+            tuple(f"{name!r}: {', '.join(paths)}" for name, paths in rows)))
     else:
         health.findings.append(Finding("ok", "aliases", "every alias names one page"))

@@ -162,33 +162,48 @@ def migrate_names(ws: Workspace, state: BuildState, pages: dict[str, str]) -> \
     return moves
 
 
-def follow_manual_links(root: Path, moves: dict[str, str], *, intend: Any = None) -> None:
+def follow_manual_links(root: Path, moves: dict[str, str], *, intend: Any = None,
+                        store: Any = None) -> None:
     """Point the manual-link log's ends at the pages' new paths (it is the person's data: every
-    line is kept, only moved paths change)."""
-    from kenning.index import db as dbm
+    line is kept, only moved paths change), under the index's writer lock (``store``'s, else
+    that of the vault's own index, opened for the moment)."""
+    import contextlib
+
     from kenning.index.indexer import MANUAL_LINKS
-    from kenning.vault.fsio import atomic_write_text
+    from kenning.index.store import database_url, open_store
+    from kenning.vault.layout import load_config
 
     path = root / STATE_DIR / MANUAL_LINKS
     if not moves or not path.exists():
         return
-    with dbm.writer_lock(root, wait=30.0):
-        lines = path.read_text(encoding="utf-8").split("\n")
-        out, changed = [], False
-        for line in lines:
-            try:
-                entry: Any = json.loads(line) if line.strip() else None
-            except ValueError:
-                entry = None
-            if isinstance(entry, dict) and (entry.get("src") in moves
-                                            or entry.get("dst") in moves):
-                for key in ("src", "dst"):
-                    if entry.get(key) in moves:
-                        entry[key] = moves[entry[key]]
-                line = json.dumps(entry, ensure_ascii=False)
-                changed = True
-            out.append(line)
-        if changed:
-            if intend is not None:  # the build's journal (kenning.builder.journal)
-                intend({path.relative_to(root).as_posix(): "\n".join(out)})
-            atomic_write_text(path, "\n".join(out))
+    with contextlib.ExitStack() as stack:
+        if store is None:
+            store = stack.enter_context(
+                open_store(root, database_url(root, load_config(root).database)))
+        stack.enter_context(store.writer_lock(wait=30.0))
+        _rewrite_manual_links(root, path, moves, intend)
+
+
+def _rewrite_manual_links(root: Path, path: Path, moves: dict[str, str], intend: Any) -> None:
+    """The manual-link log at ``path`` with moved ends rewritten (the caller holds the lock)."""
+    from kenning.vault.fsio import atomic_write_text
+
+    lines = path.read_text(encoding="utf-8").split("\n")
+    out, changed = [], False
+    for line in lines:
+        try:
+            entry: Any = json.loads(line) if line.strip() else None
+        except ValueError:
+            entry = None
+        if isinstance(entry, dict) and (entry.get("src") in moves
+                                        or entry.get("dst") in moves):
+            for key in ("src", "dst"):
+                if entry.get(key) in moves:
+                    entry[key] = moves[entry[key]]
+            line = json.dumps(entry, ensure_ascii=False)
+            changed = True
+        out.append(line)
+    if changed:
+        if intend is not None:  # the build's journal (kenning.builder.journal)
+            intend({path.relative_to(root).as_posix(): "\n".join(out)})
+        atomic_write_text(path, "\n".join(out))

@@ -8,14 +8,18 @@ invalidated as wrong never do). ``believed_on`` asks what Kenning believed on a 
 recorded by then and not yet retired (``[recorded:: …]``/``[expired:: …]`` on facts; an edge
 without them counts from the start, and one retired by hand without a date counts as retired).
 Both together: what we believed on one day about another.
+
+The SQL lives in :mod:`kenning.index.queries.graph`; this module holds the answers' shapes and
+takes a :class:`~kenning.index.store.Store`, whichever backend it is.
 """
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import date
+
+from kenning.index.queries import graph as q
+from kenning.index.store import Store
 
 MAX_DEPTH = 10
 DIRECTIONS = ("out", "in", "both")
@@ -90,68 +94,28 @@ def clamp_depth(depth: int) -> int:
     return max(1, min(MAX_DEPTH, int(depth)))
 
 
-def _edge_filter(rels: Sequence[str], as_of: str | None,
-                 believed_on: str | None = None) -> tuple[str, list[object]]:
-    clauses = ["l.resolution = 'resolved'", "l.src_id != l.dst_id"]
-    params: list[object] = []
-    if rels:
-        clauses.append(f"l.rel IN ({','.join('?' * len(rels))})")
-        params += list(rels)
-    if believed_on:
-        # Its status then was active: recorded by that day, not yet retired.
-        clauses.append("(l.recorded IS NULL OR l.recorded <= ?)")
-        clauses.append("(l.expired > ? OR (l.expired IS NULL AND l.status = 'active'))")
-        params += [believed_on, believed_on]
-        if as_of:
-            clauses.append("(l.valid_from IS NULL OR l.valid_from <= ?)")
-            clauses.append("(l.valid_to IS NULL OR l.valid_to >= ?)")
-            params += [as_of, as_of]
-    elif as_of:
-        clauses.append("l.status != 'invalidated'")
-        clauses.append("(l.valid_from IS NULL OR l.valid_from <= ?)")
-        clauses.append("(l.valid_to IS NULL OR l.valid_to >= ?)")
-        params += [as_of, as_of]
-    else:
-        clauses.append("l.status = 'active'")
-        clauses.append("(l.valid_to IS NULL OR l.valid_to >= ?)")
-        params.append(date.today().isoformat())
-    return " AND ".join(clauses), params
-
-
 def _check_direction(direction: str) -> None:
     if direction not in DIRECTIONS:
         raise ValueError(f"direction must be one of {', '.join(DIRECTIONS)}, not {direction!r}")
 
 
-def node(db: sqlite3.Connection, page_id: int, depth: int = 0) -> Node:
+def node(store: Store, page_id: int, depth: int = 0) -> Node:
     """The Node for a page id."""
-    row = db.execute("SELECT id, path, title, type FROM pages WHERE id = ?", (page_id,)).fetchone()
+    row = q.page_row(store, page_id)
+    assert row is not None, f"no page with id {page_id}"
     return Node(row[0], row[1], row[2], row[3], depth)
 
 
-def neighbors(db: sqlite3.Connection, page_id: int, *, rels: Sequence[str] = (),
+def neighbors(store: Store, page_id: int, *, rels: Sequence[str] = (),
               direction: str = "both", as_of: str | None = None,
               believed_on: str | None = None) -> list[EdgeView]:
     """Edges touching a page, each with the page at the other end and where it came from."""
     _check_direction(direction)
-    cond, params = _edge_filter(rels, as_of, believed_on)
-    columns = "l.rel, l.kind, l.origin_id, l.line, l.field, l.valid_from, l.valid_to, l.status"
-    parts, args = [], []
-    if direction in ("out", "both"):
-        parts.append(f"SELECT 'out' AS dir, l.dst_id AS other, {columns} FROM links l"
-                     f" WHERE l.src_id = ? AND {cond}")
-        args += [page_id, *params]
-    if direction in ("in", "both"):
-        parts.append(f"SELECT 'in' AS dir, l.src_id AS other, {columns} FROM links l"
-                     f" WHERE l.dst_id = ? AND {cond}")
-        args += [page_id, *params]
-    rows = db.execute(
-        f"""SELECT e.*, p.path, p.title, p.type, o.path FROM ({' UNION ALL '.join(parts)}) e
-            JOIN pages p ON p.id = e.other LEFT JOIN pages o ON o.id = e.origin_id""", args)
+    cond, params = q.edge_filter(rels, as_of, believed_on)
     out: list[EdgeView] = []
     seen: set[tuple[object, ...]] = set()
     for (direction_, other, rel, kind, _origin_id, line, field_, valid_from, valid_to, status,
-         path_, title, ptype, origin) in rows:
+         path_, title, ptype, origin) in q.edges_around(store, page_id, direction, cond, params):
         key = (direction_, rel, other, kind, line, field_)
         if key in seen:
             continue
@@ -164,69 +128,35 @@ def neighbors(db: sqlite3.Connection, page_id: int, *, rels: Sequence[str] = (),
     return out
 
 
-def _hops(direction: str) -> list[tuple[str, str]]:
-    """(column to join on, column reached) per direction: out follows src→dst."""
-    return {"out": [("src_id", "dst_id")], "in": [("dst_id", "src_id")],
-            "both": [("src_id", "dst_id"), ("dst_id", "src_id")]}[direction]
-
-
-def traverse(db: sqlite3.Connection, page_id: int, *, depth: int = 2, rels: Sequence[str] = (),
+def traverse(store: Store, page_id: int, *, depth: int = 2, rels: Sequence[str] = (),
              direction: str = "out", as_of: str | None = None,
              believed_on: str | None = None) -> Traversal:
     """Every page within ``depth`` steps (clamped to 10) of a page, nearest depth first."""
     _check_direction(direction)
     depth = clamp_depth(depth)
-    cond, params = _edge_filter(rels, as_of, believed_on)
-    # One recursive SELECT per direction, each joining links through its index.
-    steps = " UNION ".join(
-        f"SELECT l.{to}, w.depth + 1 FROM walk w JOIN links l ON l.{on} = w.id"
-        f" WHERE w.depth < ? AND {cond}" for on, to in _hops(direction))
-    step_params: list[object] = []
-    for _ in _hops(direction):
-        step_params += [depth, *params]
-    rows = db.execute(
-        f"""
-        WITH RECURSIVE walk(id, depth) AS (SELECT ?, 0 UNION {steps})
-        SELECT w.id, MIN(w.depth), p.path, p.title, p.type FROM walk w
-        JOIN pages p ON p.id = w.id GROUP BY w.id ORDER BY MIN(w.depth), p.title
-        """,
-        (page_id, *step_params),
-    ).fetchall()
-    nodes = [Node(r[0], r[2], r[3], r[4], r[1]) for r in rows]
-    start = next((n for n in nodes if n.id == page_id), None) or node(db, page_id)
+    cond, params = q.edge_filter(rels, as_of, believed_on)
+    nodes = [Node(r[0], r[2], r[3], r[4], r[1])
+             for r in q.walk(store, page_id, depth, direction, cond, params)]
+    start = next((n for n in nodes if n.id == page_id), None) or node(store, page_id)
     result = Traversal(start=start, depth=depth, nodes=[n for n in nodes if n.id != page_id])
     level = {n.id: n.depth for n in nodes}
-    for a, rel, b in _expand(db, [n.id for n in nodes if n.depth < depth], direction, cond,
-                             params):
+    for a, rel, b in q.expand(store, [n.id for n in nodes if n.depth < depth], direction, cond,
+                              params):
         if b in level and level[b] == level[a] + 1:
             result.edges.append((a, rel, b))
     result.edges = sorted(set(result.edges))
     return result
 
 
-def _expand(db: sqlite3.Connection, ids: list[int], direction: str, cond: str,
-            params: list[object]) -> list[tuple[int, str, int]]:
-    """Every (from, rel, to) step out of ``ids`` in ``direction``."""
-    out: list[tuple[int, str, int]] = []
-    for begin in range(0, len(ids), 500):
-        part = ids[begin : begin + 500]
-        marks = ",".join("?" * len(part))
-        for on, to in _hops(direction):
-            out += db.execute(
-                f"SELECT l.{on}, l.rel, l.{to} FROM links l WHERE l.{on} IN ({marks})"
-                f" AND {cond} ORDER BY l.{on}, l.rel, l.{to}", (*part, *params)).fetchall()
-    return out
-
-
-def path(db: sqlite3.Connection, start_id: int, end_id: int, *, max_depth: int = 6,
+def path(store: Store, start_id: int, end_id: int, *, max_depth: int = 6,
          rels: Sequence[str] = (), direction: str = "both", as_of: str | None = None,
          believed_on: str | None = None) -> list[tuple[Node, str | None]]:
     """A shortest path from one page to another as [(node, rel used to reach it)], or []."""
     _check_direction(direction)
     max_depth = clamp_depth(max_depth)
     if start_id == end_id:
-        return [(node(db, start_id), None)]
-    cond, params = _edge_filter(rels, as_of, believed_on)
+        return [(node(store, start_id), None)]
+    cond, params = q.edge_filter(rels, as_of, believed_on)
     parent: dict[int, tuple[int, str]] = {}
     frontier = [start_id]
     seen = {start_id}
@@ -234,7 +164,7 @@ def path(db: sqlite3.Connection, start_id: int, end_id: int, *, max_depth: int =
         if not frontier:
             break
         nxt = []
-        for a, rel, b in sorted(_expand(db, frontier, direction, cond, params)):
+        for a, rel, b in sorted(q.expand(store, frontier, direction, cond, params)):
             if b in seen:
                 continue
             seen.add(b)
@@ -245,33 +175,21 @@ def path(db: sqlite3.Connection, start_id: int, end_id: int, *, max_depth: int =
                 cur = end_id
                 while cur != start_id:
                     prev, via = parent[cur]
-                    chain.append((node(db, cur), via))
+                    chain.append((node(store, cur), via))
                     cur = prev
-                chain.append((node(db, start_id), None))
+                chain.append((node(store, start_id), None))
                 return list(reversed(chain))
         frontier = nxt
     return []
 
 
-def backlinks(db: sqlite3.Connection, page_id: int, *, rels: Sequence[str] = (),
+def backlinks(store: Store, page_id: int, *, rels: Sequence[str] = (),
               as_of: str | None = None, believed_on: str | None = None) -> list[EdgeView]:
     """Edges pointing at a page (incoming), with their provenance."""
-    return neighbors(db, page_id, rels=rels, direction="in", as_of=as_of,
+    return neighbors(store, page_id, rels=rels, direction="in", as_of=as_of,
                      believed_on=believed_on)
 
 
-def orphans(db: sqlite3.Connection, *, types: Sequence[str] = ()) -> list[Node]:
+def orphans(store: Store, *, types: Sequence[str] = ()) -> list[Node]:
     """Pages with no resolved edge in or out (core memory, daily logs, sources, sessions aside)."""
-    where = "p.folder NOT IN ('memory', 'sources', 'sessions') AND p.path != 'memory.md'"
-    params: list[object] = []
-    if types:
-        where += f" AND p.type IN ({','.join('?' * len(types))})"
-        params += list(types)
-    rows = db.execute(
-        f"""SELECT p.id, p.path, p.title, p.type FROM pages p WHERE {where}
-            AND NOT EXISTS (SELECT 1 FROM links l WHERE l.src_id = p.id
-                            AND l.resolution = 'resolved' AND l.dst_id != p.id)
-            AND NOT EXISTS (SELECT 1 FROM links l WHERE l.dst_id = p.id
-                            AND l.resolution = 'resolved' AND l.src_id != p.id)
-            ORDER BY p.path""", params).fetchall()
-    return [Node(*r) for r in rows]
+    return [Node(*r) for r in q.orphan_rows(store, types)]

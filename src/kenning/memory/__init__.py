@@ -7,7 +7,9 @@ Every call returns a JSON-ready dict; every write is validated as a whole first 
 under the vault write lock (``.kenning/write.lock``) with atomic file writes, then indexed
 incrementally so recall sees it at once.
 
-Signatures (``Vault`` methods; the same names exist as functions here taking the vault first):
+Signatures (``Vault`` methods; the same names exist as functions here taking a
+:class:`kenning.memory.common.Context` first: the vault root, the index store and config, and the
+write's follow-ups, so nothing here imports ``kenning.api``):
 
     record(entities=None, relations=None, observations=None, *, trusted=True) -> dict
         entities:     [{name, type, domain?, aliases?: [str], summary?,

@@ -9,12 +9,14 @@ import datetime as _dt
 import json
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kenning import vocabulary
 from kenning.errors import KenningError, UnsafePath, VocabularyError
+from kenning.index.queries import memory as memory_queries
 from kenning.vault import provenance
 from kenning.vault.created import may_write
 from kenning.vault.fsio import atomic_write_text, decode_markdown, resolve_inside
@@ -37,7 +39,8 @@ from kenning.vault.writes import write_files as write_files
 from kenning.vault.writes import write_lock as write_lock
 
 if TYPE_CHECKING:
-    from kenning.api import Vault
+    from kenning.index.store import Store
+    from kenning.vault.layout import Config
 
 JOURNAL = "journal.jsonl"
 MAX_NAME = 200            # characters in an entity name or alias
@@ -267,14 +270,42 @@ def next_fact_id(page: Page, taken: set[str] | None = None) -> str:
     return f"f{max(numbers, default=0) + 1}"
 
 
+@dataclass(frozen=True)
+class Context:
+    """What memory needs from a vault, handed down by the facade (``Vault.memory``) instead of
+    the facade itself: the vault root, the index store and config (opened on first use, so a
+    write whose index is broken still lands), and two follow-ups of a write.
+
+    ``index`` brings the index up to date without embedding (waiting for the writer lock as a
+    write may) and returns its report; ``embed_written`` embeds the pages a write just indexed
+    and returns a note when some are left to ``kenning index`` (see ``Vault.embed_written``).
+    """
+
+    root: Path
+    open_store: Callable[[], Store]
+    load_config: Callable[[], Config]
+    index: Callable[[], Any]
+    embed_written: Callable[[Sequence[str]], str | None] = lambda paths: None
+
+    @property
+    def store(self) -> Store:
+        """The index database (opened on first use)."""
+        return self.open_store()
+
+    @property
+    def config(self) -> Config:
+        """The vault's configuration."""
+        return self.load_config()
+
+
 class Resolver:
     """Finds the page a name means: a vault path, then the index's names (title, alias, file
     name), then the file an entity of that name would have on disk. Files are checked on disk so
     a page written by another process and not yet indexed is still found."""
 
-    def __init__(self, vault: Vault) -> None:
-        self.vault = vault
-        self.root = vault.root
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self.root = ctx.root
         self._listed: dict[str, dict[str, str]] = {}
 
     def _files(self, folder: str) -> dict[str, str]:
@@ -305,9 +336,7 @@ class Resolver:
                 return None, []
         norm = norm_name(name)
         with contextlib.suppress(Exception):  # a broken index must not stop a write
-            rows = self.vault.db.execute(
-                "SELECT n.priority, p.path FROM names n JOIN pages p ON p.id = n.page_id"
-                " WHERE n.norm = ? ORDER BY n.priority, p.path", (norm,)).fetchall()
+            rows = memory_queries.pages_named(self.ctx.store, norm)
             rows = [r for r in rows if (self.root / r[1]).is_file()]
             if rows:
                 best = rows[0][0]
@@ -340,15 +369,13 @@ def lookalike_key(name: str) -> str:
     return " ".join(unicodedata.normalize("NFKC", visible).casefold().split())
 
 
-def name_holders(vault: Vault, names: list[str]) -> dict[str, list[str]]:
+def name_holders(ctx: Context, names: list[str]) -> dict[str, list[str]]:
     """For each of ``names``: the paths of pages whose title, alias or file name is the same
     name under :func:`lookalike_key` (from the index; a name no page holds is left out)."""
     wanted = {lookalike_key(n): n for n in names}
     out: dict[str, list[str]] = {}
     with contextlib.suppress(Exception):  # a broken index must not stop a write
-        rows = vault.db.execute(
-            "SELECT DISTINCT n.name, p.path FROM names n JOIN pages p ON p.id = n.page_id"
-            " WHERE n.kind IN ('title', 'alias', 'stem', 'heading')").fetchall()
+        rows = memory_queries.held_names(ctx.store)
         for held, path in rows:
             name = wanted.get(lookalike_key(str(held)))
             if name is not None and path not in out.get(name, []):
@@ -392,18 +419,18 @@ def read_journal(root: Path, since: str | None = None) -> list[dict[str, Any]]:
     return out
 
 
-def reindex(vault: Vault) -> dict[str, Any]:
+def reindex(ctx: Context) -> dict[str, Any]:
     """Bring the index up to date after a write, so recall sees it at once: by its words, and
     by its meaning when the written pages' few new chunks embed within a second (a bigger
     write, or an embedder that is down, leaves the rest to ``kenning index``, with a note)."""
     try:
-        report = vault.index(embed=False, wait=LOCK_WAIT)
+        report = ctx.index()
     except Exception as exc:  # the write landed: whatever the index says, it is not a failure
         why = exc.message if isinstance(exc, KenningError) else f"{type(exc).__name__}: {exc}"
         return {"indexed": False, "note": f"written, not yet indexed: {why}; "
                 "`kenning index` catches up"}
     out: dict[str, Any] = {"indexed": True, "index_seconds": round(report.seconds, 3)}
-    note = vault.embed_written(landed_paths())
+    note = ctx.embed_written(landed_paths())
     if note:
         out["note"] = note
     return out

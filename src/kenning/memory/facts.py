@@ -24,22 +24,22 @@ from kenning.index.edges import date_ceiling, date_floor
 from kenning.memory.common import MemoryInputError, Problems, Resolver, cite, read_page
 
 if TYPE_CHECKING:
-    from kenning.api import Vault
+    from kenning.memory.common import Context
 
 
-def facts(vault: Vault, entity: str, *, as_of: str | None = None,
+def facts(ctx: Context, entity: str, *, as_of: str | None = None,
           believed_on: str | None = None, history: bool = False) -> dict[str, Any]:
     """The facts of one entity page, filtered by valid time and/or belief time."""
     p = Problems()
     day = p.date("as_of", as_of)
     belief = p.date("believed_on", believed_on)
-    path, candidates = Resolver(vault).find(entity) if isinstance(entity, str) else (None, [])
+    path, candidates = Resolver(ctx).find(entity) if isinstance(entity, str) else (None, [])
     if path is None:
         p.add("entity", f"{entity!r} names several pages: {', '.join(candidates)}"
               if candidates else f"no page named {entity!r}")
     p.raise_if_any()
     assert path is not None
-    _, page = read_page(vault.root, path)
+    _, page = read_page(ctx.root, path)
     out = []
     for f in page.facts:
         status = f.status

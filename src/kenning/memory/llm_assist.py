@@ -30,7 +30,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -52,7 +51,7 @@ from kenning.memory.common import MemoryInputError, cite, read_page
 from kenning.vault.page import Page
 
 if TYPE_CHECKING:
-    from kenning.api import Vault
+    from kenning.memory.common import Context
 
 MAX_TRANSCRIPT_CHARS = 40_000   # transcript sent to extraction (the end is kept; see below)
 MAX_LINE_CHARS = 2_000          # one transcript line sent at most this long
@@ -256,23 +255,14 @@ def transcript_view(messages: list[tuple[str, list[tuple[int, str]]]],
                           omitted, len(rows))
 
 
-def known_names(vault: Vault, limit: int = MAX_NAMES) -> list[dict[str, Any]]:
+def known_names(ctx: Context, limit: int = MAX_NAMES) -> list[dict[str, Any]]:
     """Titles and aliases of entity pages (people … decisions), most recently dated first."""
-    marks = ",".join("?" * len(NAME_FOLDERS))
+    from kenning.index.queries import memory as queries
+
     try:
-        rows = vault.db.execute(
-            f"SELECT p.id, p.title, p.type FROM pages p WHERE p.folder IN ({marks})"
-            " ORDER BY COALESCE(p.date, '') DESC, p.path LIMIT ?",
-            (*NAME_FOLDERS, limit)).fetchall()
-        aliases: dict[int, list[str]] = {}
-        ids = [r[0] for r in rows]
-        for start in range(0, len(ids), 500):
-            part = ids[start:start + 500]
-            for page_id, name in vault.db.execute(
-                    f"SELECT page_id, name FROM names WHERE kind = 'alias' AND page_id IN "
-                    f"({','.join('?' * len(part))}) ORDER BY page_id, priority, name", part):
-                aliases.setdefault(page_id, []).append(name)
-    except sqlite3.Error:  # a missing or broken index only loses this list
+        rows = queries.recent_entities(ctx.store, NAME_FOLDERS, limit)
+        aliases = queries.aliases_of(ctx.store, [r[0] for r in rows])
+    except Exception:  # a missing or broken index only loses this list
         return []
     out = []
     for page_id, title, etype in rows:
@@ -319,9 +309,9 @@ class ExtractionCheck:
     """Validate one answer; ``run`` returns an :class:`Extraction` or ``None`` with
     ``problems`` listing every problem."""
 
-    def __init__(self, vault: Vault, tpath: str, view: TranscriptView,
+    def __init__(self, ctx: Context, tpath: str, view: TranscriptView,
                  names: list[dict[str, Any]], markers: list[str]) -> None:
-        self.vault = vault
+        self.ctx = ctx
         self.tpath = tpath
         self.link = tpath[:-3] if tpath.endswith(".md") else tpath
         self.view = view
@@ -452,7 +442,7 @@ class ExtractionCheck:
             out.record = {"entities": entities, "relations": relations,
                           "observations": observations}
             try:
-                write.record(self.vault, entities, relations, observations, dry_run=True)
+                write.record(self.ctx, entities, relations, observations, dry_run=True)
             except MemoryInputError as exc:
                 self.problems += [_renumber(p, back) for p in exc.problems]
         names: set[str] = set()
@@ -476,7 +466,7 @@ class ExtractionCheck:
                     "because": raw.get("because"), "rejected": rejected,
                     "source": self.source(where, raw, out)}
             try:
-                write.record_decision(self.vault, **args, dry_run=True)
+                write.record_decision(self.ctx, **args, dry_run=True)
             except MemoryInputError as exc:
                 self.problems += [f"{where}.{p}" for p in exc.problems]
             out.decisions.append(args)
@@ -500,7 +490,7 @@ class ExtractionCheck:
             try:
                 if not isinstance(kind, str):
                     raise MemoryInputError([f"kind: {kind!r} must be one of W, B, O, S"])
-                write.retain(self.vault, **args, dry_run=True)
+                write.retain(self.ctx, **args, dry_run=True)
             except MemoryInputError as exc:
                 self.problems += [f"{where}.{p}" for p in exc.problems]
                 continue
@@ -549,7 +539,7 @@ def ask_extraction(client: ChatClient, check: ExtractionCheck, request: str
     return None, f"the model's answer was invalid twice: {one_line(first, 200)}{more}", 2
 
 
-def apply_extraction(vault: Vault, ext: Extraction, tpath: str) -> tuple[dict[str, Any],
+def apply_extraction(ctx: Context, ext: Extraction, tpath: str) -> tuple[dict[str, Any],
                                                                         list[str]]:
     """Write a validated extraction (the local caller's trust); (what was added, errors).
 
@@ -560,15 +550,15 @@ def apply_extraction(vault: Vault, ext: Extraction, tpath: str) -> tuple[dict[st
     errors: list[str] = []
     if any(ext.record.values()):
         try:
-            res = write.record(vault, **ext.record)
+            res = write.record(ctx, **ext.record)
         except KenningError as exc:
             errors.append(f"{tpath}: model extraction (record): {exc.message}")
         else:
             added["created"], added["updated"] = res["created"], res["updated"]
-            added["facts"] = _with_relations(vault, res["facts"])
+            added["facts"] = _with_relations(ctx, res["facts"])
     for i, args in enumerate(ext.decisions):
         try:
-            res = write.record_decision(vault, **args)
+            res = write.record_decision(ctx, **args)
         except KenningError as exc:
             errors.append(f"{tpath}: model extraction (decision {args['name']!r}): "
                           f"{exc.message}")
@@ -580,7 +570,7 @@ def apply_extraction(vault: Vault, ext: Extraction, tpath: str) -> tuple[dict[st
     for args in ext.retain:
         said = args["said"]
         try:
-            res = write.retain(vault, args["kind"], args["text"], args["entities"],
+            res = write.retain(ctx, args["kind"], args["text"], args["entities"],
                                args["confidence"])
         except KenningError as exc:
             errors.append(f"{tpath}: model extraction (retain {said[:40]!r}): {exc.message}")
@@ -590,14 +580,14 @@ def apply_extraction(vault: Vault, ext: Extraction, tpath: str) -> tuple[dict[st
     return added, errors
 
 
-def _with_relations(vault: Vault, facts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _with_relations(ctx: Context, facts: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The facts ``record`` returned, each with its relation (``rel``) read back from its page."""
     pages: dict[str, dict[str, str | None]] = {}
     out = []
     for f in facts:
         if f["path"] not in pages:
             try:
-                _, page = read_page(vault.root, f["path"])
+                _, page = read_page(ctx.root, f["path"])
                 pages[f["path"]] = {x.block_id: x.relation for x in page.facts if x.block_id}
             except (OSError, KenningError):
                 pages[f["path"]] = {}

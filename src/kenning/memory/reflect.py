@@ -63,7 +63,7 @@ from kenning.vault.page import (
 )
 
 if TYPE_CHECKING:
-    from kenning.api import Vault
+    from kenning.memory.common import Context
 
 STATE = "reflect.json"
 PROPOSED = "memory.proposed.md"
@@ -160,7 +160,7 @@ def _key(path: str, item: RetainItem, seen: dict[str, int]) -> str:
     return base if seen[base] == 1 else f"{base}:{seen[base]}"
 
 
-def reflect(vault: Vault, since: str = "7d", *, apply: bool = True) -> dict[str, Any]:
+def reflect(ctx: Context, since: str = "7d", *, apply: bool = True) -> dict[str, Any]:
     """Fold retained bullets since ``since`` into pages; with ``apply=False`` nothing is written
     and the result says what would be."""
     p = Problems()
@@ -171,18 +171,18 @@ def reflect(vault: Vault, since: str = "7d", *, apply: bool = True) -> dict[str,
     moves: list[dict[str, Any]] = []
     skipped: list[dict[str, Any]] = []
     proposals: list[str] = []
-    with write_lock(vault.root):
-        state = load_state(vault.root, STATE)
+    with write_lock(ctx.root):
+        state = load_state(ctx.root, STATE)
         folded: dict[str, Any] = state.setdefault("folded", {})
         generated: dict[str, str] = state.setdefault("summaries", {})
-        batch = _Batch(vault, Problems())
-        resolver = Resolver(vault)
+        batch = _Batch(ctx, Problems())
+        resolver = Resolver(ctx)
         logs = sorted(
-            f"memory/{f.name}" for f in (vault.root / "memory").glob("*.md")
+            f"memory/{f.name}" for f in (ctx.root / "memory").glob("*.md")
             if (day := daily_log_date(f"memory/{f.name}")) and start <= day <= end
-        ) if (vault.root / "memory").is_dir() else []
+        ) if (ctx.root / "memory").is_dir() else []
         for log in logs:
-            _, page = read_page(vault.root, log)
+            _, page = read_page(ctx.root, log)
             day = daily_log_date(log) or end
             seen: dict[str, int] = {}
             for item in page.retain:
@@ -268,16 +268,16 @@ def reflect(vault: Vault, since: str = "7d", *, apply: bool = True) -> dict[str,
                 refreshed[edit.path] = summary
         for edit in batch.edits.values():
             batch.touch(edit)
-        proposal = _proposal(vault, proposals, end)
+        proposal = _proposal(ctx, proposals, end)
         if apply:
             batch.write()
             if proposal is not None:
-                write_page(vault.root, PROPOSED, proposal["text"])
-            save_state(vault.root, STATE, state)
+                write_page(ctx.root, PROPOSED, proposal["text"])
+            save_state(ctx.root, STATE, state)
     model_summaries: list[str] = []
     notes: list[str] = []
     if refreshed:
-        model_summaries, notes = _model_summaries(vault, refreshed, apply=apply)
+        model_summaries, notes = _model_summaries(ctx, refreshed, apply=apply)
     result: dict[str, Any] = {
         "since": start, "applied": apply, "folded": folded_out, "confidence": moves,
         "summaries": summaries, "model_summaries": model_summaries, "notes": notes,
@@ -287,14 +287,14 @@ def reflect(vault: Vault, since: str = "7d", *, apply: bool = True) -> dict[str,
         "updated": [e.path for e in batch.edits.values() if e.changed],
     }
     if apply and (batch.edits or proposal is not None):
-        result.update(reindex(vault))
+        result.update(reindex(ctx))
     return result
 
 
 MAX_MODEL_SUMMARIES = 25   # summaries the model rewrites in one reflect (the rest: deterministic)
 
 
-def _model_summaries(vault: Vault, refreshed: dict[str, str], *, apply: bool
+def _model_summaries(ctx: Context, refreshed: dict[str, str], *, apply: bool
                      ) -> tuple[list[str], list[str]]:
     """Rewrite the summaries reflect just refreshed with the configured model: (pages whose
     summary the model wrote, notes). The lock is not held while the model thinks; a page
@@ -303,7 +303,7 @@ def _model_summaries(vault: Vault, refreshed: dict[str, str], *, apply: bool
     from kenning.memory import llm_assist
     from kenning.vault.writes import write_files
 
-    client, problem = llm_assist.client_for(vault.root)
+    client, problem = llm_assist.client_for(ctx.root)
     if client is None:
         return [], ([f"LLM summaries skipped: {problem}"] if problem else [])
     if not apply:
@@ -317,7 +317,7 @@ def _model_summaries(vault: Vault, refreshed: dict[str, str], *, apply: bool
                          f"deterministic summary (at most {MAX_MODEL_SUMMARIES} a run)")
             break
         try:
-            _, page = read_page(vault.root, path)
+            _, page = read_page(ctx.root, path)
             text, why = llm_assist.ask_summary(client, page)
         except LLMUnavailable as exc:
             notes.append(f"LLM summaries skipped: {one_line(exc.message, 300)}; the "
@@ -333,13 +333,13 @@ def _model_summaries(vault: Vault, refreshed: dict[str, str], *, apply: bool
     done: list[str] = []
     if not wanted:
         return done, notes
-    with write_lock(vault.root):
-        state = load_state(vault.root, STATE)
+    with write_lock(ctx.root):
+        state = load_state(ctx.root, STATE)
         generated: dict[str, str] = state.setdefault("summaries", {})
         files: dict[str, str] = {}
         for path, text in wanted.items():
             try:
-                old, page = read_page(vault.root, path)
+                old, page = read_page(ctx.root, path)
             except (OSError, KenningError):
                 continue
             if _digest(page.summary or "") != _digest(refreshed[path]):
@@ -354,8 +354,8 @@ def _model_summaries(vault: Vault, refreshed: dict[str, str], *, apply: bool
             generated[path] = _digest(text)
             done.append(path)
         if files:
-            write_files(vault.root, files)
-            save_state(vault.root, STATE, state)
+            write_files(ctx.root, files)
+            save_state(ctx.root, STATE, state)
     return done, notes
 
 
@@ -399,11 +399,11 @@ def _opinion(batch: _Batch, edit: _Edit, item: RetainItem, text: str, evidence: 
             "direction": "up" if agrees else "down", "evidence": evidence}
 
 
-def _proposal(vault: Vault, items: list[str], day: str) -> dict[str, str] | None:
+def _proposal(ctx: Context, items: list[str], day: str) -> dict[str, str] | None:
     """``memory.proposed.md``: memory.md plus the new bullets, and the diff; None if none."""
-    memory_path = vault.root / "memory.md"
+    memory_path = ctx.root / "memory.md"
     current = memory_path.read_text(encoding="utf-8") if memory_path.is_file() else ""
-    proposed_path = vault.root / PROPOSED
+    proposed_path = ctx.root / PROPOSED
     base = proposed_path.read_text(encoding="utf-8") if proposed_path.is_file() else current
     known = {" ".join(line.lstrip("-*+ ").split()).casefold()
              for line in base.splitlines() if line.strip()}

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -56,7 +55,7 @@ from kenning.vault.layout import slug
 from kenning.vault.page import new_page, parse_page
 
 if TYPE_CHECKING:
-    from kenning.api import Vault
+    from kenning.memory.common import Context
 
 STATE = "sessions.json"
 MAX_TRANSCRIPT = 8_000_000   # characters (the index skips files over 10 MB)
@@ -98,15 +97,15 @@ def _body(text: str) -> str:
     return text[block.body_offset:].strip() if not block.error else text.strip()
 
 
-def _handoffs(vault: Vault, project: str) -> list[str]:
-    folder = vault.root / "sessions" / project
+def _handoffs(ctx: Context, project: str) -> list[str]:
+    folder = ctx.root / "sessions" / project
     if not folder.is_dir():
         return []
     return sorted(f"sessions/{project}/{f.name}" for f in folder.iterdir()
                   if f.name.endswith("-handoff.md") and is_utf8_name(f.name) and f.is_file())
 
 
-def session_start(vault: Vault, project: str | None = None, *, budget: int = 2000
+def session_start(ctx: Context, project: str | None = None, *, budget: int = 2000
                   ) -> dict[str, Any]:
     """``memory.md``, the last handoff of ``project`` and the pages changed since it closed, as
     one text: ``{"project", "since"?, "handoff"?: its path, "text"}``, all of it (as compact
@@ -116,19 +115,19 @@ def session_start(vault: Vault, project: str | None = None, *, budget: int = 200
     if not isinstance(budget, int) or isinstance(budget, bool) or budget < 50:
         p.add("budget", f"{budget!r} must be a whole number of tokens, at least 50")
     p.raise_if_any()
-    reindex(vault)
-    state = load_state(vault.root, STATE).get(slug, {})
-    memory_path = vault.root / "memory.md"
+    reindex(ctx)
+    state = load_state(ctx.root, STATE).get(slug, {})
+    memory_path = ctx.root / "memory.md"
     memory = _body(memory_path.read_text(encoding="utf-8")) if memory_path.is_file() else ""
-    handoffs = _handoffs(vault, slug)
+    handoffs = _handoffs(ctx, slug)
     handoff = None
     if handoffs:
         rel = handoffs[-1]
-        handoff = {"path": rel, "text": _body((vault.root / rel).read_text(encoding="utf-8"))}
+        handoff = {"path": rel, "text": _body((ctx.root / rel).read_text(encoding="utf-8"))}
     since = state.get("closed")
-    changed = _changed(vault, state.get("closed_clock"))
+    changed = _changed(ctx, state.get("closed_clock"))
     # What remote callers wrote is shown as theirs: the next agent reads it as data.
-    ledger = provenance.Ledger(vault.root)
+    ledger = provenance.Ledger(ctx.root)
     if ledger:
         memory = provenance.mark_markdown("memory.md", memory, ledger)
         if handoff:
@@ -162,10 +161,10 @@ def session_start(vault: Vault, project: str | None = None, *, budget: int = 200
         if over <= 0 or room <= 0:
             break
         room -= max(over, 1)
-    with write_lock(vault.root):
-        all_state = load_state(vault.root, STATE)
+    with write_lock(ctx.root):
+        all_state = load_state(ctx.root, STATE)
         all_state.setdefault(slug, {})["started"] = now().isoformat()
-        save_state(vault.root, STATE, all_state)
+        save_state(ctx.root, STATE, all_state)
     return answer
 
 
@@ -196,21 +195,17 @@ def _start_text(head: str, sections: list[tuple[str, str, str, float]], budget: 
     return out
 
 
-def _changed(vault: Vault, since: float | None, limit: int = 30) -> list[dict[str, Any]]:
+def _changed(ctx: Context, since: float | None, limit: int = 30) -> list[dict[str, Any]]:
     """Pages whose files changed after ``since`` (epoch seconds), newest first, from the index;
     without ``since``, the most recently changed pages."""
     import datetime as dt
 
-    where, params = "p.folder != 'sessions'", []
-    if isinstance(since, int | float):
-        where += " AND f.mtime_ns > ?"
-        params.append(int(since * 1e9))
+    from kenning.index.queries import memory as queries
+
+    since_ns = int(since * 1e9) if isinstance(since, int | float) else None
     try:
-        rows = vault.db.execute(
-            f"SELECT p.path, p.title, f.mtime_ns FROM pages p JOIN files f ON f.id = p.id"
-            f" WHERE {where} ORDER BY f.mtime_ns DESC, p.path LIMIT ?",
-            (*params, limit if since else 10)).fetchall()
-    except sqlite3.Error:  # a missing or broken index only loses this list
+        rows = queries.changed_pages(ctx.store, since_ns, limit if since else 10)
+    except Exception:  # a missing or broken index only loses this list
         return []
     return [{"path": r[0], "title": r[1],
              "changed": dt.datetime.fromtimestamp(r[2] / 1e9).isoformat(timespec="minutes")}
@@ -320,7 +315,7 @@ def parse_decision(text: str) -> dict[str, Any]:
             "Not stated in the session; see the transcript.", "rejected": rejected}
 
 
-def session_close(vault: Vault, transcript: str | list[dict[str, Any]], *,
+def session_close(ctx: Context, transcript: str | list[dict[str, Any]], *,
                   project: str | None = None, summary: str | None = None,
                   trusted: bool = True, key: str | None = None) -> dict[str, Any]:
     """Write the transcript, run the marker writes, and write the handoff.
@@ -341,25 +336,25 @@ def session_close(vault: Vault, transcript: str | list[dict[str, Any]], *,
     fingerprint = idem.digest("session_close", [slug, messages, note, trusted])
     # Without a key, the call itself is the key, for the day: a retried close is the same one.
     given = given if given is not None else f"auto:{today()}:{fingerprint}"
-    with write_lock(vault.root):
-        if (done := idem.replay(vault.root, given, "session_close", fingerprint)):
-            return {**done, **reindex(vault)}
+    with write_lock(ctx.root):
+        if (done := idem.replay(ctx.root, given, "session_close", fingerprint)):
+            return {**done, **reindex(ctx)}
     moment = now()
     stamp = moment.strftime("%Y-%m-%d-%H%M%S")
     folder = f"sessions/{slug}"
     tpath, hpath = f"{folder}/{stamp}-transcript.md", f"{folder}/{stamp}-handoff.md"
     n = 2
-    while (vault.root / tpath).exists() or (vault.root / hpath).exists():
+    while (ctx.root / tpath).exists() or (ctx.root / hpath).exists():
         tpath, hpath = f"{folder}/{stamp}-{n}-transcript.md", f"{folder}/{stamp}-{n}-handoff.md"
         n += 1
     header = new_page(title=f"Session {moment.isoformat(sep=' ', timespec='minutes')} — {slug}",
                       frontmatter={"type": "session", "project": slug, "date": today(),
                                    "closed": moment.isoformat()})
     text, mapped = _render(messages, header, inert=not trusted)
-    with write_lock(vault.root):
-        state = load_state(vault.root, STATE).get(slug, {})
-        write_page(vault.root, tpath, text)
-        update_created(vault.root, add={tpath: "session_close"}, day=today())
+    with write_lock(ctx.root):
+        state = load_state(ctx.root, STATE).get(slug, {})
+        write_page(ctx.root, tpath, text)
+        update_created(ctx.root, add={tpath: "session_close"}, day=today())
     # What this session wrote: since it started, else since the last close, else today.
     since = state.get("started") or state.get("closed") or today()
 
@@ -375,13 +370,13 @@ def session_close(vault: Vault, transcript: str | list[dict[str, Any]], *,
                 parts = parse_decision(body)
                 try:
                     result = write.record_decision(
-                        vault, parts["name"], "general", parts["decided"], parts["because"],
+                        ctx, parts["name"], "general", parts["decided"], parts["because"],
                         parts["rejected"], source=f"[[{link}#L{line}]]", trusted=trusted)
                 except MemoryInputError as exc:
                     if not any(x.startswith("name:") for x in exc.problems):
                         raise
                     result = write.record_decision(
-                        vault, f"{parts['name']} ({stamp})", "general", parts["decided"],
+                        ctx, f"{parts['name']} ({stamp})", "general", parts["decided"],
                         parts["because"], parts["rejected"], source=f"[[{link}#L{line}]]",
                         trusted=trusted)
                 decisions.append({"path": result["path"], "title": result["title"],
@@ -389,7 +384,7 @@ def session_close(vault: Vault, transcript: str | list[dict[str, Any]], *,
                                   "citation": result["citations"]["decided"]})
             elif key == "TODO":
                 todos.append({"text": body, "from": where})
-                result = write.retain(vault, "B", f"TODO: {body}", trusted=trusted)
+                result = write.retain(ctx, "B", f"TODO: {body}", trusted=trusted)
                 retained.append({"kind": "B", "text": f"TODO: {body}", "from": where,
                                  "citation": result["citation"]})
             else:
@@ -400,7 +395,7 @@ def session_close(vault: Vault, transcript: str | list[dict[str, Any]], *,
                         raise MemoryInputError([f"{key}: is not a retain bullet"])
                     kind, text = item[0].kind, item[0].text
                     ents, conf = list(item[0].entities), item[0].confidence
-                result = write.retain(vault, kind, text, ents, conf, trusted=trusted)
+                result = write.retain(ctx, kind, text, ents, conf, trusted=trusted)
                 retained.append({"kind": kind, "text": text, "from": where,
                                  "citation": result["citation"]})
         except KenningError as exc:
@@ -408,11 +403,11 @@ def session_close(vault: Vault, transcript: str | list[dict[str, Any]], *,
 
     markers = [d["decided"] for d in decisions] + [r["text"] for r in retained] + [
         t["text"] for t in todos]
-    extracted, notes, failed = _extract_with_model(vault, tpath, messages, mapped, markers,
+    extracted, notes, failed = _extract_with_model(ctx, tpath, messages, mapped, markers,
                                                    trusted=trusted)
     errors += failed
     by_model = {f["citation"] for f in (extracted or {}).get("facts", [])}
-    journal = read_journal(vault.root, since)
+    journal = read_journal(ctx.root, since)
     changes = [e for e in journal
                if e.get("op") in ("record", "revise", "invalidate", "note", "delete")
                and not (e.get("op") == "record" and e.get("citation") in by_model)]
@@ -424,27 +419,27 @@ def session_close(vault: Vault, transcript: str | list[dict[str, Any]], *,
         if e.get("op") == "decide" and e.get("path") not in listed:
             listed.add(e["path"])
             decided = str(e.get("text", ""))
-            decisions.append({"path": e["path"], "title": _title(vault, e["path"]),
+            decisions.append({"path": e["path"], "title": _title(ctx, e["path"]),
                               "decided": provenance.MARK + decided if e.get("remote")
                               else decided, "citation": e.get("citation", "")})
-    handoff = _handoff(vault, slug, moment.isoformat(), tpath, note, messages, decisions,
+    handoff = _handoff(ctx, slug, moment.isoformat(), tpath, note, messages, decisions,
                        retained, todos, changes, errors, extracted, notes)
     result = {"project": slug, "transcript": tpath, "handoff": hpath, "decisions": decisions,
               "retained": retained, "todos": todos, "changes": changes, "errors": errors,
               "extracted": extracted, "notes": notes}
-    with write_lock(vault.root):
-        write_files(vault.root, {hpath: handoff, **dict(
+    with write_lock(ctx.root):
+        write_files(ctx.root, {hpath: handoff, **dict(
             [idem.entry(given, "session_close", fingerprint, result)])})
-        idem.prune(vault.root)
-        update_created(vault.root, add={hpath: "session_close"}, day=today())
-        all_state = load_state(vault.root, STATE)
+        idem.prune(ctx.root)
+        update_created(ctx.root, add={hpath: "session_close"}, day=today())
+        all_state = load_state(ctx.root, STATE)
         # "closed_clock": the real clock after every write of this session; "changed since"
         # compares it with file modification times.
         all_state[slug] = {**all_state.get(slug, {}), "closed": now().isoformat(),
                            "closed_clock": time.time(), "handoff": hpath}
         all_state[slug].pop("started", None)
-        save_state(vault.root, STATE, all_state)
-    return {**result, **reindex(vault)}
+        save_state(ctx.root, STATE, all_state)
+    return {**result, **reindex(ctx)}
 
 
 def _by_message(messages: list[tuple[str, str]], mapped: list[tuple[int, str]]
@@ -458,14 +453,14 @@ def _by_message(messages: list[tuple[str, str]], mapped: list[tuple[int, str]]
     return out
 
 
-def _extract_with_model(vault: Vault, tpath: str, messages: list[tuple[str, str]],
+def _extract_with_model(ctx: Context, tpath: str, messages: list[tuple[str, str]],
                         mapped: list[tuple[int, str]], markers: list[str], *, trusted: bool
                         ) -> tuple[dict[str, Any] | None, list[str], list[str]]:
     """The optional LLM pass: (what it added or None, notes, errors). Never fatal: without a
     model, with an unusable answer or an unreachable server the markers' result stands."""
     from kenning.memory import llm_assist
 
-    client, problem = llm_assist.client_for(vault.root)
+    client, problem = llm_assist.client_for(ctx.root)
     if client is None:
         return None, ([f"LLM extraction skipped: {problem}"] if problem else []), []
     if not trusted:
@@ -481,26 +476,26 @@ def _extract_with_model(vault: Vault, tpath: str, messages: list[tuple[str, str]
         notes.append(f"LLM extraction read transcript lines {view.first}–{view.last} only "
                      f"({view.total - view.omitted} of {view.total} lines): the transcript is "
                      f"over {llm_assist.MAX_TRANSCRIPT_CHARS:,} characters and its end was sent")
-    reindex(vault)
-    names = llm_assist.known_names(vault)
-    check = llm_assist.ExtractionCheck(vault, tpath, view, names, markers)
+    reindex(ctx)
+    names = llm_assist.known_names(ctx)
+    check = llm_assist.ExtractionCheck(ctx, tpath, view, names, markers)
     request = llm_assist.extraction_request(view, tpath, names, markers)
     found, why, attempts = llm_assist.ask_extraction(client, check, request)
     if found is None:
         notes.append(f"LLM extraction skipped: {why}; only the explicit markers were recorded")
         return None, notes, []
-    added, errors = llm_assist.apply_extraction(vault, found, tpath)
+    added, errors = llm_assist.apply_extraction(ctx, found, tpath)
     return {"model": client.config.model, "attempts": attempts, **added}, notes, errors
 
 
-def _title(vault: Vault, path: str) -> str:
+def _title(ctx: Context, path: str) -> str:
     try:
-        return parse_page((vault.root / path).read_text(encoding="utf-8"), path).title or path
+        return parse_page((ctx.root / path).read_text(encoding="utf-8"), path).title or path
     except (OSError, UnicodeDecodeError):
         return path
 
 
-def _handoff(vault: Vault, slug: str, closed: str, tpath: str, note: str | None,
+def _handoff(ctx: Context, slug: str, closed: str, tpath: str, note: str | None,
              messages: list[tuple[str, str]], decisions: list[dict[str, Any]],
              retained: list[dict[str, Any]], todos: list[dict[str, Any]],
              changes: list[dict[str, Any]], errors: list[str],
@@ -546,7 +541,7 @@ def _handoff(vault: Vault, slug: str, closed: str, tpath: str, note: str | None,
     section("Retained", [f"- {r['kind']}: {r['text']} ({r['citation']})" for r in retained])
     if extracted:
         lines += [f"## Added by the model ({extracted['model']})", ""]
-        lines += [f"- Created {link_to(path, _title(vault, path))}"
+        lines += [f"- Created {link_to(path, _title(ctx, path))}"
                   for path in extracted["created"]]
         lines += [f"- {f['entity']}: {f['rel'] + ' ' if f.get('rel') else ''}{f['text']} "
                   f"({f['citation']})" for f in extracted["facts"]]

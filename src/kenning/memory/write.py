@@ -60,7 +60,7 @@ from kenning.vault.page import (
 from kenning.vault.writes import note_landed, stamp_source
 
 if TYPE_CHECKING:
-    from kenning.api import Vault
+    from kenning.memory.common import Context
 
 
 class NotAllowed(KenningError, PermissionError):
@@ -103,13 +103,13 @@ class _Edit:
 class _Batch:
     """Pages a call will write, built in memory first."""
 
-    def __init__(self, vault: Vault, problems: Problems, *, trusted: bool = True) -> None:
-        self.vault = vault
-        self.root = vault.root
+    def __init__(self, ctx: Context, problems: Problems, *, trusted: bool = True) -> None:
+        self.ctx = ctx
+        self.root = ctx.root
         self.p = problems
         self.trusted = trusted
         self.edits: dict[str, _Edit] = {}
-        self.resolver = Resolver(vault)
+        self.resolver = Resolver(ctx)
         self.created = read_created(self.root)
         self.ledger: Any = None  # what remote callers wrote (vault.provenance), when needed
 
@@ -371,7 +371,7 @@ def _count(ents: list[Any]) -> int:
                if isinstance(e, dict) else 1 for e in ents)
 
 
-def record(vault: Vault, entities: list[dict[str, Any]] | None = None,
+def record(ctx: Context, entities: list[dict[str, Any]] | None = None,
            relations: list[dict[str, Any]] | None = None,
            observations: list[dict[str, Any]] | None = None, *,
            trusted: bool = True, dry_run: bool = False, key: str | None = None
@@ -394,10 +394,10 @@ def record(vault: Vault, entities: list[dict[str, Any]] | None = None,
         p.add("", "nothing to record: give entities, relations or observations")
     p.raise_if_any()
     fingerprint = digest("record", [ents, rels, obs, trusted])
-    with write_lock(vault.root):
-        if not dry_run and (done := replay(vault.root, given, "record", fingerprint)):
-            return {**done, **reindex(vault)}
-        batch = _Batch(vault, p, trusted=trusted)
+    with write_lock(ctx.root):
+        if not dry_run and (done := replay(ctx.root, given, "record", fingerprint)):
+            return {**done, **reindex(ctx)}
+        batch = _Batch(ctx, p, trusted=trusted)
         named: dict[str, _Edit] = {}   # normalised name or alias → page, for this call
         links: list[dict[str, Any]] = []  # relations from a person's note: manual links
         found: dict[str, _Edit | None] = {}   # name → page it resolved to, for this call
@@ -489,13 +489,13 @@ def record(vault: Vault, entities: list[dict[str, Any]] | None = None,
             extra = dict([entry(given, "record", fingerprint, stored)])
         facts = batch.write(extra)
         if links:
-            _append_manual_links(vault, links)
-        journal(vault.root, [{"op": "record", **f} for f in facts if not f.get("existing")]
+            _append_manual_links(ctx, links)
+        journal(ctx.root, [{"op": "record", **f} for f in facts if not f.get("existing")]
                 + [{"op": "record", "link": _link_result(e)} for e in links])
     out: dict[str, Any] = {"created": created, "updated": updated, "facts": facts}
     if links:
         out["links"] = [_link_result(e) for e in links]
-    return {**out, **reindex(vault)}
+    return {**out, **reindex(ctx)}
 
 
 def _manual_link(src: str, rel: str, dst: str, fact: Fact, text: str | None) -> dict[str, Any]:
@@ -518,14 +518,13 @@ def _link_result(entry: dict[str, Any]) -> dict[str, Any]:
             "stored": ".kenning/manual-links.jsonl"}
 
 
-def _append_manual_links(vault: Vault, entries: list[dict[str, Any]]) -> None:
+def _append_manual_links(ctx: Context, entries: list[dict[str, Any]]) -> None:
     """Append to ``.kenning/manual-links.jsonl`` (the index's log of edges that are not page
     content) under the index's writer lock, as ``Vault.link`` does."""
-    from kenning.index import db as dbm
     from kenning.index.indexer import append_manual_links
 
-    with dbm.writer_lock(vault.root, wait=10.0):
-        append_manual_links(vault.root, entries)
+    with ctx.store.writer_lock(wait=10.0):
+        append_manual_links(ctx.root, entries)
 
 
 def _plan_entity(batch: _Batch, named: dict[str, _Edit], where: str, raw: Any, *,
@@ -686,7 +685,7 @@ def _remote_names(batch: _Batch, where: str, name: str, aliases: list[str],
                   "a page they did not create")
             return False
     asked = [a for a in aliases if lookalike_key(a) not in current]
-    holders = name_holders(batch.vault, [*asked, *([name] if path is None else [])])
+    holders = name_holders(batch.ctx, [*asked, *([name] if path is None else [])])
     for j, alias in enumerate(aliases):
         others = [h for h in holders.get(alias, []) if h != path]
         if alias in asked and others:
@@ -704,7 +703,7 @@ def _remote_names(batch: _Batch, where: str, name: str, aliases: list[str],
 # -- decisions -----------------------------------------------------------------------------------
 
 
-def record_decision(vault: Vault, name: str, domain: str, decided: str, because: str,
+def record_decision(ctx: Context, name: str, domain: str, decided: str, because: str,
                     rejected: list[dict[str, str]] | None = None, *, date: str | None = None,
                     source: str | None = None, trusted: bool = True,
                     dry_run: bool = False, key: str | None = None) -> dict[str, Any]:
@@ -742,16 +741,16 @@ def record_decision(vault: Vault, name: str, domain: str, decided: str, because:
                          *((f"rejected[{i}]", o + " " + r) for i, (o, r) in enumerate(options))):
         if value and not trusted and _LINK.search(value):
             p.add(where, "remote callers cannot write links in text")
-    with write_lock(vault.root):
-        if not dry_run and (done := replay(vault.root, given, "decide", fingerprint)):
-            return {**done, **reindex(vault)}
-        resolver = Resolver(vault)
+    with write_lock(ctx.root):
+        if not dry_run and (done := replay(ctx.root, given, "decide", fingerprint)):
+            return {**done, **reindex(ctx)}
+        resolver = Resolver(ctx)
         cited = _source(p, "source", source, resolver, trusted=trusted)
         path = entity_path("decision", title) if title else None
         taken = None
         if title and path:
             existing, candidates = resolver.find(title)
-            if existing or candidates or new_page_path(vault.root, path) != path:
+            if existing or candidates or new_page_path(ctx.root, path) != path:
                 taken = existing or path
         p.raise_if_any()
         assert title and path and what and why and dom
@@ -770,7 +769,7 @@ def record_decision(vault: Vault, name: str, domain: str, decided: str, because:
         text = new_page(title=title, frontmatter=front, summary=f"Decided on {day}: {what}",
                         body=body)
         text = append_timeline(text, TimelineEntry(0, day, f"Decided: {what[:200]}", cited))
-        same = taken == path and _text_of(vault.root, path) == text
+        same = taken == path and _text_of(ctx.root, path) == text
         if taken and not same:
             p.add("name", f"a page named {title!r} exists ({taken}); revise it or choose "
                   "another name")
@@ -794,12 +793,12 @@ def record_decision(vault: Vault, name: str, domain: str, decided: str, because:
                           "rejected": rejected_out},
         }
         if same:  # the decision is already there, exactly: a retry
-            return {**result, "existing": True, **reindex(vault)}
-        _write_keyed(vault.root, {path: text}, given, "decide", fingerprint, result,
+            return {**result, "existing": True, **reindex(ctx)}
+        _write_keyed(ctx.root, {path: text}, given, "decide", fingerprint, result,
                      made="decide")
-        journal(vault.root, [{"op": "decide", "path": path, "citation": cite(path, summary_line),
+        journal(ctx.root, [{"op": "decide", "path": path, "citation": cite(path, summary_line),
                               "text": what}])
-    return {**result, **reindex(vault)}
+    return {**result, **reindex(ctx)}
 
 
 # -- revise / invalidate -------------------------------------------------------------------------
@@ -867,7 +866,7 @@ def _entity(p: Problems, batch: _Batch, where: str, ref: Any, *,
     return edit
 
 
-def revise(vault: Vault, entity: str, observation: str, new_text: str | None = None, *,
+def revise(ctx: Context, entity: str, observation: str, new_text: str | None = None, *,
            superseded_by: str | None = None, superseding_entity: str | None = None,
            valid_from: str | None = None, source: str | None = None,
            epistemic_status: str | None = None, confidence: float | None = None,
@@ -884,15 +883,15 @@ def revise(vault: Vault, entity: str, observation: str, new_text: str | None = N
         p.add("new_text", "give either the new text or superseded_by (an existing fact), "
               "not both or neither")
     start = p.date("valid_from", valid_from)
-    with write_lock(vault.root):
-        if (done := replay(vault.root, given, "revise", fingerprint)):
-            return {**done, **reindex(vault)}
-        batch = _Batch(vault, p, trusted=trusted)
+    with write_lock(ctx.root):
+        if (done := replay(ctx.root, given, "revise", fingerprint)):
+            return {**done, **reindex(ctx)}
+        batch = _Batch(ctx, p, trusted=trusted)
         edit = _entity(p, batch, "entity", entity, writing=True)
         if edit is not None and new_text is not None and not superseding_entity:
             done = _revised_today(edit, observation, new_text)
             if done is not None:  # this very revision was made today: a retry
-                return {**done, "existing": True, **reindex(vault)}
+                return {**done, "existing": True, **reindex(ctx)}
         old = _match_fact(p, "observation", parse_page(edit.text, edit.path), observation) \
             if edit else None
         target = _entity(p, batch, "superseding_entity", superseding_entity, writing=True) \
@@ -962,11 +961,11 @@ def revise(vault: Vault, entity: str, observation: str, new_text: str | None = N
         }
         batch.write(dict([entry(given, "revise", fingerprint, result)]) if given else None)
         if given:
-            prune(vault.root)
-        journal(vault.root, [{"op": "revise", "path": edit.path, "id": old_id,
+            prune(ctx.root)
+        journal(ctx.root, [{"op": "revise", "path": edit.path, "id": old_id,
                               "citation": result["new"]["citation"], "old": old.text,
                               "text": new_line_text}])
-    return {**result, **reindex(vault)}
+    return {**result, **reindex(ctx)}
 
 
 def _revised_today(edit: _Edit, ref: Any, new_text: Any) -> dict[str, Any] | None:
@@ -1000,7 +999,7 @@ def _revised_today(edit: _Edit, ref: Any, new_text: Any) -> dict[str, Any] | Non
     return None
 
 
-def invalidate(vault: Vault, entity: str, observation: str, *, reason: str,
+def invalidate(ctx: Context, entity: str, observation: str, *, reason: str,
                source: str | None = None, trusted: bool = True, key: str | None = None
                ) -> dict[str, Any]:
     """Mark a fact ``invalidated`` (it was never true), with the day; the reason goes on the
@@ -1011,10 +1010,10 @@ def invalidate(vault: Vault, entity: str, observation: str, *, reason: str,
     why = p.text("reason", reason, one_line=True)
     if why and not trusted and _LINK.search(why):
         p.add("reason", "remote callers cannot write links in text")
-    with write_lock(vault.root):
-        if (done := replay(vault.root, given, "invalidate", fingerprint)):
-            return {**done, **reindex(vault)}
-        batch = _Batch(vault, p, trusted=trusted)
+    with write_lock(ctx.root):
+        if (done := replay(ctx.root, given, "invalidate", fingerprint)):
+            return {**done, **reindex(ctx)}
+        batch = _Batch(ctx, p, trusted=trusted)
         cited = _source(p, "source", source, batch.resolver, trusted=trusted)
         edit = _entity(p, batch, "entity", entity, writing=True)
         old = _match_fact(p, "observation", parse_page(edit.text, edit.path), observation) \
@@ -1032,11 +1031,11 @@ def invalidate(vault: Vault, entity: str, observation: str, *, reason: str,
                   "citation": cite(edit.path, old.line)}
         batch.write(dict([entry(given, "invalidate", fingerprint, result)]) if given else None)
         if given:
-            prune(vault.root)
-        journal(vault.root, [{"op": "invalidate", "path": edit.path, "id": block,
+            prune(ctx.root)
+        journal(ctx.root, [{"op": "invalidate", "path": edit.path, "id": block,
                               "citation": result["citation"], "text": old.text,
                               "reason": why}])
-    return {**result, **reindex(vault)}
+    return {**result, **reindex(ctx)}
 
 
 # -- retain / note / delete ----------------------------------------------------------------------
@@ -1046,7 +1045,7 @@ def daily_log_path(day: str | None = None) -> str:
     return f"memory/{day or today()}.md"
 
 
-def retain(vault: Vault, kind: str, text: str, entities: list[str] | None = None,
+def retain(ctx: Context, kind: str, text: str, entities: list[str] | None = None,
            confidence: float | None = None, *, trusted: bool = True,
            dry_run: bool = False, key: str | None = None) -> dict[str, Any]:
     """Append ``- K(c=…) @Name: text`` to the ``## Retain`` section of today's daily log.
@@ -1082,13 +1081,13 @@ def retain(vault: Vault, kind: str, text: str, entities: list[str] | None = None
     path = daily_log_path()
     if dry_run:  # validated as a write would be; nothing written
         return {"dry_run": True, "path": path, "kind": letter}
-    with write_lock(vault.root):
-        if (done := replay(vault.root, given, "retain", fingerprint)):
-            return {**done, **reindex(vault)}
-        target = vault.root / path
+    with write_lock(ctx.root):
+        if (done := replay(ctx.root, given, "retain", fingerprint)):
+            return {**done, **reindex(ctx)}
+        target = ctx.root / path
         page = None
         if target.exists():
-            old, page = read_page(vault.root, path)
+            old, page = read_page(ctx.root, path)
         else:
             old = new_page(title=today(), frontmatter={"type": "daily", "date": today()})
         bullet = render_retain(item)
@@ -1096,18 +1095,18 @@ def retain(vault: Vault, kind: str, text: str, entities: list[str] | None = None
         if there:  # already retained today, exactly: a retry
             line = there[0]
             return {"path": path, "line": line, "citation": cite(path, line), "kind": letter,
-                    "entities": list(item.entities), "existing": True, **reindex(vault)}
+                    "entities": list(item.entities), "existing": True, **reindex(ctx)}
         new = append_retain(old, item)
         line = parse_page(new, path).retain[-1].line
         result = {"path": path, "line": line, "citation": cite(path, line), "kind": letter,
                   "entities": list(item.entities)}
-        _write_keyed(vault.root, {path: new}, given, "retain", fingerprint, result)
-        journal(vault.root, [{"op": "retain", "path": path, "citation": cite(path, line),
+        _write_keyed(ctx.root, {path: new}, given, "retain", fingerprint, result)
+        journal(ctx.root, [{"op": "retain", "path": path, "citation": cite(path, line),
                               "text": bullet[2:]}])
-    return {**result, **reindex(vault)}
+    return {**result, **reindex(ctx)}
 
 
-def note(vault: Vault, text: str, *, title: str | None = None, trusted: bool = True,
+def note(ctx: Context, text: str, *, title: str | None = None, trusted: bool = True,
          key: str | None = None) -> dict[str, Any]:
     """A quick free note: ``notes/YYYY-MM-DD <title>.md`` with the text as written.
 
@@ -1125,26 +1124,26 @@ def note(vault: Vault, text: str, *, title: str | None = None, trusted: bool = T
     if not name:
         first = next(line for line in body.splitlines() if line.strip())
         name = " ".join(first.lstrip("#").split())[:60] or "note"
-    with write_lock(vault.root):
-        if (done := replay(vault.root, given, "note", fingerprint)):
-            return {**done, **reindex(vault)}
+    with write_lock(ctx.root):
+        if (done := replay(ctx.root, given, "note", fingerprint)):
+            return {**done, **reindex(ctx)}
         base = f"notes/{entity_file_name(f'{today()} {name}')}"
         try:
             content = new_page(title=name, frontmatter={"type": "note", "created": today()},
                                body=body.replace("\r\n", "\n").rstrip("\n") + "\n")
         except ValueError as exc:
             raise MemoryInputError([f"title: {exc}"]) from None
-        path = _same_note(vault.root, base, content) or new_page_path(vault.root, base)
+        path = _same_note(ctx.root, base, content) or new_page_path(ctx.root, base)
         start = content[: content.rindex(body.replace("\r\n", "\n"))].count("\n") + 1
         result = {"path": path, "title": name,
                   "citation": cite(path, start, len(content.rstrip("\n").split("\n")))}
-        if (vault.root / path).exists():  # the same note, already written today: a retry
-            return {**result, "existing": True, **reindex(vault)}
-        _write_keyed(vault.root, {path: content}, given, "note", fingerprint, result,
+        if (ctx.root / path).exists():  # the same note, already written today: a retry
+            return {**result, "existing": True, **reindex(ctx)}
+        _write_keyed(ctx.root, {path: content}, given, "note", fingerprint, result,
                      made="note")
-        journal(vault.root, [{"op": "note", "path": path, "citation": cite(path, start),
+        journal(ctx.root, [{"op": "note", "path": path, "citation": cite(path, start),
                               "text": name}])
-    return {**result, **reindex(vault)}
+    return {**result, **reindex(ctx)}
 
 
 def _same_note(root: Any, base: str, content: str) -> str | None:
@@ -1159,14 +1158,14 @@ def _same_note(root: Any, base: str, content: str) -> str | None:
     return None
 
 
-def delete(vault: Vault, ref: str, *, trusted: bool = True) -> dict[str, Any]:
+def delete(ctx: Context, ref: str, *, trusted: bool = True) -> dict[str, Any]:
     """Move a page Kenning created to ``.trash/`` (Obsidian's trash; never indexed). Local
     callers only; a person's note is never deleted."""
     if not trusted:
         raise NotAllowed("delete is not available to remote callers; nothing was deleted")
     p = Problems()
-    with write_lock(vault.root):
-        batch = _Batch(vault, p)
+    with write_lock(ctx.root):
+        batch = _Batch(ctx, p)
         path = None
         if isinstance(ref, str) and ref.strip():
             path, candidates = batch.resolver.find(ref)
@@ -1180,10 +1179,10 @@ def delete(vault: Vault, ref: str, *, trusted: bool = True) -> dict[str, Any]:
                   "person's note (move it to the trash yourself)")
         p.raise_if_any()
         assert path is not None
-        trash = new_page_path(vault.root, f".trash/{path}")
-        (vault.root / trash).parent.mkdir(parents=True, exist_ok=True)
-        (vault.root / path).replace(vault.root / trash)
+        trash = new_page_path(ctx.root, f".trash/{path}")
+        (ctx.root / trash).parent.mkdir(parents=True, exist_ok=True)
+        (ctx.root / path).replace(ctx.root / trash)
         note_landed(path, trash)
-        update_created(vault.root, removed=[path])
-        journal(vault.root, [{"op": "delete", "path": path, "trash": trash}])
-    return {"deleted": path, "trash": trash, **reindex(vault)}
+        update_created(ctx.root, removed=[path])
+        journal(ctx.root, [{"op": "delete", "path": path, "trash": trash}])
+    return {"deleted": path, "trash": trash, **reindex(ctx)}

@@ -7,24 +7,14 @@ rebuild neither needs nor erases it, and losing it only makes recency fall back 
 from __future__ import annotations
 
 import os
-import sqlite3
 import time
 from collections.abc import Iterable
 from pathlib import Path
 
+from kenning.index.queries.recall import read_activity, write_activity
 from kenning.vault.layout import STATE_DIR
 
 NAME = "activity.db"
-
-
-def _connect(root: Path) -> sqlite3.Connection:
-    path = root / STATE_DIR / NAME
-    path.parent.mkdir(parents=True, exist_ok=True)
-    db = sqlite3.connect(path, timeout=0.5, isolation_level=None)
-    db.execute("PRAGMA journal_mode = WAL")
-    db.execute("CREATE TABLE IF NOT EXISTS recalled (path TEXT PRIMARY KEY, last TEXT NOT NULL,"
-               " count INTEGER NOT NULL DEFAULT 0)")
-    return db
 
 
 _SEEN: dict[Path, tuple[tuple[int, int], dict[str, str]]] = {}
@@ -46,13 +36,8 @@ def last_recalled(root: Path) -> dict[str, str]:
     cached = _SEEN.get(path)
     if cached is not None and cached[0] == stamp:
         return cached[1]
-    try:
-        db = _connect(root)
-        try:
-            found = dict(db.execute("SELECT path, last FROM recalled").fetchall())
-        finally:
-            db.close()
-    except sqlite3.Error:
+    found = read_activity(path)
+    if found is None:
         return {}
     _SEEN[path] = (stamp, found)
     return found
@@ -64,13 +49,4 @@ def record(root: Path, paths: Iterable[str], when: str | None = None) -> None:
     rows = [(p, day) for p in dict.fromkeys(paths)]
     if not rows:
         return
-    try:
-        db = _connect(root)
-        try:
-            db.executemany(
-                "INSERT INTO recalled(path, last, count) VALUES (?, ?, 1) ON CONFLICT(path)"
-                " DO UPDATE SET last = excluded.last, count = count + 1", rows)
-        finally:
-            db.close()
-    except sqlite3.Error:
-        pass
+    write_activity(root / STATE_DIR / NAME, rows)

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
-from kenning.recall.search import cite, estimate_tokens
+from kenning.index.queries import recall as recall_sql
+from kenning.index.store.base import Store
+from kenning.recall.budget import estimate_tokens
+from kenning.recall.results import cite
 
 _ASKING = re.compile(
     r"^\s*(?:please\s+)?(?:tell\s+me\s+(?:everything\s+)?about|what\s+do\s+(?:we|i|you)\s+know"
@@ -78,18 +80,16 @@ def _lean(item: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def recall(db: sqlite3.Connection, page_id: int, *, budget: int = 1500,
+def recall(store: Store, page_id: int, *, budget: int = 1500,
            overview: bool = False, today: str | None = None,
            neighbours: int = 8, timeline: int = 5) -> Recall:
     """Summary, active facts, latest timeline and strongest neighbours of a page, in budget."""
-    row = db.execute(
-        "SELECT path, title, type, summary, title_line, summary_start, summary_end FROM pages"
-        " WHERE id = ?", (page_id,)).fetchone()
+    row = recall_sql.entity_page(store, page_id)
     path, title, ptype, summary, title_line, summary_start, summary_end = row
     start = summary_start or (title_line + 1 if title_line else 1)
     answer = Recall(path=path, title=title, type=ptype, summary=summary,
                     summary_citation=cite(path, start, max(start, summary_end or start)))
-    strongest = _neighbours(db, page_id, neighbours)
+    strongest = _neighbours(store, page_id, neighbours)
     # The budget is a ceiling on the whole answer as sent (``to_dict`` as compact JSON, four
     # bytes a token like every estimate): counted in bytes, with room kept for "truncated".
     limit = (budget + 1) * 4 - 1 - len(',"truncated":true')
@@ -121,16 +121,10 @@ def recall(db: sqlite3.Connection, page_id: int, *, budget: int = 1500,
     facts = [
         {"relation": r[1], "target": r[2], "text": r[3], "valid_from": r[4], "valid_to": r[5],
          "epistemic": r[6], "confidence": r[7], "source": r[8], "citation": cite(path, r[0], r[0])}
-        for r in db.execute(
-            """SELECT line, relation, target, text, valid_from, valid_to, epistemic, confidence,
-                      source FROM facts WHERE page_id = ? AND status = 'active'
-                      AND (valid_from IS NULL OR valid_from <= ?)
-                      AND (valid_to IS NULL OR valid_to >= ?) ORDER BY line""",
-            (page_id, today, today))]
+        for r in recall_sql.active_facts(store, page_id, today)]
     events = [
         {"date": r[1], "text": r[2], "source": r[3], "citation": cite(path, r[0], r[0])}
-        for r in db.execute("""SELECT line, date, text, source FROM timeline WHERE page_id = ?
-                               ORDER BY date DESC, line DESC LIMIT ?""", (page_id, timeline))]
+        for r in recall_sql.latest_timeline(store, page_id, timeline)]
     for key, bucket, items in (("facts", answer.facts, facts),
                                ("timeline", answer.timeline, events),
                                ("neighbours", answer.neighbours, strongest)):
@@ -154,18 +148,9 @@ def _size(value: Any) -> int:
     return len(_dumps(value).encode("utf-8"))
 
 
-def _neighbours(db: sqlite3.Connection, page_id: int, limit: int) -> list[dict[str, Any]]:
+def _neighbours(store: Store, page_id: int, limit: int) -> list[dict[str, Any]]:
     """Pages most strongly tied to this one: typed edges count double, mentions once."""
-    rows = db.execute(
-        """SELECT other, rel, kind, line, origin FROM (
-               SELECT l.dst_id AS other, l.rel, l.kind, l.line, l.origin_id AS origin
-               FROM links l WHERE l.src_id = :p AND l.dst_id != :p
-                 AND l.resolution = 'resolved' AND l.status = 'active'
-               UNION ALL
-               SELECT l.src_id, l.rel, l.kind, l.line, l.origin_id
-               FROM links l WHERE l.dst_id = :p AND l.src_id != :p
-                 AND l.resolution = 'resolved' AND l.status = 'active')""",
-        {"p": page_id}).fetchall()
+    rows = recall_sql.entity_links(store, page_id)
     strength: dict[int, float] = {}
     rels: dict[int, set[str]] = {}
     where: dict[int, tuple[int | None, int | None]] = {}
@@ -177,12 +162,8 @@ def _neighbours(db: sqlite3.Connection, page_id: int, limit: int) -> list[dict[s
     top = sorted(strength, key=lambda o: -strength[o])[:limit]
     if not top:
         return []
-    marks = ",".join("?" * len(top))
-    info = {r[0]: r[1:] for r in db.execute(
-        f"SELECT id, path, title, type, summary FROM pages WHERE id IN ({marks})", top)}
-    paths = {r[0]: r[1] for r in db.execute(
-        f"SELECT id, path FROM pages WHERE id IN ({','.join('?' * len(where))})",
-        [o for o, _ in where.values() if o is not None] or [0])} if where else {}
+    info = recall_sql.page_summaries(store, top)
+    paths = recall_sql.page_paths(store, [o for o, _ in where.values() if o is not None])
     out = []
     for other in top:
         npath, ntitle, ntype, nsummary = info[other]

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from kenning.errors import KenningError
 
 if TYPE_CHECKING:
-    import sqlite3
+    from kenning.index.store.base import Store
 
 PROVIDERS = ("none", "http", "tei", "sentence-transformers")
 CONFIG_FILE = ".kenning/config.yaml"
@@ -332,7 +332,7 @@ def _worker() -> ThreadPoolExecutor:
     return _pool
 
 
-def rerank_fused(db: sqlite3.Connection, query: str, fused: dict[int, dict[str, float]],
+def rerank_fused(store: Store, query: str, fused: dict[int, dict[str, float]],
                  reranker: Reranker) -> list[str]:
     """Re-order the top ``top_n`` chunks of the fused order by the reranker; notes on failure.
 
@@ -346,7 +346,7 @@ def rerank_fused(db: sqlite3.Connection, query: str, fused: dict[int, dict[str, 
     if not fused or not query.strip():
         return []
     pool = sorted(fused, key=lambda c: (-fused[c]["score"], c))[: reranker.top_n]
-    texts = _passage_texts(db, pool)
+    texts = _passage_texts(store, pool)
     passages = [texts.get(c, "") for c in pool]
     future = _worker().submit(reranker.scores, query[:MAX_PASSAGE_CHARS], passages)
     try:
@@ -393,12 +393,11 @@ def probe(reranker: Reranker) -> None:
                                 "check the model and its dependencies") from None
 
 
-def _passage_texts(db: sqlite3.Connection, chunk_ids: list[int]) -> dict[int, str]:
+def _passage_texts(store: Store, chunk_ids: list[int]) -> dict[int, str]:
     """Each chunk's page title and text, as the reranker reads it (frontmatter left out)."""
-    marks = ",".join("?" * len(chunk_ids))
-    rows = db.execute(
-        f"SELECT c.id, p.title, f.body FROM chunks c JOIN pages p ON p.id = c.page_id"
-        f" JOIN chunks_fts f ON f.rowid = c.id WHERE c.id IN ({marks})", chunk_ids).fetchall()
+    from kenning.index.queries import recall as recall_sql
+
+    rows = recall_sql.passage_texts(store, chunk_ids)
     out = {}
     for chunk_id, title, body in rows:
         body = _strip_frontmatter(body or "")

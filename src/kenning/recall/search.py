@@ -1,143 +1,83 @@
-"""Lexical recall: BM25 over chunks, grouped by page, with citations to the exact lines.
+"""Recall: lexical (BM25), dense or hybrid search over chunks, grouped by page, cited by line.
 
-The query becomes an FTS5 expression (terms OR'ed, quoted phrases kept, CJK runs rewritten as
-bigram phrases, see index/cjk.py). Chunk scores are grouped by page and weighed by how many
-query terms the page covers (and a date the query names); the page signals (backlinks,
-recency, type, folder) then add a bonus scaled to the query's own spread of evidence, so that
-they break near-ties and never overturn a clear lead (see :func:`signal_bonus`). A page whose
-title or alias *is* the query ranks first.
+The query is parsed (:mod:`kenning.recall.query`) into a structured full-text query the store
+matches and ranks (``Store.match_chunks``: every term first, any term when that finds too
+little); the dense arm (:mod:`kenning.recall.dense`) ranks by meaning; hybrid fuses both by
+rank. Chunk scores are grouped by page and weighed by how many query terms the page covers
+(and a date the query names); the page signals (backlinks, recency, type, folder) then add a
+bonus scaled to the query's own spread of evidence, so that they break near-ties and never
+overturn a clear lead (see :func:`signal_bonus`). A page whose title or alias *is* the query
+ranks first. Evidence lines, highlights and snippets come from :mod:`kenning.recall.citations`;
+filling a token budget is :mod:`kenning.recall.budget`.
 """
 
 from __future__ import annotations
 
-import functools
 import json
 import math
 import re
-import sqlite3
-import unicodedata
 from collections.abc import Iterable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from concurrent.futures import Future
+from dataclasses import dataclass, replace
 from datetime import date
 from typing import Any
 
 from kenning.index.chunking import heading_at
-from kenning.index.cjk import HAS_CJK, query_words, run_to_fts, split_query
 from kenning.index.indexer import norm_name
+from kenning.index.queries import recall as recall_sql
+from kenning.index.store.base import Store, TextQuery
+from kenning.recall import dense as dense_arm
 from kenning.recall import when
+from kenning.recall.budget import (
+    BUDGET_PASSAGES_PER_PAGE,
+    BUDGET_PER_PASSAGE,
+    estimate_tokens,
+    group_by_page,
+    inside_spans,
+    within_budget,
+)
+from kenning.recall.citations import (
+    CLOSE,
+    OPEN,
+    clip,
+    evidence_lines,
+    highlights,
+    holds_words,
+    how_found,
+    marked_terms,
+    term_rarity,
+    trim_overlapping,
+    wanted_terms,
+    whole_chunk,
+)
+from kenning.recall.dense import DenseArm
+from kenning.recall.query import Query, parse_query
+from kenning.recall.results import Hit, Result, Results, cite
+from kenning.recall.signals import (
+    Signals,
+    backlink_counts,
+    evidence_spread,
+    page_factors,
+    signal_bonus,
+    type_hints,
+)
 
-# Column weights for bm25(): title (with aliases), heading, body, cjk bigrams.
-BM25_WEIGHTS = (5.0, 2.0, 1.0, 1.0)
+# The search's vocabulary lives in its own modules; callers import it from here too.
+__all__ = ["DenseArm", "Filters", "Hit", "Query", "Result", "Results", "Signals", "cite",
+           "estimate_tokens", "evidence_spread", "parse_query", "search", "signal_bonus",
+           "type_hints"]
+
 CANDIDATE_CHUNKS = 200
 POOL_PAGES = 30  # pages whose evidence is read first; more when the ranking needs them
 ALL_TERMS_ENOUGH = 10  # pages matching every term below which any term may match
 CONTEXT_SOURCES = 50  # the best lexical chunks whose neighbours get lexical context (hybrid)
 EXACT_TITLE_BOOST = 1000.0
-BACKLINK_WEIGHT = 0.05
-SNIPPET_CHARS = 240
-BUDGET_PER_PASSAGE = 25  # tokens: with a budget, ask for about budget / this many passages
-BUDGET_PASSAGES_PER_PAGE = 40  # with a budget a page may give this many passages (not 10)
-HIT_FRAME, PAGE_FRAME, ANSWER_FRAME = 16, 12, 24  # tokens of JSON around a hit, a page, an answer
-LEAD_CONTEXT = 2  # non-blank lines each side a passage takes with it, when they fit
-CONTEXT_LINES = 12  # with budget left over, a passage grows by up to this many lines each side
-OPEN, CLOSE = "\x01", "\x02"
-
-STOPWORDS = frozenset(
-    """a an and are as at be but by did do does for from had has have how i if in into is it its
-    me my of on or our so that the their them then there these they this to was we were what when
-    where which who whom why will with you your about tell show find""".split()
-)
-_TOKEN = re.compile(r"[\w]+(?:[.'’][\w]+)*", re.UNICODE)
-_POSSESSIVE = re.compile(r"['’]s$")  # "Sarah's" asks about Sarah: the term is "sarah"
-_PHRASE = re.compile(r'"([^"]+)"')
+_DEFAULT_SIGNALS = Signals()
 
 
 @dataclass(frozen=True)
-class Hit:
-    """One chunk that matched, cited by the lines that hold the evidence."""
-
-    chunk_id: int
-    start_line: int
-    end_line: int
-    heading: str
-    score: float
-    snippet: str
-    # None when the cited lines hold the query's words; else what found the passage instead:
-    # "name" (the page's title, alias or file name), "heading" (its section heading),
-    # "meaning" (the dense arm alone) or "context" (the words of the passage next to it).
-    found: str | None = None
 
 
-@dataclass
-class Result:
-    """A page that matched, with its best chunks."""
-
-    path: str
-    title: str
-    type: str | None
-    score: float
-    hits: list[Hit] = field(default_factory=list)
-    exact: bool = False
-    backlinks: int = 0
-    matched: list[str] = field(default_factory=list)
-    explain: dict[str, Any] | None = None
-    factor: float = 1.0  # what the page's evidence is worth: coverage × superseded × named date
-    bonus: float = 0.0   # what the page signals add (signal_bonus), in the mode's score units
-
-    @property
-    def citation(self) -> str:
-        """``path#Lstart-Lend`` of the best evidence."""
-        hit = self.hits[0] if self.hits else None
-        return cite(self.path, hit.start_line, hit.end_line) if hit else self.path
-
-    @property
-    def snippet(self) -> str:
-        """The best evidence as one short line of text."""
-        return self.hits[0].snippet if self.hits else ""
-
-    @property
-    def found(self) -> str | None:
-        """How the best evidence was found, when not by the words on its lines (see Hit)."""
-        return self.hits[0].found if self.hits else None
-
-    def to_dict(self) -> dict[str, object]:
-        """JSON-ready form, each item once: the page's name and type, then its evidence, each
-        hit cited ``path#Lstart-Lend`` (so the page's path is in every citation, not beside it).
-
-        Left out when they say nothing: a title that is the file name, no type, a heading's H1
-        when it is the title, a heading that is the previous hit's, ``exact`` when false.
-        Scores, backlinks and matched terms are ranking detail, shown with ``explain``; the
-        order of results is the rank."""
-        out: dict[str, object] = {} if self.hits else {"path": self.path}
-        if self.title != self.path.rsplit("/", 1)[-1].removesuffix(".md"):
-            out["title"] = self.title
-        if self.type:
-            out["type"] = self.type
-        if self.exact:
-            out["exact"] = True
-        if self.explain is not None:
-            out["explain"] = {**self.explain, "backlink_count": self.backlinks,
-                              "matched": self.matched,
-                              "hit_scores": [float(f"{h.score:.4g}") for h in self.hits]}
-        hits: list[dict[str, object]] = []
-        shown = self.title
-        for hit in self.hits:
-            top, _, rest = hit.heading.partition(" > ")
-            heading = rest if top and top in self.title else hit.heading  # the H1 is the title
-            item: dict[str, object] = {"citation": cite(self.path, hit.start_line, hit.end_line)}
-            if heading and heading != shown:
-                item["heading"] = heading
-            shown = heading or shown
-            item["snippet"] = hit.snippet
-            if hit.found:  # how it was found, when not by its words
-                item["found"] = hit.found
-            hits.append(item)
-        out["hits"] = hits
-        return out
-
-
-@dataclass(frozen=True)
 class Filters:
     """Restrictions on which pages may match."""
 
@@ -151,99 +91,9 @@ class Filters:
     tags: Sequence[str] = ()   # only pages with every one of these tags (or a tag nested in it)
 
 
-def cite(path: str, start: int, end: int) -> str:
-    """A citation a person can open: ``people/sarah.md#L4-L9``."""
-    return f"{path}#L{start}-L{end}"
-
-
-@dataclass(frozen=True)
-class Query:
-    """A parsed query: plain terms, phrases and CJK runs."""
-
-    terms: tuple[str, ...]
-    phrases: tuple[str, ...]
-    cjk: tuple[str, ...]
-
-    @property
-    def empty(self) -> bool:
-        """True when nothing searchable is left."""
-        return not (self.terms or self.phrases or self.cjk)
-
-    def fts(self, *, all_terms: bool = False) -> str:
-        """The FTS5 MATCH expression: any term (default) or every term."""
-        join = " AND " if all_terms else " OR "
-        clauses = [f'{{title heading body}} : "{t}"' for t in (*self.terms, *self.phrases)]
-        clauses += [f"{{title cjk}} : {run_to_fts(r)}" for r in self.cjk]
-        return join.join(clauses)
-
-    @property
-    def size(self) -> int:
-        """How many separate things the query asks for."""
-        return len(self.terms) + len(self.phrases) + len(self.cjk)
-
-
-def parse_query(text: str) -> Query:
-    """Split user text into terms (stopwords dropped unless nothing else is left)."""
-    phrases = tuple(p.strip() for p in _PHRASE.findall(text) if p.strip() and '"' not in p)
-    rest = _PHRASE.sub(" ", text)
-    runs, rest = split_query(rest)
-    tokens = [_POSSESSIVE.sub("", t.casefold()) for t in _TOKEN.findall(rest)]
-    terms = [t for t in tokens if t not in STOPWORDS] or tokens
-    seen: dict[str, None] = dict.fromkeys(terms)
-    clean_phrases = tuple(" ".join(_TOKEN.findall(p)) for p in phrases)
-    words = [w for run in runs for w in query_words(run)]
-    return Query(tuple(seen), tuple(p for p in clean_phrases if p), tuple(dict.fromkeys(words)))
-
-
-@dataclass(frozen=True)
-class Signals:
-    """How much each ranking signal counts; every one is configurable and shown by --explain."""
-
-    rrf_k: int = 60
-    arm_weights: tuple[float, float] = (1.5, 1.0)  # lexical, dense, in the fusion
-    backlink_weight: float = BACKLINK_WEIGHT
-    recency_weight: float = 0.2
-    half_life_days: float = 23.0
-    superseded_factor: float = 0.5
-    date_weight: float = 1.0     # pages dated when the query says ("on 4 March 2026") count ×2
-    type_weight: float = 0.3     # "what did we decide …" favours decision pages ×1.3
-    folder_weights: dict[str, float] = field(default_factory=dict)
-    speaker_factor: float = 0.75  # turns by someone other than the person the query names
-    chunks_per_page: int = 2     # hits shown per page when results are pages
-    page_weight: float = 1.0     # a passage also counts its page's best passage × this (-g chunk)
-    lexical_context_weight: float = 0.3  # hybrid: a chunk also scores its neighbours' BM25 × this
-    passages_per_page: int = 10  # at most this many results from one page when results are chunks
-    # The page signals add a bonus in the units of the evidence they adjust: a signal of ×2
-    # adds ``signal_reach`` × the query's spread (its best page's evidence minus its
-    # ``spread_depth``-th page's), whatever the scale of the mode's scores (BM25, cosine, RRF,
-    # reranker). A near-tie is broken; a clear lead stands.
-    signal_reach: float = 0.25
-    spread_depth: int = 10
-
-
-@dataclass(frozen=True)
-class DenseArm:
-    """The dense side of a search: the vector matrix and the query vector (or its Future)."""
-
-    matrix: Any
-    query: Any
-    ann: Any = None  # an HNSW index over the matrix, for very large vaults
-
-    def vector(self) -> Any:
-        """The query vector, waiting for it if it is still being embedded."""
-        return self.query.result() if hasattr(self.query, "result") else self.query
-
-
-class Results(list):  # type: ignore[type-arg]
-    """Ranked results, plus how they were found (mode actually used, vector coverage, notes)."""
-
-    mode: str = "lexical"
-    coverage: tuple[int, int] | None = None
-    notes: list[str]
-
-
-def search(db: sqlite3.Connection, text: str, *, filters: Filters = Filters(), limit: int = 10,
-           mode: str = "lexical", dense: DenseArm | None = None, signals: Signals = Signals(),
+def search(store: Store, text: str, *, filters: Filters = Filters(), limit: int = 10,
+           mode: str = "lexical", dense: DenseArm | None = None,
+           signals: Signals = _DEFAULT_SIGNALS,
            activity: dict[str, str] | None = None, today: str | None = None,
            explain: bool = False, budget: int | None = None, group: str = "page",
            reranker: Any = None) -> Results:
@@ -254,77 +104,138 @@ def search(db: sqlite3.Connection, text: str, *, filters: Filters = Filters(), l
     ``group="page"`` returns one result per page with its best chunks (for reading);
     ``group="chunk"`` one result per chunk, best passages first, at most ``passages_per_page``
     from a page (for filling a context window: the budget goes to the best evidence first).
+
+    The stages: parse the query; rank candidate chunks in each arm; fuse the arms (then weigh
+    speakers, rerank); score the pages (coverage, signals, citations and highlights) in a pool
+    that grows until the ranking is settled; fill the budget.
     """
     if group not in ("page", "chunk"):
         raise ValueError(f"group must be page or chunk, not {group!r}")
+    if mode not in ("lexical", "dense", "hybrid"):
+        raise ValueError(f"search mode must be lexical, dense or hybrid, not {mode!r}")
     shown, wanted_results = group, limit
-    if budget:
-        # A budget is filled with passages, best first, whatever the grouping: one page result
-        # with two hits left most of a long transcript's evidence out (docs/decisions.md). The
-        # passages are ranked as with -g chunk, more of them than results shown, and grouped
-        # under their page afterwards when results are pages.
-        group = "chunk"
-        limit = max(limit, min(CANDIDATE_CHUNKS, budget // BUDGET_PER_PASSAGE))
-    per_page = max(3, signals.chunks_per_page if group == "page" else signals.passages_per_page)
-    if budget:
-        per_page = max(per_page, BUDGET_PASSAGES_PER_PAGE)
+    group, limit, per_page = _result_shape(group, limit, budget, signals)
     out = Results()
     out.notes, out.mode = [], mode
     query = parse_query(text)
-    if mode not in ("lexical", "dense", "hybrid"):
-        raise ValueError(f"search mode must be lexical, dense or hybrid, not {mode!r}")
     if mode != "lexical" and dense is None:
         out.notes.append("no vectors available: searched lexically")
         mode = out.mode = "lexical"
     if query.empty and mode == "lexical":
         return out
     where, params = _filter_sql(filters)
-    fts = query.fts()
 
-    # Each arm ranks chunks: (chunk id, page id, first line, heading, arm score).
-    # The dense arm (wait for the query vector, then a matrix product) runs on a worker thread
-    # while this one runs the lexical SQL: numpy and SQLite both release the GIL, so on two
-    # cores a hybrid search costs about the slower arm, not the sum. The connection stays on
-    # this thread (the worker touches only numpy arrays).
+    arms = _candidates(store, query, mode, dense, where, params, signals)
+    if arms.failure is not None:  # the embedding server went away between two searches
+        out.notes.append(f"{arms.failure}: searched lexically")
+        mode = out.mode = "lexical"
+        if query.empty:
+            return out
+    fused, info = _fuse(store, arms, mode, dense, signals)
+    if signals.speaker_factor != 1.0 and query.terms and fused:
+        _weigh_speakers(store, fused, query, signals.speaker_factor)
+    if reranker is not None:  # the fused order is final here; reranking re-orders its top
+        from kenning.recall.rerank import rerank_fused
+
+        out.notes.extend(rerank_fused(store, text, fused, reranker))
+
+    ranked = _rank_pages(store, text, query, fused, info, where, params, filters=filters,
+                         mode=mode, group=group, limit=limit, per_page=per_page,
+                         signals=signals, activity=activity, today=today, explain=explain)
+    if budget:
+        ranked = within_budget(store, ranked, budget, wanted_results, by_page=shown == "page")
+        if shown == "page":
+            ranked = group_by_page(ranked)
+    out.extend(ranked)
+    return out
+
+
+def _result_shape(group: str, limit: int, budget: int | None, signals: Signals
+                  ) -> tuple[str, int, int]:
+    """(grouping ranked, how many results, passages a page may give) for a search.
+
+    A budget is filled with passages, best first, whatever the grouping: one page result with
+    two hits left most of a long transcript's evidence out (docs/decisions.md). The passages are
+    ranked as with -g chunk, more of them than results shown, and grouped under their page
+    afterwards when results are pages.
+    """
+    if budget:
+        group = "chunk"
+        limit = max(limit, min(CANDIDATE_CHUNKS, budget // BUDGET_PER_PASSAGE))
+    per_page = max(3, signals.chunks_per_page if group == "page" else signals.passages_per_page)
+    if budget:
+        per_page = max(per_page, BUDGET_PASSAGES_PER_PAGE)
+    return group, limit, per_page
+
+
+Rows = list[tuple[int, int, int, str, float]]  # (chunk id, page id, first line, heading, score)
+
+
+@dataclass
+
+
+class _Arms:
+    """What each arm ranked: chunk rows best first, the lexical neighbour context, and why the
+    dense arm failed (None when it did not)."""
+
+    lexical: Rows
+    dense: Rows
+    context: dict[int, float]
+    failure: str | None = None
+
+
+def _candidates(store: Store, query: Query, mode: str, dense: DenseArm | None, where: str,
+                params: list[object], signals: Signals) -> _Arms:
+    """Each arm's candidate chunks, best first.
+
+    The dense arm (wait for the query vector, then a matrix product) runs on a worker thread
+    while this one runs the lexical SQL: numpy and SQLite both release the GIL, so on two cores
+    a hybrid search costs about the slower arm, not the sum. The store stays on this thread
+    (the worker touches only numpy arrays).
+    """
     found: Future[list[tuple[int, float]]] | None = None
     if mode != "lexical" and dense is not None:
-        allowed = _allowed_chunks(db, where, params) if where else None
-        found = _worker().submit(_dense_candidates, dense, allowed)
-    lexical: list[tuple[int, int, int, str, float]] = []
+        allowed = dense_arm.allowed_chunks(store, where, params) if where else None
+        found = dense_arm.worker().submit(dense_arm.candidates, dense, allowed)
+    lexical: Rows = []
     if mode != "dense" and not query.empty:
         if query.size > 1:  # AND first, OR only when AND finds too little
-            lexical = _rank_chunks(db, query.fts(all_terms=True), where, params)
+            lexical = _rank_chunks(store, query.text_query(all_terms=True), where, params)
         # A fixed threshold, not the limit: which pass ranks must not depend on how many
         # results were asked for, or the first result would.
         if len({r[1] for r in lexical}) < ALL_TERMS_ENOUGH:
-            lexical = _rank_chunks(db, fts, where, params)
+            lexical = _rank_chunks(store, query.text_query(), where, params)
     context: dict[int, float] = {}
     if mode == "hybrid" and signals.lexical_context_weight:
-        lexical, context = _with_neighbours(db, lexical, signals.lexical_context_weight)
-    dense_rows: list[tuple[int, int, int, str, float]] = []
+        lexical, context = _with_neighbours(store, lexical, signals.lexical_context_weight)
+    arms = _Arms(lexical, [], context)
     if found is not None:
         from kenning.errors import KenningError
 
         try:
-            dense_rows = _chunk_rows(db, found.result())
-        except KenningError as exc:  # the embedding server went away between two searches
-            out.notes.append(f"{exc.message}: searched lexically")
-            mode = out.mode = "lexical"
-            if query.empty:
-                return out
+            arms.dense = _chunk_rows(store, found.result())
+        except KenningError as exc:
+            arms.failure = exc.message
+    return arms
 
+
+def _fuse(store: Store, arms: _Arms, mode: str, dense: DenseArm | None, signals: Signals
+          ) -> tuple[dict[int, dict[str, float]], dict[int, tuple[int, int, str]]]:
+    """Chunk id → its parts (each arm's score and rank, context, ``score``) and chunk id →
+    (page id, first line, heading). Hybrid fuses the arms' ranks (weighted RRF); one arm keeps
+    its own scores."""
     fused: dict[int, dict[str, float]] = {}
     info: dict[int, tuple[int, int, str]] = {}
-    for arm, rows in (("lexical", lexical), ("dense", dense_rows)):
+    for arm, rows in (("lexical", arms.lexical), ("dense", arms.dense)):
         for rank, (chunk_id, page_id, start, heading, score) in enumerate(rows, 1):
             parts = fused.setdefault(chunk_id, {})
             parts[arm] = score
             parts[arm + "_rank"] = rank
             info[chunk_id] = (page_id, start, heading)
-    for chunk_id, near in context.items():
+    for chunk_id, near in arms.context.items():
         fused[chunk_id]["lexical_context"] = near
     if mode == "hybrid" and dense is not None:
-        for chunk_id in _not_embedded(db, dense, lexical):
+        for chunk_id in dense_arm.not_embedded(store, dense, [r[0] for r in arms.lexical]):
             fused[chunk_id]["no_vector"] = 1.0
     for parts in fused.values():
         if mode == "hybrid":
@@ -339,27 +250,30 @@ def search(db: sqlite3.Connection, text: str, *, filters: Filters = Filters(), l
                                                             + parts["lexical_rank"])
         else:
             parts["score"] = parts.get(mode, 0.0)
+    return fused, info
 
-    if signals.speaker_factor != 1.0 and query.terms and fused:
-        _weigh_speakers(db, fused, query, signals.speaker_factor)
-    if reranker is not None:  # the fused order is final here; reranking re-orders its top
-        from kenning.recall.rerank import rerank_fused
 
-        out.notes.extend(rerank_fused(db, text, fused, reranker))
+def _rank_pages(store: Store, text: str, query: Query, fused: dict[int, dict[str, float]],
+                info: dict[int, tuple[int, int, str]], where: str, params: list[object], *,
+                filters: Filters, mode: str, group: str, limit: int, per_page: int,
+                signals: Signals, activity: dict[str, str] | None, today: str | None,
+                explain: bool) -> list[Result]:
+    """The ranked results: pages (or their passages) scored, signalled and cited.
 
+    The costly part (evidence lines, highlights) runs only on a pool of pages, but the ranking
+    must be the one over every candidate, whatever the limit: pages are pooled in the order of
+    a bound on their final score, and the pool grows until no page left out could still reach
+    the last result kept (the threshold algorithm).
+    """
     best: dict[int, list[int]] = {}
     for chunk_id in sorted(fused, key=lambda c: -fused[c]["score"]):
         best.setdefault(info[chunk_id][0], []).append(chunk_id)
-    # The costly part (evidence lines, highlights) runs only on a pool of pages, but the
-    # ranking must be the one over every candidate, whatever the limit: pages are pooled in the
-    # order of a bound on their final score, and the pool grows until no page left out could
-    # still reach the last result kept (the threshold algorithm).
     spread = evidence_spread([fused[chunks[0]]["score"] for chunks in best.values()], signals)
     if group == "chunk":  # a passage's evidence also counts its page's best passage
         spread *= 1.0 + max(0.0, signals.page_weight)
-    ceiling = _score_ceilings(db, best, fused, mode, group, signals, activity, today, text,
+    ceiling = _score_ceilings(store, best, fused, mode, group, signals, activity, today, text,
                               spread)
-    exact = _exact_matches(db, text, where, params)
+    exact = _exact_matches(store, text, where, params)
     for page_id, _ in exact:  # always read in full: outside the pool it would cite its title
         if page_id in ceiling:
             ceiling[page_id] += EXACT_TITLE_BOOST
@@ -370,7 +284,7 @@ def search(db: sqlite3.Connection, text: str, *, filters: Filters = Filters(), l
     while True:
         # A page's score depends on that page alone, so a second round reads only new pages.
         scored.update(_score_pages(
-            db, text, query, order[read:pool], best, fused, info, exact if not read else [],
+            store, text, query, order[read:pool], best, fused, info, exact if not read else [],
             filters=filters, mode=mode, group=group, per_page=per_page, signals=signals,
             activity=activity, today=today, explain=explain, spread=spread))
         read = pool
@@ -378,16 +292,10 @@ def search(db: sqlite3.Connection, text: str, *, filters: Filters = Filters(), l
                                                          signals.page_weight)], limit)
         if pool >= len(order) or (len(ranked) == limit
                                   and ranked[-1].score > ceiling[order[pool]]):
-            break
+            return ranked
         # Every page that could still reach the last result kept, in one more round.
         floor = ranked[-1].score if len(ranked) == limit else -math.inf
         pool = max(pool + 1, sum(1 for pid in order if ceiling[pid] >= floor))
-    if budget:
-        ranked = _within_budget(db, ranked, budget, wanted_results, by_page=shown == "page")
-        if shown == "page":
-            ranked = _by_page(ranked)
-    out.extend(ranked)
-    return out
 
 
 def _ranked(pages: Iterable[Result], fused: dict[int, dict[str, float]], group: str,
@@ -399,37 +307,7 @@ def _ranked(pages: Iterable[Result], fused: dict[int, dict[str, float]], group: 
     return sorted(pages, key=lambda r: (-r.score, r.path))
 
 
-def evidence_spread(page_scores: Sequence[float], signals: Signals) -> float:
-    """The query's own scale of evidence: its best page's score minus its
-    ``spread_depth``-th page's (the last one's when there are fewer).
-
-    Computed from every candidate before any page is read, so it does not depend on the limit.
-    Scores all equal leave a tiny spread, so that the signals still break exact ties.
-    """
-    if not page_scores:
-        return 0.0
-    top = sorted(page_scores, reverse=True)
-    depth = max(2, signals.spread_depth)
-    gap = top[0] - top[min(depth, len(top)) - 1]
-    return max(gap, 1e-6 * abs(top[0]), 1e-12)
-
-
-def signal_bonus(factors: dict[str, float], spread: float, signals: Signals) -> float:
-    """What the page signals add to a page's evidence: ``signal_reach`` × ``spread`` per
-    doubling of their product (a signal below 1× takes away as much).
-
-    Multiplying the evidence instead would let a signal count for more than the evidence
-    itself wherever scores sit in a narrow band: e5 cosines of 0.82–0.89, RRF sums of
-    1/61 vs 1/62, reranker scores mapped onto the fused range.
-    """
-    if not signals.signal_reach:
-        return 0.0
-    # A weight of 0 (a folder weighed 0) counts as eight halvings: below the query's spread.
-    product = max(math.prod(factors.values()), 2.0 ** -8)
-    return signals.signal_reach * spread * math.log2(product)
-
-
-def _score_ceilings(db: sqlite3.Connection, best: dict[int, list[int]],
+def _score_ceilings(store: Store, best: dict[int, list[int]],
                     fused: dict[int, dict[str, float]], mode: str, group: str,
                     signals: Signals, activity: dict[str, str] | None, today: str | None,
                     text: str, spread: float) -> dict[int, float]:
@@ -440,8 +318,8 @@ def _score_ceilings(db: sqlite3.Connection, best: dict[int, list[int]],
     facts) never raise a score above 1×.
     """
     pids = list(best)
-    meta = _page_meta(db, pids)
-    backlinks = _backlink_counts(db, pids)
+    meta = _page_meta(store, pids)
+    backlinks = backlink_counts(store, pids)
     named, hinted = when.spans(text), type_hints(text)
     out: dict[int, float] = {}
     for pid in pids:
@@ -451,7 +329,7 @@ def _score_ceilings(db: sqlite3.Connection, best: dict[int, list[int]],
             top *= 1.0 + max(0.0, signals.page_weight)
         elif mode == "lexical":
             top += 0.1 * sum(scores[1:3])
-        factors = _page_factors(meta[pid], backlinks.get(pid, 0), signals, activity, today,
+        factors = page_factors(meta[pid], backlinks.get(pid, 0), signals, activity, today,
                                 named, hinted)
         named_date = factors.pop("date", 1.0)
         out[pid] = (top * named_date * max(1.0, signals.superseded_factor)
@@ -459,33 +337,7 @@ def _score_ceilings(db: sqlite3.Connection, best: dict[int, list[int]],
     return out
 
 
-def _page_factors(meta: tuple[Any, ...], backlinks: int, signals: Signals,
-                  activity: dict[str, str] | None, today: str | None, named: Any,
-                  hinted: set[str]) -> dict[str, float]:
-    """The page signals known from the page alone: backlinks, recency, type, date, folder.
-
-    All but ``date`` are priors that add :func:`signal_bonus`; ``date`` (the page is dated when
-    the query says) multiplies the evidence, as coverage does: it is what the query asked for.
-    """
-    path, ptype, page_when = meta[0], meta[2], meta[5]
-    factors: dict[str, float] = {}
-    factors["backlinks"] = 1.0 + signals.backlink_weight * math.log1p(backlinks)
-    seen = max(filter(None, (page_when, (activity or {}).get(path))), default=None)
-    if seen and today and signals.recency_weight:
-        age = max(0.0, _days_between(seen, today))
-        factors["recency"] = 1.0 + signals.recency_weight * 0.5 ** (age / signals.half_life_days)
-    if hinted and ptype in hinted and signals.type_weight:
-        factors["type"] = 1.0 + signals.type_weight
-    fit = when.closeness(named, meta[6])
-    if fit and signals.date_weight:
-        factors["date"] = 1.0 + signals.date_weight * fit
-    folder = path.split("/", 1)[0] if "/" in path else ""
-    if folder in signals.folder_weights:
-        factors["folder"] = signals.folder_weights[folder]
-    return factors
-
-
-def _score_pages(db: sqlite3.Connection, text: str, query: Query, shortlist: list[int],
+def _score_pages(store: Store, text: str, query: Query, shortlist: list[int],
                best: dict[int, list[int]], fused: dict[int, dict[str, float]],
                info: dict[int, tuple[int, int, str]],
                exact: list[tuple[int, tuple[str, str, str | None]]], *, filters: Filters,
@@ -496,18 +348,18 @@ def _score_pages(db: sqlite3.Connection, text: str, query: Query, shortlist: lis
     bonus of their signals (scaled to ``spread``)."""
 
     # Mark the matches only in the chunks that can still make the answer.
-    rarity = _rarity(db, query) if query.size > 1 else {}
+    rarity = term_rarity(store, query) if query.size > 1 else {}
     chunk_ids = [c for pid in shortlist for c in best[pid][:per_page]]
-    marked = _highlights(db, query, chunk_ids) if not query.empty else {}
-    plain = _plain_bodies(db, [c for c in chunk_ids if c not in marked])
-    meta = _page_meta(db, shortlist)
+    marked = highlights(store, query, chunk_ids) if not query.empty else {}
+    plain = _plain_bodies(store, [c for c in chunk_ids if c not in marked])
+    meta = _page_meta(store, shortlist)
     pages: dict[int, Result] = {}
     page_chunks: dict[int, list[Hit]] = {}
     covered: dict[int, set[str]] = {}
     title_only: set[int] = set()
     texts: dict[int, dict[int, str]] = {}  # chunk id → its cited lines' text
     why: dict[int, str] = {}  # chunk id → what found it when its cited lines hold no words
-    wanted = _wanted_terms(query)
+    wanted = wanted_terms(query)
     for page_id in shortlist:
         path, title, ptype = meta[page_id][:3]
         pages[page_id] = Result(path=path, title=title, type=ptype, score=0.0)
@@ -519,9 +371,9 @@ def _score_pages(db: sqlite3.Connection, text: str, query: Query, shortlist: lis
             parts = fused[chunk_id]
             if chunk_id in marked:
                 body, title_marks = marked[chunk_id]
-                first, last, snippet, found = _evidence(body, start, query, rarity,
+                first, last, snippet, found = evidence_lines(body, start, query, rarity,
                                                         meta[page_id][3])
-                covered[page_id] |= found | _marked_terms(title_marks)
+                covered[page_id] |= found | marked_terms(title_marks)
                 if not found and "dense" not in parts:
                     title_only.add(chunk_id)  # matched by the page title alone: no evidence
                 if not found:
@@ -533,16 +385,16 @@ def _score_pages(db: sqlite3.Connection, text: str, query: Query, shortlist: lis
                 if "dense" in parts and (not found or parts["dense_rank"] <= parts.get(
                         "lexical_rank", parts["dense_rank"])):
                     words = (first, last)
-                    first, last, snippet = _whole_chunk(body, start, meta[page_id][3])
+                    first, last, snippet = whole_chunk(body, start, meta[page_id][3])
                     lines = body.split("\n")
-                    if found and not any(_holds_words(lines[n - start], query)
+                    if found and not any(holds_words(lines[n - start], query)
                                          for n in range(first, last + 1)):
-                        first, last, snippet = _whole_chunk(body, start, meta[page_id][3],
+                        first, last, snippet = whole_chunk(body, start, meta[page_id][3],
                                                             keep=words)
             else:
                 # Found by meaning alone (or next to a match): the evidence is the chunk's text
                 # (frontmatter left out).
-                first, last, snippet = _whole_chunk(plain.get(chunk_id, ""), start,
+                first, last, snippet = whole_chunk(plain.get(chunk_id, ""), start,
                                                     meta[page_id][3])
             why.setdefault(chunk_id, "meaning" if "dense" in parts else "context")
             body_lines = (marked[chunk_id][0] if chunk_id in marked
@@ -551,12 +403,12 @@ def _score_pages(db: sqlite3.Connection, text: str, query: Query, shortlist: lis
             answer = ""
             if _QUESTION.search(cited.replace(OPEN, "").replace(CLOSE, "")):
                 # A question is evidence only with its answer: cite the line that follows.
-                answer = _line_at(db, page_id, last + 1)
+                answer = _line_at(store, page_id, last + 1)
                 if answer:
                     last += 1
-                    snippet = _clip(f"{snippet} {answer}")
+                    snippet = clip(f"{snippet} {answer}")
             texts[chunk_id] = {n: body_lines[n - start] if n - start < len(body_lines) else answer
-                               for n in range(first, last + 1)}  # for _trim_overlapping
+                               for n in range(first, last + 1)}  # for trim_overlapping
             page_chunks[page_id].append(Hit(chunk_id, first, last, heading, score, snippet))
 
     by_name: set[int] = set()  # pages cited by their name alone (their hits say how found)
@@ -564,24 +416,24 @@ def _score_pages(db: sqlite3.Connection, text: str, query: Query, shortlist: lis
         if page_id not in pages:
             pages[page_id] = Result(path=exact_title[0], title=exact_title[1],
                                     type=exact_title[2], score=0.0)
-            page_chunks[page_id] = _title_hit(db, page_id, text)
+            page_chunks[page_id] = _title_hit(store, page_id, text)
             by_name.add(page_id)
             covered[page_id] = set(wanted)
             meta[page_id] = (*exact_title, 1, None, None, None)
         pages[page_id].exact = True
 
-    sections = _chunk_sections(db, [h.chunk_id for hs in page_chunks.values() for h in hs])
-    backlinks = _backlink_counts(db, list(pages))
+    sections = _chunk_sections(store, [h.chunk_id for hs in page_chunks.values() for h in hs])
+    backlinks = backlink_counts(store, list(pages))
     named = when.spans(text)
     hinted = type_hints(text)
-    stale = _stale_fact_lines(db, list(pages), filters.as_of or today)
+    stale = _stale_fact_lines(store, list(pages), filters.as_of or today)
     for page_id, result in pages.items():
         hits = sorted(page_chunks[page_id], key=lambda h: -h.score)
         # A chunk matched through the page title alone is no evidence when others are.
         with_evidence = [h for h in hits if h.chunk_id not in title_only]
-        hits = _name_sections(_trim_overlapping(with_evidence or hits, texts), sections)
+        hits = _name_sections(trim_overlapping(with_evidence or hits, texts), sections)
         if page_id not in by_name:
-            hits = [_how_found(h, texts.get(h.chunk_id, {}), why, query) for h in hits]
+            hits = [how_found(h, texts.get(h.chunk_id, {}), why, query) for h in hits]
         best_score = hits[0].score if hits else 0.0
         # More matching chunks help a page a little, but only chunks that matched the words:
         # the dense arm scores every chunk, which would favour long pages.
@@ -594,10 +446,10 @@ def _score_pages(db: sqlite3.Connection, text: str, query: Query, shortlist: lis
         if wanted and mode == "lexical":
             held["coverage"] = 0.5 + 0.5 * len(covered[page_id] & wanted) / len(wanted)
         if meta[page_id][4] in ("superseded", "invalidated") or (
-                hits and all(_inside(h, stale.get(page_id, ())) for h in hits[:1])):
+                hits and all(inside_spans(h, stale.get(page_id, ())) for h in hits[:1])):
             held["superseded"] = signals.superseded_factor
         n = backlinks.get(page_id, 0)
-        factors = _page_factors(meta[page_id], n, signals, activity, today, named, hinted)
+        factors = page_factors(meta[page_id], n, signals, activity, today, named, hinted)
         if "date" in factors:  # the query named the page's date: evidence, not a prior
             held["date"] = factors.pop("date")
         result.backlinks = n
@@ -620,10 +472,12 @@ def _score_pages(db: sqlite3.Connection, text: str, query: Query, shortlist: lis
 
 
 # A transcript turn: "- **Name** (time): text", "- **[00:01:02] Name:** text", "**Name:** text".
+
+
 _TURN = re.compile(r"^\s*(?:[-*]\s+)?\*\*(?:\[[^\]]*\]\s*)?([^*\n:\]]{1,60}?):?\*\*", re.M)
 
 
-def _weigh_speakers(db: sqlite3.Connection, fused: dict[int, dict[str, float]], query: Query,
+def _weigh_speakers(store: Store, fused: dict[int, dict[str, float]], query: Query,
                     factor: float) -> None:
     """Turns spoken by someone the query does not name count ``factor``, when it names one.
 
@@ -632,13 +486,10 @@ def _weigh_speakers(db: sqlite3.Connection, fused: dict[int, dict[str, float]], 
     names no speaker of the candidates, or names them all.
     """
     # Turns live in transcripts (source pages): only their chunks are read.
-    marks = ",".join("?" * len(fused))
-    in_sources = [r[0] for r in db.execute(
-        f"SELECT c.id FROM chunks c JOIN pages p ON p.id = c.page_id WHERE c.id IN ({marks})"
-        " AND p.type = 'source'", list(fused))]
+    in_sources = recall_sql.source_chunks(store, list(fused))
     if not in_sources:
         return
-    bodies = _plain_bodies(db, in_sources)
+    bodies = _plain_bodies(store, in_sources)
     speakers: dict[int, set[str]] = {}
     everyone: set[str] = set()
     terms = set(query.terms)
@@ -660,12 +511,9 @@ def _weigh_speakers(db: sqlite3.Connection, fused: dict[int, dict[str, float]], 
 _QUESTION = re.compile(r"\?\s*(?:\[[^\]]*\]\s*)?$")
 
 
-def _line_at(db: sqlite3.Connection, page_id: int, line: int) -> str:
+def _line_at(store: Store, page_id: int, line: int) -> str:
     """The text of one line of an indexed page ("" when blank, a heading, or past the end)."""
-    row = db.execute(
-        """SELECT c.start_line, f.body FROM chunks c JOIN chunks_fts f ON f.rowid = c.id
-           WHERE c.page_id = ? AND c.start_line <= ? AND c.end_line >= ? LIMIT 1""",
-        (page_id, line, line)).fetchone()
+    row = recall_sql.chunk_at_line(store, page_id, line)
     if row is None:
         return ""
     lines = row[1].split("\n")
@@ -734,237 +582,7 @@ def _passages(result: Result, fused: dict[int, dict[str, float]], page_weight: f
     return out
 
 
-_TYPE_HINTS: list[tuple[re.Pattern[str], str]] = [
-    (re.compile(r"\b(?:decid\w*|decision\w*|chose|choose|rejected)\b", re.I), "decision"),
-    (re.compile(r"\b(?:meeting|meetings|met|call|calls)\b", re.I), "meeting"),
-    (re.compile(r"\b(?:who|whom|person|people)\b", re.I), "person"),
-    (re.compile(r"\b(?:project|projects)\b", re.I), "project"),
-    (re.compile(r"\b(?:compan(?:y|ies)|organi[sz]ations?|investors?|customers?)\b", re.I),
-     "organization"),
-]
-
-
-def type_hints(text: str) -> set[str]:
-    """Entity types a question asks about: "what did we decide" → decision, "who" → person."""
-    return {kind for pattern, kind in _TYPE_HINTS if pattern.search(text)}
-
-
-def estimate_tokens(text: str) -> int:
-    """A model-independent token estimate: about four bytes of UTF-8 per token."""
-    return max(1, len(text.encode("utf-8")) // 4)
-
-
-def _within_budget(db: sqlite3.Connection, results: list[Result], budget: int, most: int,
-                   *, by_page: bool) -> list[Result]:
-    """Passages in rank order while their text fits ``budget`` tokens, then each kept passage
-    widened by its neighbouring lines while tokens are left (best passages first).
-
-    A passage costs the tokens of the lines it cites, not of its snippet: the snippet of a
-    budgeted passage *is* its cited text, so the agent gets what the budget paid for. Passages
-    of a page that touch are merged into one contiguous range. At most ``most`` results: pages
-    when ``by_page`` (a passage of a page past the last one is skipped), else passages.
-    """
-    ids = _page_ids(db, {r.path for r in results})
-    starts = {pid: meta[3] or 1 for pid, meta in _page_meta(db, sorted(set(ids.values()))).items()}
-    kept: list[Result] = []
-    spent = ANSWER_FRAME
-    lines: dict[str, dict[int, str]] = {}
-    for result in results:
-        page_id = ids.get(result.path)
-        if page_id is None or not result.hits:
-            continue
-        if by_page and len({r.path for r in kept} | {result.path}) > most:
-            continue
-        if not by_page and len(kept) == most:
-            break
-        hit = result.hits[0]
-        cache = lines.setdefault(result.path, {})
-        lo, hi = max(1, hit.start_line - 4 * LEAD_CONTEXT), hit.end_line + 4 * LEAD_CONTEXT
-        if any(n not in cache for n in range(hit.start_line, hit.end_line + 1)):
-            cache.update(_lines_of(db, page_id, lo, hi))
-        text = _range_text(db, page_id, hit.start_line, hit.end_line, cache)
-        passage = replace(result, hits=[replace(hit, snippet=_plain(text))])
-        cost = _cost(passage)
-        if spent + cost > budget:
-            continue  # a shorter passage further down may still fit
-        if LEAD_CONTEXT:
-            wider = _with_context(db, passage, page_id, starts[page_id], cache, LEAD_CONTEXT)
-            if spent + _cost(wider) <= budget:
-                passage, cost = wider, _cost(wider)
-        spent += cost
-        kept.append(passage)
-    kept = _merge_touching(kept, lines)
-    _widen(db, kept, ids, lines, budget - ANSWER_FRAME - sum(map(_cost, kept)))
-    return kept
-
-
-def _cost(result: Result) -> int:
-    """Tokens a budgeted passage costs as an answer carries it: its text, its citation and
-    heading, and the JSON around them (keys, score), so the whole answer fits the budget."""
-    return sum(estimate_tokens(h.snippet) + estimate_tokens(result.path) + estimate_tokens(
-        h.heading) + HIT_FRAME for h in result.hits) + estimate_tokens(result.title) + PAGE_FRAME
-
-
-def _with_context(db: sqlite3.Connection, passage: Result, page_id: int, body_start: int,
-                  cache: dict[int, str], lines: int) -> Result:
-    """The passage with up to ``lines`` non-blank lines of its page before and after it (not
-    into the frontmatter, not past a heading)."""
-    hit = passage.hits[0]
-    lo, hi = max(1, hit.start_line - 4 * lines), hit.end_line + 4 * lines
-    if any(n not in cache for n in range(lo, hi + 1)):
-        cache.update(_lines_of(db, page_id, lo, hi))
-    start, end = hit.start_line, hit.end_line
-    for side in (-1, 1):
-        n, added = (start if side < 0 else end) + side, 0
-        while added < lines and n in cache and n >= body_start:
-            if cache[n].lstrip().startswith("#"):
-                break
-            if cache[n].strip():
-                added += 1
-                start, end = (n, end) if side < 0 else (start, n)
-            n += side
-    text = "\n".join(cache[m] for m in range(start, end + 1) if cache.get(m, "").strip())
-    return replace(passage, hits=[replace(hit, start_line=start, end_line=end,
-                                          snippet=_plain(text))])
-
-
-def _plain(text: str) -> str:
-    return " ".join(_FIELD.sub("", text).split())
-
-
-def _page_ids(db: sqlite3.Connection, paths: set[str]) -> dict[str, int]:
-    if not paths:
-        return {}
-    marks = ",".join("?" * len(paths))
-    return {r[0]: r[1] for r in db.execute(
-        f"SELECT path, id FROM pages WHERE path IN ({marks})", sorted(paths))}
-
-
-def _range_text(db: sqlite3.Connection, page_id: int, start: int, end: int,
-                cache: dict[int, str]) -> str:
-    """The text of lines ``start..end`` of an indexed page (blank lines left out)."""
-    if any(n not in cache for n in range(start, end + 1)):
-        cache.update(_lines_of(db, page_id, start, end))
-    return "\n".join(cache[n] for n in range(start, end + 1) if cache.get(n, "").strip())
-
-
-def _lines_of(db: sqlite3.Connection, page_id: int, start: int, end: int) -> dict[int, str]:
-    """Line number → text for the lines ``start..end`` of a page, from its chunks."""
-    out: dict[int, str] = {}
-    for first, body in db.execute(
-            "SELECT c.start_line, f.body FROM chunks c JOIN chunks_fts f ON f.rowid = c.id"
-            " WHERE c.page_id = ? AND c.end_line >= ? AND c.start_line <= ?",
-            (page_id, start, end)):
-        for i, line in enumerate((body or "").split("\n")):
-            out.setdefault(first + i, line)
-    for n in range(start, end + 1):
-        out.setdefault(n, "")
-    return out
-
-
-def _merge_touching(kept: list[Result], lines: dict[str, dict[int, str]]) -> list[Result]:
-    """Merge passages of one page whose ranges overlap or touch (only blank lines between);
-    the merged passage keeps the better rank."""
-    out: list[Result] = []
-    for result in kept:
-        hit = result.hits[0]
-        cache = lines[result.path]
-        for i, other in enumerate(out):
-            o = other.hits[0]
-            if other.path != result.path:
-                continue
-            lo, hi = (o, hit) if o.start_line <= hit.start_line else (hit, o)
-            if all(not cache.get(n, "").strip() for n in range(lo.end_line + 1, hi.start_line)):
-                start, end = min(o.start_line, hit.start_line), max(o.end_line, hit.end_line)
-                text = "\n".join(cache.get(n, "") for n in range(start, end + 1)
-                                 if cache.get(n, "").strip())
-                out[i] = replace(other, hits=[replace(o, start_line=start, end_line=end,
-                                                      snippet=_plain(text))])
-                break
-        else:
-            out.append(result)
-    return out
-
-
-def _widen(db: sqlite3.Connection, kept: list[Result], ids: dict[str, int],
-           lines: dict[str, dict[int, str]], left: int) -> None:
-    """Grow kept passages by neighbouring non-blank lines, one line a side in turn, best
-    passages first, while ``left`` tokens last: the turns around a hit are often the rest of
-    the evidence (an answer spans many turns of a meeting). Never into frontmatter or another
-    passage."""
-    if left <= 0 or not kept:
-        return
-    meta = _page_meta(db, sorted({ids[r.path] for r in kept}))
-    for result in kept:
-        hit = result.hits[0]
-        cache = lines[result.path]
-        cache.update(_lines_of(db, ids[result.path], max(1, hit.start_line - 3 * CONTEXT_LINES),
-                               hit.end_line + 3 * CONTEXT_LINES))
-    taken = {(r.path, n) for r in kept for n in range(r.hits[0].start_line,
-                                                      r.hits[0].end_line + 1)}
-    grown = [0] * len(kept)
-    for _ in range(2 * CONTEXT_LINES):
-        changed = False
-        for i, result in enumerate(kept):
-            if grown[i] >= 2 * CONTEXT_LINES:
-                continue
-            hit = result.hits[0]
-            cache = lines[result.path]
-            body_start = meta[ids[result.path]][3] or 1
-            for side in (-1, 1):
-                n = hit.start_line - 1 if side < 0 else hit.end_line + 1
-                while n in cache and not cache[n].strip() and (result.path, n) not in taken:
-                    n += side
-                if n < body_start or n not in cache or (result.path, n) in taken:
-                    continue
-                if cache[n].lstrip().startswith("#"):
-                    continue  # a heading ends the passage's section
-                start, end = (n, hit.end_line) if side < 0 else (hit.start_line, n)
-                text = "\n".join(cache.get(m, "") for m in range(start, end + 1)
-                                 if cache.get(m, "").strip())
-                wider = replace(result, hits=[replace(hit, start_line=start, end_line=end,
-                                                      snippet=_plain(text))])
-                cost = _cost(wider) - _cost(result)
-                if cost > left:
-                    continue
-                left -= cost
-                taken.update((result.path, m) for m in range(start, end + 1))
-                kept[i] = result = wider
-                hit = result.hits[0]
-                grown[i] += 1
-                changed = True
-        if not changed or left <= 0:
-            return
-
-
-def _by_page(passages: list[Result]) -> list[Result]:
-    """Passages grouped under their page: each page once, in the order of its best passage,
-    its passages in rank order."""
-    pages: dict[str, Result] = {}
-    for passage in passages:
-        page = pages.get(passage.path)
-        if page is None:
-            pages[passage.path] = replace(passage, hits=list(passage.hits))
-        else:
-            page.hits.extend(passage.hits)
-            page.exact = page.exact or passage.exact
-    return list(pages.values())
-
-
-def _days_between(earlier: str, later: str) -> float:
-    try:
-        a = date.fromisoformat(earlier[:10])
-        b = date.fromisoformat(later[:10])
-    except ValueError:
-        return 0.0
-    return float((b - a).days)
-
-
-def _inside(hit: Hit, spans: Sequence[int]) -> bool:
-    return bool(spans) and all(line in spans for line in range(hit.start_line, hit.end_line + 1))
-
-
-def _stale_fact_lines(db: sqlite3.Connection, page_ids: list[int], as_of: str | None
+def _stale_fact_lines(store: Store, page_ids: list[int], as_of: str | None
                       ) -> dict[int, set[int]]:
     """Lines of facts that do not hold on ``as_of`` (today when searching the present).
 
@@ -973,123 +591,30 @@ def _stale_fact_lines(db: sqlite3.Connection, page_ids: list[int], as_of: str | 
     """
     if not page_ids:
         return {}
-    marks = ",".join("?" * len(page_ids))
-    dates = ("(valid_from IS NOT NULL AND valid_from > ?) OR (valid_to IS NOT NULL AND"
-             " valid_to < ?)")
     today = date.today().isoformat()
-    if as_of and as_of < today:
-        cond = f"status = 'invalidated' OR {dates}"
-    else:
-        cond = f"status != 'active' OR {dates}"
-    params: list[object] = [as_of or today, as_of or today]
-    out: dict[int, set[int]] = {}
-    for page_id, line in db.execute(
-            f"SELECT page_id, line FROM facts WHERE page_id IN ({marks}) AND ({cond})",
-            (*page_ids, *params)):
-        out.setdefault(page_id, set()).add(line)
-    return out
+    return recall_sql.stale_fact_lines(store, page_ids, as_of or today, today)
 
 
-_WORKER: ThreadPoolExecutor | None = None
-
-
-def _worker() -> ThreadPoolExecutor:
-    global _WORKER
-    if _WORKER is None:
-        _WORKER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kenning-dense")
-    return _WORKER
-
-
-def _dense_candidates(dense: DenseArm, allowed: Any) -> list[tuple[int, float]]:
-    """(chunk id, cosine) of the best chunks by meaning: exact, or through the HNSW index."""
-    from kenning.index.vectors import dense_search
-
-    vector = dense.vector()
-    if dense.ann is not None:
-        return list(dense.ann.search(vector, CANDIDATE_CHUNKS, allowed))
-    return dense_search(dense.matrix, vector, k=CANDIDATE_CHUNKS, allowed=allowed)
-
-
-def _not_embedded(db: sqlite3.Connection, dense: DenseArm,
-                  rows: list[tuple[int, int, int, str, float]]) -> list[int]:
-    """The chunks of ``rows`` that have text worth embedding but no vector in the matrix."""
-    import numpy as np
-
-    matrix = dense.matrix
-    ids = getattr(matrix, "ids", None)
-    if not rows or ids is None or matrix.coverage[0] >= matrix.coverage[1]:
-        return []  # every chunk has its vector: the common case costs nothing
-    wanted = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-    missing = wanted[~np.isin(wanted, ids)].tolist()
-    if not missing:
-        return []
-    marks = ",".join("?" * len(missing))
-    return [r[0] for r in db.execute(f"SELECT id FROM chunks WHERE id IN ({marks})"
-                                     " AND text_hash IS NOT NULL", missing)]
-
-
-def _allowed_chunks(db: sqlite3.Connection, where: str, params: list[object]) -> Any:
-    import numpy as np
-
-    rows = db.execute(f"SELECT c.id FROM chunks c JOIN pages p ON p.id = c.page_id WHERE 1 {where}",
-                      params).fetchall()
-    return np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-
-
-def _chunk_rows(db: sqlite3.Connection, found: list[tuple[int, float]]
+def _chunk_rows(store: Store, found: list[tuple[int, float]]
                 ) -> list[tuple[int, int, int, str, float]]:
     if not found:
         return []
-    marks = ",".join("?" * len(found))
-    info = {r[0]: r[1:] for r in db.execute(
-        f"SELECT id, page_id, start_line, heading FROM chunks WHERE id IN ({marks})",
-        [c for c, _ in found])}
+    info = recall_sql.chunk_rows(store, [c for c, _ in found])
     return [(c, *info[c], score) for c, score in found if c in info]
 
 
-def _plain_bodies(db: sqlite3.Connection, chunk_ids: list[int]) -> dict[int, str]:
+def _plain_bodies(store: Store, chunk_ids: list[int]) -> dict[int, str]:
     if not chunk_ids:
         return {}
-    marks = ",".join("?" * len(chunk_ids))
-    return dict(db.execute(f"SELECT rowid, body FROM chunks_fts WHERE rowid IN ({marks})",
-                           chunk_ids).fetchall())
+    return recall_sql.chunk_bodies(store, chunk_ids)
 
 
-def _whole_chunk(body: str, start: int, body_start: int | None,
-                 keep: tuple[int, int] | None = None) -> tuple[int, int, str]:
-    """Cite a chunk's own text: its non-blank lines after the frontmatter (and the lines
-    ``keep``, first and last, when they hold the query's words)."""
-    lines = body.split("\n")
-    first_allowed = max(0, (body_start or 1) - start)
-    shown = [i for i, line in enumerate(lines) if i >= first_allowed and line.strip()]
-    while len(shown) > 1 and lines[shown[0]].lstrip().startswith("#"):
-        shown.pop(0)  # a heading is a label, not evidence
-    if not shown:
-        shown = [i for i, line in enumerate(lines) if line.strip()] or [0]
-    lo, hi = shown[0], shown[-1]
-    if keep is not None:
-        lo, hi = min(lo, keep[0] - start), max(hi, keep[1] - start)
-    text = " ".join(line.strip() for line in lines[lo : hi + 1] if line.strip())
-    return start + lo, start + hi, _clip(text)
-
-
-def _rank_chunks(db: sqlite3.Connection, fts: str, where: str, params: list[object]
+def _rank_chunks(store: Store, query: TextQuery, where: str, params: list[object]
                  ) -> list[tuple[int, int, int, str, float]]:
-    return db.execute(
-        f"""
-        SELECT c.id, c.page_id, c.start_line, c.heading, -bm25(chunks_fts, ?, ?, ?, ?)
-        FROM chunks_fts
-        JOIN chunks c ON c.id = chunks_fts.rowid
-        JOIN pages p ON p.id = c.page_id
-        WHERE chunks_fts MATCH ? {where}
-        ORDER BY bm25(chunks_fts, ?, ?, ?, ?)
-        LIMIT {CANDIDATE_CHUNKS}
-        """,
-        (*BM25_WEIGHTS, fts, *params, *BM25_WEIGHTS),
-    ).fetchall()
+    return store.match_chunks(query, where=where, params=params, limit=CANDIDATE_CHUNKS)
 
 
-def _with_neighbours(db: sqlite3.Connection, rows: list[tuple[int, int, int, str, float]],
+def _with_neighbours(store: Store, rows: list[tuple[int, int, int, str, float]],
                      weight: float) -> tuple[list[tuple[int, int, int, str, float]],
                                              dict[int, float]]:
     """The lexical arm with context: a chunk also scores its best neighbour's BM25 × ``weight``
@@ -1108,9 +633,7 @@ def _with_neighbours(db: sqlite3.Connection, rows: list[tuple[int, int, int, str
     # A page's chunks are numbered in order when it is indexed, so a neighbour is id ± 1; the
     # page and place are checked, never assumed.
     wanted = sorted({c + d for c in lead for d in (-1, 0, 1)})
-    marks = ",".join("?" * len(wanted))
-    found = db.execute(f"SELECT id, page_id, ord, start_line, heading FROM chunks "
-                       f"WHERE id IN ({marks})", wanted).fetchall()
+    found = recall_sql.chunk_places(store, wanted)
     near: dict[tuple[int, int], float] = {}
     for chunk_id, page_id, place, _, _ in found:
         if chunk_id in lead:
@@ -1127,313 +650,37 @@ def _with_neighbours(db: sqlite3.Connection, rows: list[tuple[int, int, int, str
             {c: context[c] for c in kept if c in context})
 
 
-def _highlights(db: sqlite3.Connection, query: Query, chunk_ids: list[int]
-                ) -> dict[int, tuple[str, str]]:
-    """Chunk id → (body, title) with the query's matches marked, for chunks the query matches.
-
-    Marked here in Python the way FTS5 matches (unicode61 tokens, case and diacritics folded,
-    Porter stems): asking FTS5 for highlight() over a set of rowids runs the full-text query
-    once per rowid, which was half the time of a search.
-    """
-    if not chunk_ids:
-        return {}
-    marks = ",".join("?" * len(chunk_ids))
-    rows = db.execute("SELECT rowid, title, heading, body FROM chunks_fts"
-                      f" WHERE rowid IN ({marks})", chunk_ids).fetchall()
-    stems = {_stem(t) for t in query.terms}
-    phrases = [[_stem(w) for w in _WORD.findall(p)] for p in query.phrases]
-    out = {}
-    for chunk_id, title, heading, body in rows:
-        body_marked, in_body = _mark(body or "", stems, phrases)
-        title_marked, in_title = _mark(title or "", stems, phrases)
-        matched = in_body or in_title or (heading and _mark(heading, stems, phrases)[1]) or any(
-            run in (title or "") or run in (body or "") for run in query.cjk)
-        if matched:
-            out[chunk_id] = (body_marked, title_marked)
-    return out
-
-
-_WORD = re.compile(r"[^\W_]+")
-
-
-@functools.lru_cache(maxsize=65536)
-def _stem(token: str) -> str:
-    folded = "".join(c for c in unicodedata.normalize("NFKD", token.casefold())
-                     if not unicodedata.combining(c))
-    return _porter().stemWord(folded)
-
-
-@functools.lru_cache(maxsize=1)
-def _porter() -> Any:
-    import snowballstemmer
-
-    return snowballstemmer.stemmer("porter")
-
-
-def _mark(text: str, stems: set[str], phrases: list[list[str]]) -> tuple[str, bool]:
-    """``text`` with each token matching a term (or a phrase's run of tokens) wrapped in
-    OPEN/CLOSE, and whether anything matched."""
-    tokens = list(_WORD.finditer(text))
-    hit = [False] * len(tokens)
-    token_stems = [_stem(m.group()) for m in tokens] if (stems or phrases) else []
-    for i, stem in enumerate(token_stems):
-        if stem in stems:
-            hit[i] = True
-    for phrase in phrases:
-        n = len(phrase)
-        for i in range(len(tokens) - n + 1):
-            if n and token_stems[i:i + n] == phrase:
-                for j in range(i, i + n):
-                    hit[j] = True
-    if not any(hit):
-        return text, False
-    parts, last = [], 0
-    for m, h in zip(tokens, hit, strict=True):
-        if h:
-            parts += [text[last:m.start()], OPEN, m.group(), CLOSE]
-            last = m.end()
-    parts.append(text[last:])
-    return "".join(parts), True
-
-
-def _page_meta(db: sqlite3.Connection, page_ids: list[int]) -> dict[int, tuple[Any, ...]]:
+def _page_meta(store: Store, page_ids: list[int]) -> dict[int, tuple[Any, ...]]:
     """path, title, type, body_start, status, last change, date per page."""
     if not page_ids:
         return {}
-    marks = ",".join("?" * len(page_ids))
-    return {r[0]: tuple(r[1:]) for r in db.execute(
-        f"SELECT id, path, title, type, body_start, status, COALESCE(updated, date), date"
-        f" FROM pages"
-        f" WHERE id IN ({marks})", page_ids)}
+    return recall_sql.page_meta(store, page_ids)
 
 
 def _filter_sql(filters: Filters) -> tuple[str, list[object]]:
-    clauses: list[str] = []
-    params: list[object] = []
-    if filters.types:
-        clauses.append(f"p.type IN ({','.join('?' * len(filters.types))})")
-        params += list(filters.types)
-    if filters.domains:
-        clauses.append(f"p.domain IN ({','.join('?' * len(filters.domains))})")
-        params += list(filters.domains)
-    if filters.folders:
-        ors = []
-        for folder in filters.folders:
-            folder = folder.strip("/")
-            ors.append("(p.path = ? OR substr(p.path, 1, ?) = ?)")
-            params += [folder, len(folder) + 1, folder + "/"]
-        clauses.append("(" + " OR ".join(ors) + ")")
-    if filters.since:
-        clauses.append("p.date >= ?")
-        params.append(filters.since)
-    if filters.until:
-        clauses.append("p.date <= ?")
-        params.append(filters.until)
-    if filters.entity is not None:
-        clauses.append("(p.id = ? OR p.id IN (SELECT origin_id FROM links WHERE"
-                       " resolution = 'resolved' AND (dst_id = ? OR src_id = ?)))")
-        params += [filters.entity] * 3
-    if filters.as_of:
-        clauses.append("(COALESCE(p.created, p.date) IS NULL OR COALESCE(p.created, p.date) <= ?)")
-        params.append(filters.as_of)
-    where, tag_args = tag_sql(filters.tags)
-    return "".join(f" AND {c}" for c in clauses) + where, params + tag_args
+    return recall_sql.filter_sql(filters)
 
 
-# A page with the tag or a tag nested in it ("a" matches "a/b"): every string that starts with
-# "a/" sorts between "a/" and "a0" ('0' follows '/'), so the index on norm serves both.
-TAG_CLAUSE = ("p.id IN (SELECT page_id FROM tags WHERE norm = ? OR (norm > ? AND norm < ?))")
-
-
-def tag_sql(tags: Sequence[str]) -> tuple[str, list[object]]:
-    """`` AND …`` clauses on pages ``p`` keeping those with every tag (already cleaned, any
-    case), and their parameters."""
-    params: list[object] = []
-    for tag in tags:
-        norm = tag.casefold()
-        params += [norm, norm + "/", norm + "0"]
-    return "".join(f" AND {TAG_CLAUSE}" for _ in tags), params
-
-
-def _wanted_terms(query: Query) -> set[str]:
-    return set(query.terms) | {p.casefold() for p in query.phrases} | set(query.cjk)
-
-
-def _marked_terms(marked: str) -> set[str]:
-    out = set()
-    start = marked.find(OPEN)
-    while start >= 0:
-        end = marked.find(CLOSE, start)
-        if end < 0:
-            break
-        out.add(marked[start + 1 : end].casefold())
-        start = marked.find(OPEN, end)
-    return out
-
-
-def _rarity(db: sqlite3.Connection, query: Query) -> dict[str, float]:
-    """How telling each query term is (inverse document frequency over chunks)."""
-    total = db.execute("SELECT count(*) FROM chunks").fetchone()[0] or 1
-    out = {}
-    for term in _wanted_terms(query):
-        expr = run_to_fts(term) if term in query.cjk else f'"{term}"'
-        found = db.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?",
-                           (expr,)).fetchone()[0]
-        out[term] = math.log(1 + total / (1 + found))
-    return out
-
-
-def _evidence(marked: str, start_line: int, query: Query, rarity: dict[str, float],
-              body_start: int | None = None) -> tuple[int, int, str, set[str]]:
-    """Narrow a chunk to the lines holding matches: (first, last, snippet, terms found)."""
-    lines = marked.split("\n")
-    per_line: list[set[str]] = []
-    for line in lines:
-        found = _marked_terms(line) if OPEN in line else set()
-        if query.cjk and HAS_CJK.search(line):
-            found |= {run for run in query.cjk if run in line}
-        per_line.append(_normalize_found(found, query))
-    scored = [i for i, f in enumerate(per_line) if f]
-    prose = [i for i in scored if not lines[i].lstrip().startswith("#")]
-    if prose:
-        scored = prose  # a heading names the subject; the lines under it are the evidence
-    if not scored:
-        # Matched through the title column only: cite the chunk's first non-empty line after
-        # the frontmatter (a `---` fence is no evidence of anything).
-        skip = max(0, (body_start or 1) - start_line)
-        first = next((i for i, line in enumerate(lines) if i >= skip and line.strip()),
-                     next((i for i, line in enumerate(lines) if line.strip()), 0))
-        return (start_line + first, start_line + first, _clip(lines[first]), set())
-    # The line holding the most (and the rarest) query terms is the evidence.
-    best = max(scored, key=lambda i: (sum(rarity.get(t, 1.0) for t in per_line[i]), -i))
-    lo = hi = best
-    have = set(per_line[best])
-    # Widen to neighbouring lines (within 3) that add terms the best line lacks.
-    for i in scored:
-        if abs(i - best) <= 3 and not per_line[i] <= have:
-            lo, hi = min(lo, i), max(hi, i)
-            have |= per_line[i]
-    text = " ".join(line.strip() for line in lines[lo : hi + 1] if line.strip())
-    all_found = set().union(*per_line)
-    return start_line + lo, start_line + hi, _clip(text), all_found
-
-
-def _how_found(hit: Hit, lines: dict[int, str], why: dict[int, str], query: Query) -> Hit:
-    """``hit`` saying what found it when none of its cited lines holds the query's words."""
-    if any(_holds_words(lines.get(n, ""), query)
-           for n in range(hit.start_line, hit.end_line + 1)):
-        return hit
-    return replace(hit, found=why.get(hit.chunk_id, "meaning"))
-
-
-def _holds_words(line: str, query: Query) -> bool:
-    """True when a (marked) line holds one of the query's words."""
-    return OPEN in line or any(run in line for run in query.cjk)
-
-
-def _normalize_found(found: set[str], query: Query) -> set[str]:
-    """Map highlighted tokens back to the query terms they matched (porter stems differ)."""
-    if not found:
-        return found
-    out = set()
-    wanted = _wanted_terms(query)
-    for token in found:
-        if token in wanted:
-            out.add(token)
-            continue
-        # The term sharing the longest prefix wins, ties alphabetically: a set's order would
-        # make "chat" map to "changes" in one process and "challenges" in the next.
-        matches = [t for t in wanted if _same_stem(token, t)]
-        if matches:
-            out.add(min(matches, key=lambda t: (-_shared_prefix(token, t), t)))
-        else:
-            out.add(token)
-    return out
-
-
-def _shared_prefix(a: str, b: str) -> int:
-    """How many leading characters two words share."""
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
-
-
-def _same_stem(a: str, b: str) -> bool:
-    n = min(len(a), len(b))
-    k = max(3, n - 3)
-    return n >= 3 and a[:k] == b[:k]
-
-
-# Inline fields and block ids are for the index, not for a person reading a snippet (the
-# citation points at the full line).
-_FIELD = re.compile(r"\s*\[[A-Za-z_][\w-]*::\s*(?:\[\[[^\]]*\]\]|[^\]\[])*\](?!\])"
-                    r"|\s+\^[A-Za-z0-9-]+(?=\s|$)")
-
-
-def _clip(text: str) -> str:
-    text = " ".join(_FIELD.sub("", text).split())
-    at = text.find(OPEN)
-    if len(text) > SNIPPET_CHARS:
-        begin = max(0, at - SNIPPET_CHARS // 3) if at > 0 else 0
-        text = ("…" if begin else "") + text[begin : begin + SNIPPET_CHARS].rstrip() + "…"
-    return text.replace(OPEN, "").replace(CLOSE, "")
-
-
-def _trim_overlapping(hits: list[Hit], texts: dict[int, dict[int, str]]) -> list[Hit]:
-    """Cite each line once per page: a hit keeps the lines no better hit cites (its first run of
-    them, with its snippet cut to match) and goes only when none are left.
-
-    Hits overlap when chunks do, or when a question's answer is cited from the next chunk.
-    """
-    kept: list[Hit] = []
-    taken: set[int] = set()
-    for hit in hits:
-        free = [n for n in range(hit.start_line, hit.end_line + 1) if n not in taken]
-        if not free:
-            continue
-        if len(free) <= hit.end_line - hit.start_line:
-            end = free[0]
-            while end + 1 in free:
-                end += 1
-            own = texts.get(hit.chunk_id, {})
-            hit = replace(hit, start_line=free[0], end_line=end, snippet=_clip(
-                " ".join(own.get(n, "").strip() for n in range(free[0], end + 1))))
-        taken.update(range(hit.start_line, hit.end_line + 1))
-        kept.append(hit)
-    return kept
-
-
-def _exact_matches(db: sqlite3.Connection, text: str, where: str, params: list[object]
+def _exact_matches(store: Store, text: str, where: str, params: list[object]
                    ) -> list[tuple[int, tuple[str, str, str | None]]]:
     norm = norm_name(text)
     if not norm:
         return []
-    rows = db.execute(
-        f"""SELECT DISTINCT p.id, p.path, p.title, p.type FROM names n JOIN pages p
-            ON p.id = n.page_id WHERE n.norm = ? AND n.kind IN ('title', 'alias', 'path')
-            {where}""",
-        (norm, *params)).fetchall()
+    rows = recall_sql.exact_names(store, norm, where, params)
     return [(r[0], (r[1], r[2], r[3])) for r in rows]
 
 
-def _title_hit(db: sqlite3.Connection, page_id: int, name: str) -> list[Hit]:
+def _title_hit(store: Store, page_id: int, name: str) -> list[Hit]:
     """Cite the H1 and summary (else the first line of the body) of a page found by its name
     alone; the hit says ``found="name"`` when no cited line holds the name (a file name, an
     alias)."""
-    row = db.execute("SELECT summary_start, summary_end, summary, title_line, body_start"
-                     " FROM pages WHERE id = ?", (page_id,)).fetchone()
+    row = recall_sql.title_lines(store, page_id)
+    assert row is not None
     start = row[3] or row[4] or 1  # the H1 names the page; the summary under it says what it is
     end = max(start, row[1] or start)
-    chunk = db.execute("SELECT c.id, c.heading, s.sections, c.start_line, f.body FROM chunks c"
-                       " JOIN chunks_fts f ON f.rowid = c.id"
-                       " LEFT JOIN chunk_sections s ON s.chunk_id = c.id WHERE c.page_id = ?"
-                       " AND c.start_line <= ? ORDER BY c.start_line DESC LIMIT 1",
-                       (page_id, start)).fetchone()
+    chunk = recall_sql.chunk_before(store, page_id, start)
     if chunk is None:
-        return [Hit(0, start, end, "", 0.0, _clip(row[2] or ""), "name")]
+        return [Hit(0, start, end, "", 0.0, clip(row[2] or ""), "name")]
     body = chunk[4].split("\n")
     lines = body[start - chunk[3] : (end if row[0] else len(body) + chunk[3]) - chunk[3] + 1]
     if not row[0]:  # no summary: the H1 alone, or the body's first non-blank line
@@ -1446,18 +693,15 @@ def _title_hit(db: sqlite3.Connection, page_id: int, name: str) -> list[Hit]:
         text = f"{lines[0].strip() if lines else ''} {row[2] or ''}".strip()
     heading = heading_at(chunk[1], json.loads(chunk[2] or "[]"), start)
     found = None if norm_name(name) in norm_name(text) else "name"
-    return [Hit(chunk[0], start, end, heading, 0.0, _clip(text or row[2] or ""), found)]
+    return [Hit(chunk[0], start, end, heading, 0.0, clip(text or row[2] or ""), found)]
 
 
-def _chunk_sections(db: sqlite3.Connection, chunk_ids: list[int]
+def _chunk_sections(store: Store, chunk_ids: list[int]
                     ) -> dict[int, tuple[str, list[Any]]]:
     """Chunk id → (heading at its first line, the headings that start inside it)."""
     if not chunk_ids:
         return {}
-    marks = ",".join("?" * len(chunk_ids))
-    return {r[0]: (r[1], json.loads(r[2])) for r in db.execute(
-        "SELECT c.id, c.heading, s.sections FROM chunk_sections s JOIN chunks c"
-        f" ON c.id = s.chunk_id WHERE s.chunk_id IN ({marks})", chunk_ids)}
+    return recall_sql.chunk_sections(store, chunk_ids)
 
 
 def _name_sections(hits: list[Hit], sections: dict[int, tuple[str, list[Any]]]) -> list[Hit]:
@@ -1470,30 +714,3 @@ def _name_sections(hits: list[Hit], sections: dict[int, tuple[str, list[Any]]]) 
         out.append(hit)
     return out
 
-
-def _backlink_counts(db: sqlite3.Connection, page_ids: list[int]) -> dict[int, int]:
-    """Pages linking to each page (resolved links, self-links left out).
-
-    Every search needs them for a few hundred candidate pages, and counting a hub's thousands
-    of links each time cost ~17 ms a query at 10k notes; so the whole table is counted once and
-    kept until the database changes (``PRAGMA data_version`` sees other connections' commits,
-    ``total_changes`` this one's)."""
-    if not page_ids:
-        return {}
-    version = (db.execute("PRAGMA data_version").fetchone()[0], db.total_changes)
-    cached = _BACKLINKS.get(id(db))
-    if cached is None or cached[0] is not db or cached[1] != version:
-        counts = dict(db.execute(
-            """SELECT dst_id, COUNT(DISTINCT src_id) FROM links
-               WHERE resolution = 'resolved' AND src_id != dst_id AND dst_id IS NOT NULL
-               GROUP BY dst_id""").fetchall())
-        if len(_BACKLINKS) >= 8:  # a server holds one or two connections; tests open many
-            _BACKLINKS.pop(next(iter(_BACKLINKS)))
-        cached = _BACKLINKS[id(db)] = (db, version, counts)
-    counts = cached[2]
-    return {pid: counts[pid] for pid in page_ids if pid in counts}
-
-
-# id(connection) -> (connection, its version when counted, {page id: backlinks}); the
-# connection is kept so a reused id is never mistaken for it.
-_BACKLINKS: dict[int, tuple[sqlite3.Connection, tuple[int, int], dict[int, int]]] = {}

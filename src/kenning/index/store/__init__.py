@@ -12,7 +12,7 @@ from pathlib import Path
 from kenning.errors import KenningError
 from kenning.index.store.base import Store
 
-__all__ = ["Store", "database_url", "open_store"]
+__all__ = ["Store", "database_url", "index_present", "open_store", "sqlite_path"]
 
 ENV_URL = "KENNING_DATABASE_URL"
 
@@ -22,13 +22,33 @@ def database_url(root: Path, configured: str | None = None) -> str | None:
     return os.environ.get(ENV_URL) or configured or None
 
 
+def sqlite_path(root: Path, url: str | None) -> Path | None:
+    """The SQLite file ``url`` names (None or ``sqlite:`` alone: the vault's own), or None when
+    ``url`` is not a SQLite URL."""
+    if url and not url.startswith("sqlite:"):
+        return None
+    named = url.split(":", 1)[1].removeprefix("//") if url else ""
+    if named:
+        return Path(named)
+    from kenning.index.store.sqlite_schema import db_path
+
+    return db_path(root)
+
+
+def index_present(root: Path, url: str | None) -> bool:
+    """False when the SQLite index file does not exist yet (checked without creating it); a
+    database server is assumed to hold one (opening it tells)."""
+    path = sqlite_path(root, url)
+    return path is None or path.exists()
+
+
 def open_store(root: Path, url: str | None = None) -> Store:
     """Open (and migrate) the index of the vault at ``root`` at ``url`` (None: SQLite)."""
-    if not url or url.startswith("sqlite:"):
+    path = sqlite_path(root, url)
+    if path is not None:
         from kenning.index.store.sqlite import SQLiteStore
 
-        path = Path(url.split(":", 1)[1].removeprefix("//")) if url and ":" in url else None
-        return SQLiteStore(root, path if path and str(path) else None)
+        return SQLiteStore(root, path)
     if url.startswith(("postgresql:", "postgres:")):
         from kenning.index.store.postgres import PostgresStore  # type: ignore[import-not-found]
 

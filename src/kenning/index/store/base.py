@@ -37,6 +37,42 @@ T = TypeVar("T")
 
 Params = Sequence[Any]
 
+#: How much a match in each ``chunks_fts`` column counts in :meth:`Store.match_chunks`'s score
+#: (SQLite: the bm25() column weights; PostgreSQL: the same ratios in the ts_rank weights).
+LEXICAL_WEIGHTS: dict[str, float] = {"title": 5.0, "heading": 2.0, "body": 1.0, "cjk": 1.0}
+
+
+@dataclass(frozen=True)
+class TextQuery:
+    """A full-text query as structure, never an engine's syntax: each backend builds its own
+    expression from it (SQLite an FTS5 MATCH string, PostgreSQL a tsquery).
+
+    The query is a list of *clauses*: every term, every phrase and every CJK word is one.
+
+    * ``terms``: single words, already casefolded, no quotes or operators. A term matches a
+      chunk whose ``title``, ``heading`` or ``body`` holds a word with the same stem (SQLite:
+      Porter over unicode61 tokens, diacritics folded). Not the ``cjk`` column.
+    * ``phrases``: several words separated by single spaces; matches where those words occur
+      consecutively (each stemmed as a term) in ``title``, ``heading`` or ``body``.
+    * ``cjk``: CJK words (runs of Han/Kana/Hangul, see :mod:`kenning.index.cjk`). A word of two
+      or more characters matches where its overlapping bigrams (:func:`kenning.index.cjk.bigrams`)
+      occur consecutively, as a phrase, in the ``title`` or ``cjk`` column; a one-character word
+      is a *prefix* term: it matches any bigram (token) of those columns that starts with it.
+    * ``all_terms``: True, a chunk must match every clause (AND); False, any one (OR).
+
+    A query with no clause matches nothing.
+    """
+
+    terms: tuple[str, ...] = ()
+    phrases: tuple[str, ...] = ()
+    cjk: tuple[str, ...] = ()
+    all_terms: bool = False
+
+    @property
+    def empty(self) -> bool:
+        """True when the query has no clause."""
+        return not (self.terms or self.phrases or self.cjk)
+
 
 @dataclass(frozen=True)
 class Diagnosis:
@@ -178,7 +214,39 @@ class Store(ABC):
         """Close the connection(s); the store may not be used afterwards."""
 
     # == lexical search ==================================================================
-    # (recall adds its methods here)
+    # Full-text matching and ranking over ``chunks_fts`` (title, heading, body, cjk; ``rowid``
+    # = chunk id). Everything else recall reads (chunk and page rows, the stored ``body`` text
+    # by rowid) is portable SQL in :mod:`kenning.index.queries.recall`. Highlighting is done in
+    # Python by recall (it emulates the SQLite tokenizer), so no backend method is needed.
+
+    @abstractmethod
+    def match_chunks(self, query: TextQuery, *, where: str = "", params: Params = (),
+                     limit: int = 200) -> list[tuple[int, int, int, str, float]]:
+        """The chunks matching ``query``, best first, at most ``limit``.
+
+        Each row is ``(chunk id, page id, chunk start_line, chunk heading, score)``; ``score`` is
+        a float, *higher is better*, comparable only within one call (SQLite: ``-bm25()`` with
+        :data:`LEXICAL_WEIGHTS` as column weights, always > 0). Recall uses the score's order
+        and its relative size (a neighbour adds a share of it), never its absolute value. Ties
+        keep the engine's order.
+
+        ``where`` is a portable SQL fragment that starts with `` AND `` (or is empty), over the
+        aliases ``c`` (``chunks``) and ``p`` (``pages``, joined on ``p.id = c.page_id``), with
+        ``?`` placeholders bound to ``params``; only rows it keeps are ranked. Example:
+        ``" AND p.type IN (?)"``, ``("decision",)``. An empty query returns ``[]``.
+        """
+
+    @abstractmethod
+    def match_counts(self, terms: Sequence[str], cjk: Sequence[str] = ()) -> dict[str, int]:
+        """How many chunks match each of ``terms`` and ``cjk``: ``{text: number of chunks}``,
+        one key for every distinct item given (0 when none match).
+
+        Unlike :meth:`match_chunks`, any column counts. An item of ``terms`` is a word or a
+        phrase (words separated by spaces, matched consecutively, stemmed as in
+        :class:`TextQuery`); an item of ``cjk`` matches as a CJK word of :class:`TextQuery`
+        (bigram phrase; one character: prefix). Used for the rarity (inverse document frequency)
+        of each query term.
+        """
 
 
 
@@ -257,6 +325,11 @@ class Store(ABC):
 
     # == graph, memory, health ===========================================================
     # (layers adds its methods here)
+
+    @abstractmethod
+    def expected_schema_version(self) -> int:
+        """The schema version this Kenning migrates this backend to (``kenning doctor``
+        compares it with :meth:`schema_version`)."""
 
 
 
@@ -368,14 +441,6 @@ class Store(ABC):
         out = portable_checks(self, files)
         out.extend(self.backend_checks(read))
         return out
-
-    def expected_schema_version(self) -> int | None:
-        """The schema version this Kenning writes for this backend (None: unknown)."""
-        if self.backend == "postgresql":
-            from kenning.index.store import pg_checks
-
-            return pg_checks.expected_schema_version()
-        return None
 
     def backend_checks(self, read: Store | None = None) -> list[Diagnosis]:
         """Checks only this backend has (PostgreSQL: extensions, server, replica lag)."""

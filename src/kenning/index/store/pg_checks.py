@@ -32,19 +32,6 @@ def replayed(store: Store, position: str) -> bool:
     return bool(done)
 
 
-def expected_schema_version() -> int | None:
-    """The PostgreSQL schema version this Kenning writes (from the backend's migrations)."""
-    try:
-        from kenning.index.store import postgres_schema  # type: ignore[attr-defined]
-    except ImportError:
-        return None
-    for name in ("SCHEMA_VERSION", "VERSION"):
-        if isinstance(getattr(postgres_schema, name, None), int):
-            return int(getattr(postgres_schema, name))
-    migrations = getattr(postgres_schema, "MIGRATIONS", None)
-    return len(migrations) if migrations is not None else None
-
-
 def _version(text: str) -> tuple[int, ...]:
     parts = []
     for piece in text.split("."):

@@ -9,13 +9,30 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kenning.index.cjk import run_to_fts
 from kenning.index.store import sqlite_schema as schema
-from kenning.index.store.base import IndexDamaged, Params, Store
+from kenning.index.store.base import LEXICAL_WEIGHTS, IndexDamaged, Params, Store, TextQuery
 
 if TYPE_CHECKING:
     import numpy as np
 
 REBUILD_SUFFIX = ".rebuild"
+
+# bm25() takes the weights in the table's column order.
+_BM25_WEIGHTS = tuple(LEXICAL_WEIGHTS[c] for c in ("title", "heading", "body", "cjk"))
+
+
+def _quoted(text: str) -> str:
+    """An FTS5 string (a term or a phrase of terms), quotes doubled."""
+    return '"' + text.replace('"', '""') + '"'
+
+
+def fts_expression(query: TextQuery) -> str:
+    """The FTS5 MATCH expression of a structured query (see :class:`TextQuery`)."""
+    join = " AND " if query.all_terms else " OR "
+    clauses = [f"{{title heading body}} : {_quoted(t)}" for t in (*query.terms, *query.phrases)]
+    clauses += [f"{{title cjk}} : {run_to_fts(r)}" for r in query.cjk]
+    return join.join(clauses)
 
 
 class SQLiteStore(Store):
@@ -105,7 +122,30 @@ class SQLiteStore(Store):
         self.conn.close()
 
     # == lexical search ==================================================================
-    # (recall adds its methods here)
+
+    def match_chunks(self, query: TextQuery, *, where: str = "", params: Params = (),
+                     limit: int = 200) -> list[tuple[int, int, int, str, float]]:
+        if query.empty:
+            return []
+        return self.conn.execute(
+            f"""
+            SELECT c.id, c.page_id, c.start_line, c.heading, -bm25(chunks_fts, ?, ?, ?, ?)
+            FROM chunks_fts
+            JOIN chunks c ON c.id = chunks_fts.rowid
+            JOIN pages p ON p.id = c.page_id
+            WHERE chunks_fts MATCH ? {where}
+            ORDER BY bm25(chunks_fts, ?, ?, ?, ?)
+            LIMIT {int(limit)}
+            """,
+            (*_BM25_WEIGHTS, fts_expression(query), *params, *_BM25_WEIGHTS),
+        ).fetchall()
+
+    def match_counts(self, terms: Sequence[str], cjk: Sequence[str] = ()) -> dict[str, int]:
+        wanted = {t: _quoted(t) for t in terms}
+        wanted.update({r: run_to_fts(r) for r in cjk})  # a CJK word matches as bigrams
+        return {text: self.conn.execute(
+            "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (expr,)).fetchone()[0]
+            for text, expr in wanted.items()}
 
 
 
@@ -212,6 +252,9 @@ class SQLiteStore(Store):
     # == graph, memory, health ===========================================================
     # (layers adds its methods here)
 
+    def expected_schema_version(self) -> int:
+        return schema.SCHEMA_VERSION
+
 
 
 
@@ -228,9 +271,6 @@ class SQLiteStore(Store):
                 "who TEXT NOT NULL, tool TEXT NOT NULL, pages TEXT NOT NULL, "
                 "result TEXT NOT NULL);\n"
                 "CREATE INDEX IF NOT EXISTS audit_who ON audit(who, at)")
-
-    def expected_schema_version(self) -> int | None:
-        return int(schema.SCHEMA_VERSION)
 
     def backend_checks(self, read: Store | None = None) -> list[Any]:
         from kenning.index.store.base import Diagnosis
