@@ -148,12 +148,10 @@ def _say(report: dict[str, Any]) -> None:
 
 def _where(root: Any, url: str | None) -> str:
     """A URL named the same way whatever its spelling (a SQLite file by its resolved path)."""
-    from pathlib import Path
+    from kenning.index.store import sqlite_path
 
-    if not url or url.startswith("sqlite:"):
-        from kenning.index import db as dbm
-
-        path = Path(url.split(":", 1)[1].removeprefix("//")) if url else dbm.db_path(root)
+    path = sqlite_path(root, url)
+    if path is not None:
         return "sqlite:" + str(path.expanduser().resolve())
     return url.rstrip("/")
 

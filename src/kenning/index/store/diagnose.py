@@ -45,13 +45,11 @@ def database_findings(root: Path, config: Config, files: int | None = None,
                       store: Store | None = None) -> list[Diagnosis]:
     """Every database check of the vault at ``root``: opening the configured database (and the
     read replica) is the first; a failure says why and how to fix it, and stops there."""
-    from kenning.index.store import database_url, open_store
+    from kenning.index.store import database_url, index_present, open_store
     from kenning.vault.layout import vault_files
 
     url = database_url(root, config.database)
-    if store is None and (not url or url.startswith("sqlite:")) \
-            and not Path(url.split(":", 1)[1].removeprefix("//") if url else
-                         root / ".kenning" / "index.db").exists():
+    if store is None and not index_present(root, url):
         return []  # no index yet: the doctor's own first finding says so
     if files is None:
         files = len(vault_files(root, config.exclude)[0])
