@@ -42,3 +42,191 @@ def sample_vault(tmp_path: Path):
     v, _ = Vault.init(copy_sample(tmp_path / "sample"))
     yield v
     v.close()
+
+
+# -- PostgreSQL: a real server for the tests (tests/pg_harness.py) -----------------------------
+#
+# ``pg_server`` (session) starts one PostgreSQL 18 + pgvector on a free loopback port, the first
+# time a test asks for it, and stops it at the end of the session. ``pg_url`` gives a test its
+# own schema in it. ``pg_cluster`` (module) is a private server for the fault and replica tests,
+# which stop, kill -9 and restart it. ``backend`` runs a test module against both backends.
+#
+# PostgreSQL tests never skip silently: when the driver or the server is missing they error.
+# Only a local run may opt out, explicitly, with KENNING_TEST_POSTGRES=0 (never under CI).
+
+import contextlib  # noqa: E402
+import importlib.util  # noqa: E402
+import os  # noqa: E402
+import shutil  # noqa: E402
+import tempfile  # noqa: E402
+from collections.abc import Iterator  # noqa: E402
+
+import pg_harness  # noqa: E402
+
+#: The test modules that run against both backends (ids end in ``[sqlite]``/``[postgresql]``).
+BACKEND_MODULES = frozenset({
+    "test_search", "test_hybrid", "test_graph", "test_links", "test_citations",
+    "test_memory_write", "test_memory_sessions", "test_memory_ownership", "test_memory_cli",
+    "test_mcp", "test_mcp_write",
+})
+BACKENDS = ("sqlite", "postgresql")
+
+
+def _postgres_opted_out() -> str | None:
+    """The reason PostgreSQL tests skip on this run, or None (they run)."""
+    if os.environ.get(pg_harness.OPT_OUT_ENV, "").strip().lower() in {"0", "no", "off", "false"}:
+        if os.environ.get("CI"):
+            raise pytest.UsageError(f"{pg_harness.OPT_OUT_ENV}=0 is not allowed under CI: "
+                                    "the PostgreSQL tests must run there")
+        return f"PostgreSQL tests opted out locally ({pg_harness.OPT_OUT_ENV}=0)"
+    return None
+
+
+def _postgres_backend_present() -> bool:
+    return importlib.util.find_spec("kenning.index.store.postgres") is not None
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    reason = _postgres_opted_out()
+    if reason:
+        return [reason]
+    if not _postgres_backend_present():
+        return ["postgresql variants not generated: kenning.index.store.postgres is absent"]
+    try:
+        bindir = pg_harness.find_bindir()
+    except pg_harness.PgUnavailable as exc:
+        return [f"PostgreSQL: UNAVAILABLE ({exc}); PostgreSQL tests will error"]
+    return [f"PostgreSQL binaries: {bindir}"]
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[pg_harness.PgServer]:
+    """One real PostgreSQL for the session (database ``kenning`` with pgvector), on a free
+    loopback port with trust auth; stopped and removed at the end."""
+    reason = _postgres_opted_out()
+    if reason:
+        pytest.skip(reason)
+    base = Path(tempfile.mkdtemp(prefix="kenning-pg-"))
+    try:
+        with pg_harness.temporary_server(base=base) as server:
+            yield server
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture
+def pg_schema(pg_server: pg_harness.PgServer) -> Iterator[str]:
+    """A fresh schema name for this test (created by the store on open; dropped afterwards)."""
+    schema = pg_server.new_schema()
+    yield schema
+    with contextlib.suppress(Exception):
+        pg_server.drop_schema(schema)
+
+
+@pytest.fixture
+def pg_url(pg_server: pg_harness.PgServer, pg_schema: str) -> str:
+    """``postgresql://kenning@127.0.0.1:PORT/kenning?schema=t_<id>``: this test's own schema."""
+    return pg_server.url(schema=pg_schema)
+
+
+@pytest.fixture(scope="module")
+def pg_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[pg_harness.PgServer]:
+    """A private PostgreSQL for one module (fault and replica tests stop, kill and restart it;
+    ``pg_cluster.start_replica()`` adds a streaming standby)."""
+    reason = _postgres_opted_out()
+    if reason:
+        pytest.skip(reason)
+    base = Path(tempfile.mkdtemp(prefix="kenning-pgc-"))
+    try:
+        with pg_harness.temporary_server(base=base) as server:
+            yield server
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+#: Fixtures of these scopes, when a test module defines them, are built once per module, not
+#: once per backend: tests that use them run on SQLite only (listed in the terminal summary).
+_SHARED_SCOPES = {"module", "package", "session", "class"}
+_OWN_FIXTURES = {"pg_server", "pg_cluster", "backend", "_backend_module", "tmp_path_factory"}
+_SQLITE_ONLY: list[str] = []
+
+
+def _shared_fixtures(metafunc: pytest.Metafunc) -> list[str]:
+    """Names of module/session-scoped fixtures (not ours) this test uses."""
+    defs = getattr(metafunc, "_arg2fixturedefs", {}) or {}
+    shared = []
+    for name, fixturedefs in defs.items():
+        if name in _OWN_FIXTURES or not fixturedefs:
+            continue
+        fixturedef = fixturedefs[-1]
+        scope = getattr(fixturedef, "scope", "function")
+        scope = getattr(scope, "value", scope)
+        if scope in _SHARED_SCOPES and getattr(fixturedef, "baseid", ""):
+            shared.append(name)
+    return shared
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Run the modules in BACKEND_MODULES (and tests marked ``both_backends``) once per
+    backend: ``backend`` is an indirect, module-scoped parameter."""
+    if "backend" not in metafunc.fixturenames:
+        return
+    module = metafunc.module.__name__.rsplit(".", 1)[-1]
+    if module not in BACKEND_MODULES and not metafunc.definition.get_closest_marker(
+            "both_backends"):
+        return
+    backends: tuple[str, ...] = BACKENDS if _postgres_backend_present() else ("sqlite",)
+    shared = _shared_fixtures(metafunc)
+    if shared and len(backends) > 1:
+        backends = ("sqlite",)
+        _SQLITE_ONLY.append(f"{metafunc.definition.nodeid} (uses {', '.join(shared)})")
+    metafunc.parametrize("backend", backends, indirect=True, scope="module")
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    if _SQLITE_ONLY:
+        terminalreporter.write_line(
+            f"{len(_SQLITE_ONLY)} test(s) of the two-backend modules ran on SQLite only: they "
+            "use a module-scoped fixture built once (see tests/conftest.py)")
+
+
+@pytest.fixture(scope="module")
+def backend(request: pytest.FixtureRequest) -> Iterator[str]:
+    """``sqlite`` or ``postgresql`` for this module. On ``postgresql``, KENNING_DATABASE_URL
+    points at a module schema (module-scoped vaults use it) and ``_backend_schema`` gives every
+    test its own. On ``sqlite`` the variable is unset, whatever the caller's environment."""
+    name = getattr(request, "param", "sqlite")
+    with pytest.MonkeyPatch.context() as mp:
+        if name == "postgresql":
+            server: pg_harness.PgServer = request.getfixturevalue("pg_server")
+            schema = server.new_schema("m")
+            mp.setenv("KENNING_DATABASE_URL", server.url(schema=schema))
+            yield name
+            with contextlib.suppress(Exception):
+                server.drop_schema(schema)
+        else:
+            mp.delenv("KENNING_DATABASE_URL", raising=False)
+            yield name
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _backend_module(backend: str) -> str:
+    """Puts ``backend`` in every test's closure (so it can be parametrised) at module scope,
+    before the module's own module-scoped fixtures."""
+    return backend
+
+
+@pytest.fixture(autouse=True)
+def _backend_schema(request: pytest.FixtureRequest, backend: str,
+                    monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """On ``postgresql``: a fresh schema for this test in KENNING_DATABASE_URL (every vault the
+    test opens, and every ``kenning`` process it starts, indexes into it)."""
+    if backend != "postgresql":
+        yield
+        return
+    server: pg_harness.PgServer = request.getfixturevalue("pg_server")
+    schema = server.new_schema()
+    monkeypatch.setenv("KENNING_DATABASE_URL", server.url(schema=schema))
+    yield
+    with contextlib.suppress(Exception):
+        server.drop_schema(schema)
