@@ -44,7 +44,7 @@ def _after_write(method: W) -> W:
     retrying agent does not write it twice."""
     @functools.wraps(method)
     def wrapper(self: Vault, *args: Any, **kwargs: Any) -> Any:
-        from kenning.vault.writes import track_landed
+        from kenning.vault.writes import note_write, track_landed
 
         with track_landed() as landed:
             landed.memory_write = True
@@ -56,6 +56,9 @@ def _after_write(method: W) -> W:
                 result = written_with_warning(landed.paths, exc)
                 landed.warning, landed.result = result["note"], result
                 return result
+            finally:
+                if landed:  # files and index written: this process now reads its own writes
+                    note_write(self.root, self._store)
     return wrapper  # type: ignore[return-value]
 
 

@@ -17,10 +17,11 @@ LAG_WARN_SECONDS = 10.0
 
 
 def wal_position(store: Store) -> str | None:
-    """The primary's current WAL position (``pg_current_wal_lsn``); None on a replica."""
+    """The primary's WAL insert position (everything written so far, including commits still
+    in the WAL buffers with ``synchronous_commit = off``); None on a replica."""
     if store.scalar("SELECT pg_is_in_recovery()"):
         return None
-    return str(store.scalar("SELECT pg_current_wal_lsn()::text"))
+    return str(store.scalar("SELECT pg_current_wal_insert_lsn()::text"))
 
 
 def replayed(store: Store, position: str) -> bool:
@@ -74,7 +75,7 @@ def replica_lag(primary: Store, read: Store) -> Diagnosis:
                              "streaming replica: it is a primary of its own, and searches there "
                              "miss writes made here", "point read_url at a standby of the "
                              "primary (primary_conninfo), or remove it")
-        primary_at = primary.scalar("SELECT pg_current_wal_lsn()::text")
+        primary_at = primary.scalar("SELECT pg_current_wal_insert_lsn()::text")
         behind = read.scalar("SELECT pg_wal_lsn_diff(?::pg_lsn, pg_last_wal_replay_lsn())",
                              (primary_at,))
         seconds = read.scalar(
