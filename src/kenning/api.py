@@ -35,6 +35,7 @@ W = TypeVar("W", bound=Callable[..., Any])
 WRITE_EMBED_SECONDS = 1.0  # a write embeds its new chunks for about this long, then leaves them
 WRITE_EMBED_TIMEOUT = 3.0  # seconds a write waits for an embedding server
 WRITE_EMBED_PAUSE = 60.0  # after an embedder fails, writes leave it alone this long
+READ_OWN_WRITES_SECONDS = 10.0  # a read replica without a position: primary this long after
 
 
 def _after_write(method: W) -> W:
@@ -43,7 +44,7 @@ def _after_write(method: W) -> W:
     retrying agent does not write it twice."""
     @functools.wraps(method)
     def wrapper(self: Vault, *args: Any, **kwargs: Any) -> Any:
-        from kenning.vault.writes import track_landed
+        from kenning.vault.writes import note_write, track_landed
 
         with track_landed() as landed:
             landed.memory_write = True
@@ -55,6 +56,9 @@ def _after_write(method: W) -> W:
                 result = written_with_warning(landed.paths, exc)
                 landed.warning, landed.result = result["note"], result
                 return result
+            finally:
+                if landed:  # files and index written: this process now reads its own writes
+                    note_write(self.root, self._store)
     return wrapper  # type: ignore[return-value]
 
 
@@ -87,6 +91,7 @@ class Vault:
     def __init__(self, root: Path) -> None:
         self.root = Path(root).expanduser().resolve()
         self._store: Store | None = None
+        self._replica: Store | None = None  # database.read_url, opened on first search
         self._config: Config | None = None
         self._indexed = False
         self._embedder: Any = False
@@ -128,11 +133,33 @@ class Vault:
         return self._store
 
     @property
+    def read_store(self) -> Store:
+        """The store searches read: ``database.read_url`` (a replica) when set, else
+        :attr:`store`. After this process wrote, reads stay on the primary until the replica
+        has replayed that write (read-your-own-writes; SQLite, which has no replication
+        position: for ``READ_OWN_WRITES_SECONDS``)."""
+        url = self.config.read_url
+        if not url:
+            return self.store
+        from kenning.vault.writes import last_write
+
+        if self._replica is None:
+            self._replica = open_store(self.root, url)
+        wrote = last_write(self.root)
+        if wrote is not None:
+            at, position = wrote
+            caught_up = (time.monotonic() - at > READ_OWN_WRITES_SECONDS if position is None
+                         else self._replica.replayed(position))
+            if not caught_up:
+                return self.store
+        return self._replica
+
+    @property
     def reader(self) -> Store:
         """The index for queries; raises IndexMissing when the vault was never indexed."""
         from kenning.index.queries.recall import is_indexed
 
-        store = self.store
+        store = self.read_store
         if not self._indexed:
             if not is_indexed(store):
                 raise IndexMissing(f"{self.root} has no index yet; run `kenning index` first")
@@ -147,6 +174,9 @@ class Vault:
         if self._store is not None:
             self._store.close()
             self._store = None
+        if self._replica is not None:
+            self._replica.close()
+            self._replica = None
 
     def __enter__(self) -> Vault:
         return self
@@ -188,6 +218,7 @@ class Vault:
             try:
                 fresh = store.fresh()
                 fresh.copy_vectors_from(store, self._storage())
+                fresh.copy_team_state_from(store)  # the audit trail: not derivable from the vault
                 report = Indexer(self.root, fresh, self.config).run(progress)
                 if embed:
                     self._embed(report, embed_progress, fresh)

@@ -876,9 +876,9 @@ def demo(ctx: click.Context, path: Path | None) -> None:
 
 def _register_stages() -> None:
     """Each stage keeps its commands in its own module (kenning/cli_<stage>.py)."""
-    from kenning import cli_build, cli_memory, cli_serve, cli_sync
+    from kenning import cli_build, cli_memory, cli_serve, cli_sync, cli_team
 
-    for module in (cli_sync, cli_build, cli_memory, cli_serve):
+    for module in (cli_sync, cli_build, cli_memory, cli_serve, cli_team):
         module.register(main)
 
 

@@ -52,6 +52,8 @@ def serve(ctx: click.Context, use_http: bool, host: str, port: int, profile: str
 
     Stdio callers are trusted. HTTP callers are remote unless --trust-http: they cannot
     delete or add manual links, and are limited to 1 MB requests and 20 requests a second.
+    With per-person tokens (kenning token add) every HTTP request needs one; each token's
+    scope (read, record, admin) decides the tools it may call, and its writes are audited.
     """
     root = vault_root(ctx)
     if not use_http:
@@ -72,11 +74,14 @@ def serve(ctx: click.Context, use_http: bool, host: str, port: int, profile: str
         raise click.UsageError(f"--token-env {token_env}: the variable is not set or empty")
     if token is not None and (weak := trust.token_problem(token, name)):
         raise click.UsageError(weak)
+    from kenning.serve.tokens import tokens_path
+
     host = trust.bare_host(host)
-    if not trust.is_loopback(host) and token is None:
+    if not trust.is_loopback(host) and token is None and not tokens_path(root).exists():
         raise click.UsageError(
-            f"refusing to listen on {host} without a bearer token: set {name} to a long random "
-            f"secret (e.g. `export {name}=$(openssl rand -hex 32)`), or bind 127.0.0.1")
+            f"refusing to listen on {host} without a bearer token: add per-person tokens "
+            f"(kenning token add NAME --scope read|record|admin), or set {name} to a long "
+            f"random secret (e.g. `export {name}=$(openssl rand -hex 32)`), or bind 127.0.0.1")
     try:
         serve_http(root, profile=profile, host=host, port=port, trusted=trust_http,
                    token=token, rate=rate, burst=burst)

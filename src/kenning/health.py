@@ -78,6 +78,12 @@ def check(subject: Subject) -> Health:
     health = Health()
     add = health.findings.append
     _build_run(subject.root, health)
+    from kenning.index.store.diagnose import database_findings  # the database's own checks
+
+    found = database_findings(subject.root, subject.config)
+    health.findings.extend(Finding(d.level, d.check, d.message, d.fix) for d in found)
+    if any(d.fatal for d in found):  # the index cannot be opened: nothing more to check
+        return health
     if not index_present(subject.root, subject.url):
         add(Finding("error", "index", "the vault has no index yet", "kenning index"))
         return health

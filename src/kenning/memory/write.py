@@ -57,7 +57,7 @@ from kenning.vault.page import (
     replace_fact,
     set_frontmatter,
 )
-from kenning.vault.writes import note_landed
+from kenning.vault.writes import note_landed, stamp_source
 
 if TYPE_CHECKING:
     from kenning.memory.common import Context
@@ -303,7 +303,7 @@ def _source(p: Problems, where: str, value: Any, resolver: Resolver, *, trusted:
             ) -> str | None:
     source = p.text(where, value, required=False, limit=1000, one_line=True)
     if not source:
-        return None
+        return stamp_source(None)  # a remote person's write names them (vault.writes)
     if re.search(r"[\[\]]", re.sub(r"\[\[[^\[\]]*\]\]", "", source)):
         p.add(where, f"{source!r} may contain brackets only as [[wikilinks]]")
         return None
@@ -314,7 +314,7 @@ def _source(p: Problems, where: str, value: Any, resolver: Resolver, *, trusted:
                 p.add(where, f"{target!r} is not a page of the vault (remote callers may cite "
                       "only existing pages)")
                 return None
-    return source
+    return stamp_source(source)
 
 
 def _observation(p: Problems, where: str, raw: Any, resolver: Resolver, *, trusted: bool,

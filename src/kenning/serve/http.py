@@ -2,7 +2,10 @@
 
 The SDK's Starlette app does the protocol (and DNS-rebinding checks on loopback, and the 413 for
 bodies over ``trust.MAX_BODY_BYTES``); ``Guard`` in front of it checks the bearer token (401)
-and each client's token bucket (429) before a request reaches it.
+and each client's token bucket (429) before a request reaches it. A bearer token is either the
+server's one shared token (``KENNING_MCP_TOKEN``) or a person's token from ``kenning token add``
+(``kenning.serve.tokens``); Guard puts who it is (an ``Identity``) in the request's state, where
+the MCP server reads it to enforce the token's scope and to stamp that person's writes.
 """
 
 from __future__ import annotations
@@ -15,26 +18,41 @@ from pathlib import Path
 from typing import Any
 
 from kenning.serve import trust
+from kenning.serve.tokens import Identity, Tokens
 from kenning.serve.trust import Caller, TokenBucket
 
 MCP_PATH = "/mcp"
+# The request-state key Guard stores the caller's Identity under.
+IDENTITY = "kenning_identity"
+SHARED = Identity("token", "admin", named=False)  # the one shared token: today's behaviour
+ANONYMOUS = Identity("anonymous", "admin", named=False)  # loopback without any token
 
 
 class Guard:
     """ASGI middleware: bearer token, then a per-client rate limit, for every HTTP request."""
 
-    def __init__(self, app: Any, *, token: str | None, bucket: TokenBucket | None) -> None:
-        self.app, self.bucket = app, bucket
+    def __init__(self, app: Any, *, token: str | None, bucket: TokenBucket | None,
+                 tokens: Tokens | None = None) -> None:
+        self.app, self.bucket, self.tokens = app, bucket, tokens
         self.token = token.encode("utf-8") if token else None
+
+    @property
+    def required(self) -> bool:
+        """True when every request must carry a valid bearer token: a shared token is set,
+        or the vault has a token file (even one emptied by revokes: revoking the last token
+        must not open the server)."""
+        return self.token is not None or self.tokens is not None
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        if self.token is not None and not self._authorized(scope):
+        identity = self.identify(scope) if self.required else ANONYMOUS
+        if identity is None:
             await _reply(send, 401, "missing or wrong bearer token",
                          [(b"www-authenticate", b'Bearer realm="kenning"')])
             return
+        scope.setdefault("state", {})[IDENTITY] = identity
         if self.bucket is not None:
             client = (scope.get("client") or ("unknown", 0))[0]
             wait = self.bucket.take(str(client))
@@ -44,13 +62,19 @@ class Guard:
                 return
         await self.app(scope, receive, send)
 
-    def _authorized(self, scope: dict[str, Any]) -> bool:
+    def identify(self, scope: dict[str, Any]) -> Identity | None:
+        """Who the request's bearer token belongs to, or None (no token, or a wrong one)."""
         for name, value in scope.get("headers") or ():
             if name.lower() == b"authorization":
                 scheme, _, given = value.partition(b" ")
-                return scheme.lower() == b"bearer" and hmac.compare_digest(
-                    given.strip(), self.token or b"")
-        return False
+                if scheme.lower() != b"bearer":
+                    return None
+                given = given.strip()
+                # Both checks always run: the time taken does not say which kind matched.
+                shared = self.token is not None and hmac.compare_digest(given, self.token)
+                person = self.tokens.check(given) if self.tokens is not None else None
+                return person or (SHARED if shared else None)
+        return None
 
 
 async def _reply(send: Any, status: int, message: str,
@@ -72,7 +96,8 @@ def build_app(root: Path, *, profile: str, host: str, trusted: bool, token: str 
         streamable_http_path=MCP_PATH, json_response=True, host=trust.bare_host(host),
         max_request_body_size=trust.MAX_BODY_BYTES)
     bucket = TokenBucket(rate, burst) if rate > 0 else None
-    app = Guard(inner, token=token, bucket=bucket)
+    people = Tokens(root)
+    app = Guard(inner, token=token, bucket=bucket, tokens=people if people.exists() else None)
     app.kenning = kmcp  # type: ignore[attr-defined]
     return app
 
@@ -103,8 +128,11 @@ def serve_http(root: Path, *, profile: str, host: str, port: int, trusted: bool,
     real_port = sock.getsockname()[1]
     shown = trust.url_host(host)
     who = "trusted" if trusted else "remote (no delete, no link)"
+    people = app.tokens
+    guard = ("; bearer token required" + (f" ({len(people)} person token(s))" if people else "")
+             if app.required else "")
     print(f"kenning: serving {root} (profile {profile}; HTTP callers {who}"
-          f"{'; bearer token required' if token else ''}) at http://{shown}:{real_port}"
+          f"{guard}) at http://{shown}:{real_port}"
           f"{MCP_PATH}", file=sys.stderr, flush=True)
     config = uvicorn.Config(app, log_level="warning", lifespan="on",
                             timeout_graceful_shutdown=3)

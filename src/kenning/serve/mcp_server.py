@@ -13,6 +13,7 @@ listed). Prompts: ``session-start`` and ``session-close``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import sys
@@ -30,7 +31,8 @@ from mcp.shared.exceptions import MCPError
 from kenning import __version__, answers
 from kenning.errors import KenningError
 from kenning.serve import trust
-from kenning.serve.tools import Runtime, ToolSpec, fold_vocabulary, offered
+from kenning.serve.tokens import Identity
+from kenning.serve.tools import Runtime, ToolSpec, fold_vocabulary, needed_scope, offered
 from kenning.serve.trust import Caller
 from kenning.vault.fsio import is_utf8_name, utf8_data, utf8_text
 
@@ -38,6 +40,7 @@ log = logging.getLogger("kenning.serve")
 
 PAGE_URI = "kenning://page/"
 RESOURCE_NOT_FOUND = -32002
+INSUFFICIENT_SCOPE = -32003  # the caller's token lacks the scope the tool needs
 INSTRUCTIONS = (
     "Kenning is the user's memory: Markdown pages of people, projects, decisions and facts, "
     "each answer cited path#Lstart-Lend. Search or recall before asking the user; record what "
@@ -55,6 +58,8 @@ class KenningMCP:
         self.caller = caller
         self.profile = profile
         self.tools: dict[str, ToolSpec] = {t.name: t for t in offered(profile, caller)}
+        # Every tool of the profile, for callers a token makes trusted (an admin token).
+        self.profile_tools = {t.name: t for t in offered(profile, Caller(caller.transport, True))}
         self.every_tool = {t.name for t in offered("full", Caller("stdio", True))}
         self.last_index = [0.0]
         self._limiter: anyio.CapacityLimiter | None = None  # the write thread
@@ -79,17 +84,41 @@ class KenningMCP:
         return mcp_tools(self.tools.values())
 
     async def _list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=self.tool_list())
+        identity = _identity(ctx)
+        if identity is None:
+            return types.ListToolsResult(tools=self.tool_list())
+        return types.ListToolsResult(tools=mcp_tools(self.visible(identity)))
+
+    def caller_for(self, identity: Identity | None) -> Caller:
+        """The caller policy for a request: an admin token has the owner's rights."""
+        if identity is not None and identity.named and identity.scope == "admin":
+            return Caller(self.caller.transport, trusted=True)
+        return self.caller
+
+    def visible(self, identity: Identity) -> list[ToolSpec]:
+        """The tools ``identity`` sees: the profile's, within its scope and caller policy."""
+        caller = self.caller_for(identity)
+        return [t for t in self.profile_tools.values()
+                if trust.may_call(caller, t.name) and identity.allows(needed_scope(t))]
 
     async def _call_tool(self, ctx: Any, params: types.CallToolRequestParams
                          ) -> types.CallToolResult:
         name, args = params.name, dict(params.arguments or {})
+        identity = _identity(ctx)
+        caller = self.caller_for(identity)
+        spec = self.profile_tools.get(name)
+        if spec is not None and identity is not None \
+                and not identity.allows(needed := needed_scope(spec)):
+            # A JSON-RPC error, not a tool result: the call was never made.
+            raise MCPError(INSUFFICIENT_SCOPE, f"`{name}` needs a token with the `{needed}` "
+                           f"scope; the token {identity.name!r} has `{identity.scope}` (ask "
+                           f"the vault's owner: kenning token add NAME --scope {needed})")
         try:
-            spec = self._lookup(name)
-            args = self._check(spec, args)
-            rt = Runtime(self.vault if not spec.read_only else self.read_vault, self.caller,
+            spec = self._lookup(name, caller)
+            args = self._check(spec, args, caller)
+            rt = Runtime(self.vault if not spec.read_only else self.read_vault, caller,
                          last_index=self.last_index)
-            data = await self._run(spec, rt, args)
+            data = await self._run(spec, rt, args, identity)
         except (KenningError, ValueError, LookupError) as exc:
             return _error(str(exc))
         except Exception as exc:  # a bug: say so, keep serving
@@ -104,23 +133,26 @@ class KenningMCP:
         # and clients that pass both to the model would pay for it twice.
         return types.CallToolResult(content=[types.TextContent(text=text)])
 
-    def _lookup(self, name: str) -> ToolSpec:
-        spec = self.tools.get(name)
-        if spec is not None:
+    def _lookup(self, name: str, caller: Caller | None = None) -> ToolSpec:
+        caller = caller or self.caller
+        spec = self.profile_tools.get(name)
+        if spec is not None and trust.may_call(caller, name):
             return spec
-        if name in trust.TRUSTED_ONLY and self.caller.remote:
-            trust.refuse_unless_allowed(self.caller, name)
+        if name in trust.TRUSTED_ONLY and caller.remote:
+            trust.refuse_unless_allowed(caller, name)
         if name in self.every_tool:
             raise trust.Refused(f"`{name}` is not in the {self.profile} profile; start the "
                                 "server with a larger --profile to offer it")
         raise trust.Refused(f"unknown tool {name!r}; this server offers: "
                             + ", ".join(self.tools))
 
-    def _check(self, spec: ToolSpec, args: dict[str, Any]) -> dict[str, Any]:
+    def _check(self, spec: ToolSpec, args: dict[str, Any], caller: Caller | None = None
+               ) -> dict[str, Any]:
+        caller = caller or self.caller
         size = len(json.dumps(args, ensure_ascii=False).encode("utf-8"))
-        if size > self.caller.max_argument_bytes:
+        if size > caller.max_argument_bytes:
             raise trust.Refused(f"arguments of {size:,} bytes are over the "
-                                f"{self.caller.max_argument_bytes:,}-byte limit of one call")
+                                f"{caller.max_argument_bytes:,}-byte limit of one call")
         trust.check_strings(args)
         args = fold_vocabulary(args)
         validator = self._validators.get(spec.name)
@@ -134,18 +166,25 @@ class KenningMCP:
                 f"{_where(e.absolute_path)}: {_short(e.message)}" for e in problems[:10]))
         return args
 
-    async def _run(self, spec: ToolSpec, rt: Runtime, args: dict[str, Any]) -> Any:
+    async def _run(self, spec: ToolSpec, rt: Runtime, args: dict[str, Any],
+                   identity: Identity | None = None) -> Any:
         # Not cancellable: a client that leaves mid-call does not cut a write in half.
-        return await anyio.to_thread.run_sync(self._handle, spec, rt, args,
+        return await anyio.to_thread.run_sync(self._handle, spec, rt, args, identity,
                                               limiter=self._worker(spec.read_only))
 
-    def _handle(self, spec: ToolSpec, rt: Runtime, args: dict[str, Any]) -> Any:
+    def _handle(self, spec: ToolSpec, rt: Runtime, args: dict[str, Any],
+                identity: Identity | None = None) -> Any:
         """Run one handler on the worker thread: a remote caller's writes are noted as its
-        (vault.provenance); what remote callers wrote is marked in every answer; the answer
-        is made lean (``kenning.answers``) and, with a budget, fitted to it as a whole."""
-        from kenning.vault import provenance
+        (vault.provenance); an HTTP caller's writes are audited under its name and, for a
+        person's token, cited as ``mcp:NAME`` (vault.writes.acting_as); what remote callers
+        wrote is marked in every answer; the answer is made lean (``kenning.answers``) and,
+        with a budget, fitted to it as a whole."""
+        from kenning.vault import provenance, writes
 
-        with provenance.remote_writes(self.caller.remote):
+        actor = (writes.acting_as(identity.name, spec.name, self.vault.store,
+                                  named=identity.named)
+                 if identity is not None and not spec.read_only else contextlib.nullcontext())
+        with provenance.remote_writes(rt.caller.remote), actor:
             data = spec.handler(rt, args)
         if not isinstance(data, dict):
             data = {"result": data}
@@ -290,6 +329,17 @@ def _read_page(path: Path, root: Path) -> str:
     text = decode_markdown(path.read_bytes())
     rel = path.relative_to(root.resolve()).as_posix()
     return provenance.mark_markdown(rel, text, provenance.Ledger(root))
+
+
+def _identity(ctx: Any) -> Identity | None:
+    """The Identity ``http.Guard`` put in the HTTP request's state; None over stdio."""
+    from kenning.serve.http import IDENTITY
+
+    request = getattr(ctx, "request", None)
+    scope = getattr(request, "scope", None)
+    state = scope.get("state") if isinstance(scope, dict) else None
+    found = state.get(IDENTITY) if isinstance(state, dict) else None
+    return found if isinstance(found, Identity) else None
 
 
 def _error(message: str) -> types.CallToolResult:

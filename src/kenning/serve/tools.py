@@ -69,8 +69,12 @@ class Runtime:
             return
         self.last_index[0] = time.monotonic()
 
-    def wrote(self) -> None:
-        """A write happened: the next read refreshes the index first."""
+    def wrote(self, out: Any = None) -> None:
+        """A write happened: the next read refreshes the index first, unless the write says
+        it re-indexed what it wrote (the memory writes do, before they answer): a second pass
+        would find nothing, and under load it made every search after a write wait for it."""
+        if isinstance(out, dict) and out.get("indexed") is True:
+            return
         self.last_index[0] = 0.0
 
 
@@ -319,7 +323,7 @@ def _record(rt: Runtime, a: dict[str, Any]) -> Any:
     rt.fresh()  # names are checked against the index: let it see notes edited meanwhile
     out = rt.vault.record(a.get("entities"), a.get("relations"), a.get("observations"),
                           trusted=rt.caller.trusted, key=a.get("key"))
-    rt.wrote()
+    rt.wrote(out)
     return answers.written(out)
 
 
@@ -328,7 +332,7 @@ def _decide(rt: Runtime, a: dict[str, Any]) -> Any:
                                    a.get("rejected"), date=_date(a, "date"),
                                    source=a.get("source"), trusted=rt.caller.trusted,
                                    key=a.get("key"))
-    rt.wrote()
+    rt.wrote(out)
     return answers.written(out)
 
 
@@ -347,7 +351,7 @@ def _revise(rt: Runtime, a: dict[str, Any]) -> Any:
                               valid_from=_date(a, "valid_from"), source=a.get("source"),
                               epistemic=a.get("epistemic"), confidence=a.get("confidence"),
                               trusted=rt.caller.trusted, key=a.get("key"))
-    rt.wrote()
+    rt.wrote(out)
     return answers.written(out)
 
 
@@ -360,7 +364,7 @@ def _retain(rt: Runtime, a: dict[str, Any]) -> Any:
     else:
         out = rt.vault.retain(a["kind"], a["text"], a.get("entities"), a.get("confidence"),
                               trusted=rt.caller.trusted, key=a.get("key"))
-    rt.wrote()
+    rt.wrote(out)
     return answers.written(out)
 
 
@@ -368,7 +372,7 @@ def _session_close(rt: Runtime, a: dict[str, Any]) -> Any:
     out = rt.vault.session_close(a["transcript"], project=a.get("project"),
                                  summary=a.get("summary"), trusted=rt.caller.trusted,
                                  key=a.get("key"))
-    rt.wrote()
+    rt.wrote(out)
     return answers.written(out)
 
 
@@ -381,7 +385,7 @@ def _link(rt: Runtime, a: dict[str, Any]) -> Any:
     out = rt.vault.link(_check_ref(rt, a["from"]), a["rel"], _check_ref(rt, a["to"]),
                         remove=bool(a.get("remove")), valid_from=_date(a, "valid_from"),
                         valid_to=_date(a, "valid_to"))
-    rt.wrote()
+    rt.wrote(out)
     return answers.written(out)
 
 
@@ -389,14 +393,14 @@ def _delete(rt: Runtime, a: dict[str, Any]) -> Any:
     trust.refuse_unless_allowed(rt.caller, "delete")
     rt.fresh()
     out = rt.vault.delete(_check_ref(rt, a["ref"]), trusted=rt.caller.trusted)
-    rt.wrote()
+    rt.wrote(out)
     return answers.written(out)
 
 
 def _reflect(rt: Runtime, a: dict[str, Any]) -> Any:
     rt.fresh()
     out = rt.vault.reflect(a.get("since", "7d"), apply=a.get("apply", True))
-    rt.wrote()
+    rt.wrote(out)
     return answers.written(out)
 
 
@@ -544,6 +548,14 @@ def build_tools() -> list[ToolSpec]:
             _obj({}),
             _index, read_only=False, idempotent=True),
     ]
+
+
+def needed_scope(spec: ToolSpec) -> str:
+    """The token scope a tool needs: ``read`` for the read-only tools, ``record`` for the
+    write path (the record profile), ``admin`` for the rest (link, delete, reflect, index)."""
+    if spec.read_only:
+        return "read"
+    return "record" if spec.profile == "record" else "admin"
 
 
 def offered(profile: str, caller: Caller, *, vault_type: type | None = None) -> list[ToolSpec]:

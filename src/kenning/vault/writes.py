@@ -1,8 +1,20 @@
 """Changing several vault files as one: the vault write lock and journaled batches.
 
-Every writer of pages (agent memory writes, the build) holds ``.kenning/write.lock`` (flock)
-around its read-modify-write, so two writers never lose each other's edits; the kernel drops the
-lock when its holder dies. A change to several files goes through :func:`write_files`: the new
+Every writer of pages (agent memory writes, the build) holds the vault write lock around its
+read-modify-write, so two writers never lose each other's edits; it is released when its holder
+dies. The lock belongs to the index store (``Store.vault_write_lock``): on SQLite it is
+``.kenning/write.lock`` (flock, :func:`file_write_lock`); on PostgreSQL an advisory lock, so
+several ``kenning serve --http`` processes (on one machine or several) over one database and
+one vault folder serialise their writes. :func:`write_lock` takes the store it is given, else
+the one the running call acts through (:func:`acting_as`), else, for a vault configured with
+a non-SQLite database, a store of its own; otherwise the file lock.
+
+A write made on behalf of a remote person (:func:`acting_as`, set by the MCP server) is audited:
+when the outermost hold of the lock ends, one row (who, when, tool, pages written, result) goes
+into the store's ``audit`` table while the lock is still held, so the audit trail has the same
+order as the writes; and the sources the write cites name the person (:func:`stamp_source`).
+
+A change to several files goes through :func:`write_files`: the new
 contents are first saved to a journal (``.kenning/pending-writes.json``, written atomically),
 then each file is written atomically, then the journal is removed. A crash in between leaves the
 journal, and the next holder of the lock finishes the batch (:func:`recover`, also run by
@@ -21,12 +33,15 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from glob import escape as glob_escape
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kenning.errors import KenningError
 from kenning.vault import provenance
 from kenning.vault.fsio import acquire_flock, atomic_write_text, resolve_own
 from kenning.vault.layout import STATE_DIR
+
+if TYPE_CHECKING:
+    from kenning.index.store import Store
 
 WRITE_LOCK = "write.lock"
 JOURNAL = "pending-writes.json"
@@ -89,9 +104,114 @@ def note_landed(*paths: str) -> None:
         landed.paths.extend(p for p in paths if p not in landed.paths)
 
 
+@dataclass
+class Actor:
+    """Who the running call writes for (a remote person or the shared token), the tool, and
+    the store its audit row goes to."""
+
+    who: str
+    tool: str
+    store: Store
+    named: bool = True
+    depth: int = 0  # holds of the write lock inside this call (the outermost audits)
+
+
+_ACTOR: contextvars.ContextVar[Actor | None] = contextvars.ContextVar(
+    "kenning_actor", default=None)
+
+
 @contextlib.contextmanager
-def write_lock(root: Path, *, wait: float = LOCK_WAIT) -> Iterator[None]:
-    """Hold the vault write lock; a batch a crashed writer left half-done is finished first."""
+def acting_as(who: str, tool: str, store: Store, *, named: bool = True) -> Iterator[Actor]:
+    """Inside the block, vault writes are ``who``'s (made by ``tool``): audited in ``store``
+    and, when ``named`` (a person's token), cited as ``mcp:who``."""
+    actor = Actor(who, tool, store, named)
+    token = _ACTOR.set(actor)
+    try:
+        yield actor
+    finally:
+        _ACTOR.reset(token)
+
+
+def actor() -> Actor | None:
+    """Who the running call writes for, or None (a local, trusted writer)."""
+    return _ACTOR.get()
+
+
+def stamp_source(source: str | None) -> str | None:
+    """``source`` naming the remote person the running call writes for (``mcp:alice``, or
+    ``[[Meeting]] (mcp:alice)``); unchanged for a local writer or the shared token."""
+    who = _ACTOR.get()
+    if who is None or not who.named:
+        return source
+    stamp = f"mcp:{who.who}"
+    if not source:
+        return stamp
+    return source if stamp in source else f"{source} ({stamp})"
+
+
+# The replication position (Store.replication_position) after this process's last write to
+# each vault's index: reads go to the primary until a read replica has replayed it.
+_POSITIONS: dict[Path, tuple[float, Any]] = {}
+_LOCK_STORES: dict[tuple[Path, str], Store] = {}
+
+
+def last_write(root: Path) -> tuple[float, Any] | None:
+    """(monotonic time, replication position) of this process's last write to the vault."""
+    return _POSITIONS.get(Path(root))
+
+
+def note_write(root: Path, store: Store | None) -> None:
+    """Remember that this process just wrote to the vault's index through ``store``."""
+    import time
+
+    position = None
+    if store is not None:
+        with contextlib.suppress(Exception):
+            position = store.replication_position()
+    _POSITIONS[Path(root)] = (time.monotonic(), position)
+
+
+def _lock_store(root: Path) -> Store | None:
+    """A store of the vault's configured database to lock through, when that is not the
+    vault's own SQLite file (whose lock is the file lock); kept open for the process."""
+    from kenning.index.store import ENV_URL, open_store
+
+    url = os.environ.get(ENV_URL) or _configured_url(Path(root))
+    if not url or url.startswith("sqlite:"):
+        return None
+    key = (Path(root), url)
+    if key not in _LOCK_STORES:
+        _LOCK_STORES[key] = open_store(Path(root), url)
+    return _LOCK_STORES[key]
+
+
+_URLS: dict[Path, tuple[Any, str | None]] = {}
+
+
+def _configured_url(root: Path) -> str | None:
+    """``database:`` of the vault's config, re-read only when the file changes (a write
+    takes the lock many times a second under load)."""
+    from kenning.vault.layout import load_config
+
+    try:
+        st = (root / STATE_DIR / "config.yaml").stat()
+        stamp: Any = (st.st_mtime_ns, st.st_size, st.st_ino)
+    except OSError:
+        stamp = None
+    cached = _URLS.get(root)
+    if cached is not None and cached[0] == stamp:
+        return cached[1]
+    try:
+        url = load_config(root).database
+    except KenningError:
+        url = None
+    _URLS[root] = (stamp, url)
+    return url
+
+
+@contextlib.contextmanager
+def file_write_lock(root: Path, *, wait: float = LOCK_WAIT) -> Iterator[None]:
+    """The vault write lock of a vault on SQLite: ``.kenning/write.lock`` (flock)."""
     path = Path(root) / STATE_DIR / WRITE_LOCK
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
@@ -99,10 +219,58 @@ def write_lock(root: Path, *, wait: float = LOCK_WAIT) -> Iterator[None]:
         acquire_flock(fd, wait, lambda: WriteBusy(
             f"another kenning process held the vault write lock ({path}) for {wait:.0f} s; "
             "nothing written"), poll=0.01)
-        recover(Path(root))
         yield
     finally:
         os.close(fd)  # closing the descriptor releases the lock
+
+
+@contextlib.contextmanager
+def write_lock(root: Path, *, wait: float = LOCK_WAIT, store: Store | None = None
+               ) -> Iterator[None]:
+    """Hold the vault write lock; a batch a crashed writer left half-done is finished first.
+
+    Through ``store`` (or the running call's, or the configured database's) when there is
+    one; the file lock otherwise. A remote person's write is audited before the lock is let go.
+    """
+    who = _ACTOR.get()
+    store = store or (who.store if who is not None else None) or _lock_store(Path(root))
+    held = (store.vault_write_lock(wait=wait) if store is not None
+            else file_write_lock(Path(root), wait=wait))
+    with held:
+        recover(Path(root))
+        if who is None:
+            with track_landed() as landed:
+                yield
+            if landed.paths:
+                note_write(Path(root), store)
+            return
+        who.depth += 1
+        result = "ok"
+        try:
+            with track_landed() as landed:
+                yield
+        except BaseException as exc:
+            result = f"error: {type(exc).__name__}: {exc}"[:500]
+            raise
+        finally:
+            who.depth -= 1
+            if who.depth == 0 and landed.paths:
+                _audit(who, landed.paths, result)
+                note_write(Path(root), who.store)
+
+
+def _audit(who: Actor, paths: list[str], result: str) -> None:
+    """One audit row for what ``who`` wrote; a failure to write it is said, never raised (the
+    pages landed: failing the call now would make the caller write them again)."""
+    pages = [p for p in paths if not p.startswith(".")]
+    try:
+        with who.store.transaction():
+            who.store.record_audit(who.who, who.tool, pages, result)
+    except Exception as exc:
+        import sys
+
+        print(f"kenning: could not audit {who.who}'s {who.tool} ({', '.join(pages)}): "
+              f"{type(exc).__name__}: {exc}", file=sys.stderr)
 
 
 def write_files(root: Path, writes: Mapping[str, str], removals: tuple[str, ...] | list[str] = (),

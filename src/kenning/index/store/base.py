@@ -74,6 +74,17 @@ class TextQuery:
         return not (self.terms or self.phrases or self.cjk)
 
 
+@dataclass(frozen=True)
+class Diagnosis:
+    """One database check for ``kenning doctor``: level error | warn | note | ok, and the fix."""
+
+    level: str
+    check: str
+    message: str
+    fix: str | None = None
+    fatal: bool = False  # the database cannot be opened: no other check can run
+
+
 class IndexDamaged(KenningError):
     """The index database exists but cannot be read (not a database, malformed). Opening it
     raises this; ``kenning rebuild`` calls :meth:`clear` and builds a new one."""
@@ -324,7 +335,120 @@ class Store(ABC):
 
 
     # == team: locks, tokens, audit, doctor ==============================================
-    # (team adds its methods here)
+    # The vault write lock (serialises page writes across processes, and hosts), the audit
+    # trail of remote writes, what a rebuild or a move carries besides vectors, read-replica
+    # positions, and the database checks of ``kenning doctor``. Tokens are not here: they live
+    # in ``.kenning/tokens.json`` (kenning.serve.tokens), not derivable from the vault.
+
+    @contextlib.contextmanager
+    @abstractmethod
+    def vault_write_lock(self, *, wait: float = 60.0) -> Iterator[None]:
+        """Hold the vault write lock (one writer of pages at a time, across every process
+        serving this vault); wait up to ``wait`` seconds, else raise
+        :class:`kenning.vault.writes.WriteBusy`. Released when the holder dies. SQLite: the
+        ``.kenning/write.lock`` flock; PostgreSQL: a session advisory lock on its own
+        connection, keyed by the vault."""
+
+    def team_ddl(self) -> str:
+        """``CREATE TABLE IF NOT EXISTS audit …`` in this backend's dialect (id key, then
+        ``at`` ISO time, ``who``, ``tool``, ``pages`` JSON list, ``result``)."""
+        from kenning.index.store import pg_checks
+
+        if self.backend == "postgresql":
+            return pg_checks.AUDIT_DDL
+        raise NotImplementedError(f"{type(self).__name__}.team_ddl")
+
+    def _team_tables(self) -> None:
+        """Create the team tables if missing (idempotent; joins the caller's transaction)."""
+        with self.transaction():
+            self.script(self.team_ddl())
+
+    def _has_audit(self) -> bool:
+        try:
+            self.scalar("SELECT COUNT(*) FROM audit WHERE 1 = 0")
+        except Exception:  # no such table (an index from before team mode)
+            return False
+        return True
+
+    def record_audit(self, who: str, tool: str, pages: Sequence[str], result: str,
+                     at: str | None = None) -> None:
+        """Add one audit row (caller holds the vault write lock; joins its transaction)."""
+        import datetime as _dt
+        import json
+
+        self._team_tables()
+        at = at or _dt.datetime.now(_dt.UTC).isoformat(timespec="microseconds")
+        self.run("INSERT INTO audit(at, who, tool, pages, result) VALUES (?, ?, ?, ?, ?)",
+                 (at, who, tool, json.dumps(list(pages), ensure_ascii=False), result))
+
+    def audit_log(self, *, who: str | None = None, limit: int = 100
+                  ) -> list[dict[str, Any]]:
+        """The latest audit rows, newest first (an index without the table has none)."""
+        import json
+
+        if not self._has_audit():
+            return []
+        where, params = ("WHERE who = ?", [who]) if who else ("", [])
+        rows = self.rows(f"SELECT at, who, tool, pages, result FROM audit {where} "
+                         "ORDER BY at DESC, id DESC LIMIT ?", (*params, int(limit)))
+        return [{"at": r[0], "who": r[1], "tool": r[2], "pages": json.loads(r[3] or "[]"),
+                 "result": r[4]} for r in rows]
+
+    def copy_team_state_from(self, other: Store) -> int:
+        """Copy what the index holds that the vault cannot give back (the audit trail) from
+        ``other`` (any backend) into this store, keeping rows this store already has; the
+        number copied. ``kenning rebuild`` calls it on the fresh store before it replaces the
+        old one; ``kenning db copy`` on the target. Its own transaction."""
+        if not other._has_audit():
+            return 0
+        self._team_tables()
+        have = {tuple(r) for r in self.rows("SELECT at, who, tool FROM audit")}
+        rows = [r for r in other.rows("SELECT at, who, tool, pages, result FROM audit "
+                                      "ORDER BY at, id") if tuple(r[:3]) not in have]
+        with self.transaction():
+            self.many("INSERT INTO audit(at, who, tool, pages, result) VALUES (?, ?, ?, ?, ?)",
+                      rows)
+        return len(rows)
+
+    def replication_position(self) -> Any:
+        """Where this (primary) database's write history is now, for read-your-own-writes
+        against a replica; None when the backend has no replication (SQLite)."""
+        if self.backend == "postgresql":
+            from kenning.index.store import pg_checks
+
+            return pg_checks.wal_position(self)
+        return None
+
+    def replayed(self, position: Any) -> bool:
+        """True when this (replica) database has replayed the primary up to ``position``
+        (from :meth:`replication_position`); always for a position of None."""
+        if position is None:
+            return True
+        if self.backend == "postgresql":
+            from kenning.index.store import pg_checks
+
+            return pg_checks.replayed(self, position)
+        return True
+
+    def diagnose(self, files: int | None = None, read: Store | None = None
+                 ) -> list[Diagnosis]:
+        """The database checks of ``kenning doctor`` (reachable is the caller's: this store is
+        open): schema version against this Kenning, what the backend needs (PostgreSQL:
+        pgvector and its version), index coverage (pages against the vault's ``files``
+        Markdown files, chunks with vectors), and with ``read`` (a replica) its lag."""
+        from kenning.index.store.diagnose import portable_checks
+
+        out = portable_checks(self, files)
+        out.extend(self.backend_checks(read))
+        return out
+
+    def backend_checks(self, read: Store | None = None) -> list[Diagnosis]:
+        """Checks only this backend has (PostgreSQL: extensions, server, replica lag)."""
+        if self.backend == "postgresql":
+            from kenning.index.store import pg_checks
+
+            return pg_checks.checks(self, read)
+        return []
 
 
 

@@ -259,7 +259,32 @@ class SQLiteStore(Store):
 
 
     # == team: locks, tokens, audit, doctor ==============================================
-    # (team adds its methods here)
+    @contextlib.contextmanager
+    def vault_write_lock(self, *, wait: float = 60.0) -> Iterator[None]:
+        from kenning.vault.writes import file_write_lock
+
+        with file_write_lock(self.root, wait=wait):
+            yield
+
+    def team_ddl(self) -> str:
+        return ("CREATE TABLE IF NOT EXISTS audit (id INTEGER PRIMARY KEY, at TEXT NOT NULL, "
+                "who TEXT NOT NULL, tool TEXT NOT NULL, pages TEXT NOT NULL, "
+                "result TEXT NOT NULL);\n"
+                "CREATE INDEX IF NOT EXISTS audit_who ON audit(who, at)")
+
+    def backend_checks(self, read: Store | None = None) -> list[Any]:
+        from kenning.index.store.base import Diagnosis
+
+        out = []
+        ok = self.conn.execute("PRAGMA quick_check").fetchone()[0]
+        if ok != "ok":
+            out.append(Diagnosis("error", "database", f"{self.path} fails SQLite's quick "
+                                 f"check: {ok}", "kenning rebuild"))
+        if read is not None and read is not self:
+            out.append(Diagnosis("note", "replica", f"database.read_url is set ({read.describe()}"
+                                 "); SQLite has no replication: searches read that file as it is",
+                                 "point read_url at a PostgreSQL streaming replica, or remove it"))
+        return out
 
 
 def _remove_db_files(path: Path) -> None:
