@@ -165,6 +165,7 @@ def copy_index(root: Any, url: str, *, wait: float = 0.0) -> dict[str, Any]:
     from kenning.api import Vault
     from kenning.errors import KenningError
     from kenning.index.store import database_url, open_store
+    from kenning.index.store.diagnose import page_count
 
     started = time.monotonic()
     with Vault.open(root) as source:
@@ -184,7 +185,7 @@ def copy_index(root: Any, url: str, *, wait: float = 0.0) -> dict[str, Any]:
                         target.set_meta(key, value)
             audit_rows = target.copy_team_state_from(src)
             report = moved.index(wait=wait)
-            pages = int(target.scalar("SELECT COUNT(*) FROM pages", default=0))
+            pages = page_count(target)
             described = (src.describe(), target.describe())
         finally:
             moved.close()

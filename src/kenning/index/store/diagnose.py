@@ -13,13 +13,18 @@ if TYPE_CHECKING:
     from kenning.vault.layout import Config
 
 
+def page_count(store: Store) -> int:
+    """How many pages the index holds."""
+    return int(store.scalar("SELECT COUNT(*) FROM pages", default=0))
+
+
 def portable_checks(store: Store, files: int | None) -> list[Diagnosis]:
     """Schema version and coverage, in portable SQL on any backend."""
     out: list[Diagnosis] = []
     # (a schema that does not match is the doctor's own "schema" finding)
     out.append(Diagnosis("ok", "database", f"{store.describe()}: reachable, schema "
                          f"v{store.schema_version()}"))
-    pages = int(store.scalar("SELECT COUNT(*) FROM pages", default=0))
+    pages = page_count(store)
     indexed = int(store.scalar("SELECT COUNT(*) FROM files", default=0))
     if files is not None and indexed < files:
         out.append(Diagnosis("warn", "database-coverage", f"{indexed} of {files} Markdown "
