@@ -43,11 +43,6 @@ TOP1_MIN_SHARE = 0.80
 #: Share of the pages in both top fives whose best citation (first hit) is the same line range
 #: (measured: lexical 81/98, hybrid 102/122).
 CITATION_MIN_SHARE = 0.80
-#: Queries whose matching pages differ today: PostgreSQL ranks only the chunks that match the
-#: query's rarest clause (wip/pgstore 1e6da70), so a page matching only a common word
-#: ("meeting") is not found at all; and one Japanese page for "Kestrel". Strict xfail: fixing it
-#: turns these into passes that must be un-marked.
-KNOWN_MISSING = {"investor meeting", "board meeting", "meetings with investors", "Kestrel"}
 
 
 class HashEmbedder:
@@ -156,10 +151,7 @@ def test_rankings_agree_query_by_query(vaults: dict[str, Vault], mode: str) -> N
     assert cited >= CITATION_MIN_SHARE, (mode, cited)
 
 
-@pytest.mark.parametrize("query", [
-    pytest.param(q, marks=pytest.mark.xfail(strict=True, reason="PostgreSQL misses pages "
-                                            "matching only a common clause (KNOWN_MISSING)"))
-    if q in KNOWN_MISSING else q for q in QUERIES])
+@pytest.mark.parametrize("query", QUERIES)
 def test_lexical_search_matches_the_same_pages(vaults: dict[str, Vault], query: str) -> None:
     sq = set(_pages(vaults["sqlite"].search(query, mode="lexical", limit=100)))
     pg = set(_pages(vaults["postgresql"].search(query, mode="lexical", limit=100)))

@@ -214,8 +214,6 @@ def replica(pg_cluster: PgServer) -> Iterator[PgServer]:
     standby.destroy()
 
 
-@pytest.mark.xfail(not hasattr(Vault, "read_store"), strict=True,
-                   reason="database.read_url routing (Vault.read_store) is on wip/team")
 def test_a_streaming_replica_serves_search_while_the_primary_takes_writes(
         pg_cluster: PgServer, replica: PgServer, tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
