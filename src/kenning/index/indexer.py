@@ -385,6 +385,10 @@ class Indexer:
         title_text = " ".join((page.title, *page.aliases, *filter(None, [page.heading_alias])))
         cjk_title = cjk_column(title_text)
         headings = [(h.line, h.level, h.text) for h in page.headings]
+        # A chunk's id comes back from its insert; its full text and sections then go in one
+        # batch each (on PostgreSQL a batch is one round trip, not one per chunk).
+        sections: list[tuple[int, str]] = []
+        texts: list[tuple[int, str, str, str, str]] = []
         for chunk in chunk_lines(lines, headings, page.code_ranges, body_start=page.body_start):
             body = lines[max(chunk.start_line, page.body_start) - 1 : chunk.end_line]
             digest = text_hash(embed_text(page.title, chunk.heading, body))
@@ -394,12 +398,13 @@ class Indexer:
                 (page_id, chunk.ord, chunk.heading, chunk.start_line, chunk.end_line,
                  chunk.words, digest))
             if chunk.sections:
-                db.run("INSERT INTO chunk_sections(chunk_id, sections) VALUES (?, ?)",
-                       (chunk_id, json.dumps(chunk.sections, ensure_ascii=False)))
+                sections.append((chunk_id, json.dumps(chunk.sections, ensure_ascii=False)))
             cjk = "\n".join(filter(None, (cjk_title, cjk_column(chunk.text))))
-            db.run("INSERT INTO chunks_fts(rowid, title, heading, body, cjk)"
-                   " VALUES (?, ?, ?, ?, ?)",
-                   (chunk_id, title_text, chunk.heading, chunk.text, cjk))
+            texts.append((chunk_id, title_text, chunk.heading, chunk.text, cjk))
+        if sections:
+            db.many("INSERT INTO chunk_sections(chunk_id, sections) VALUES (?, ?)", sections)
+        db.many("INSERT INTO chunks_fts(rowid, title, heading, body, cjk) VALUES (?, ?, ?, ?, ?)",
+                texts)
 
         _insert_many(
             db, "INSERT INTO facts(page_id, line, relation, target, text, valid_from, valid_to,"
