@@ -544,3 +544,7 @@ if __name__ == "__main__":  # pragma: no cover - a manual check
         print(pg.execute("SELECT version()")[0][0])
         print("vector", pg.execute("SELECT extversion FROM pg_extension "
                                    "WHERE extname = 'vector'")[0][0])
+        print("serving until Ctrl-C", flush=True)
+        with contextlib.suppress(KeyboardInterrupt):
+            while True:
+                time.sleep(3600)
