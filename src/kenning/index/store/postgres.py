@@ -1095,7 +1095,7 @@ class PostgresStore(Store):
     # == indexing and vectors ============================================================
 
     # Vectors live in pgvector columns (float32). Each dimension has its own HNSW index (cosine),
-    # a partial expression index made with the first vector of that dimension; below
+    # a partial expression index made by the first nearest() above HNSW_MIN_VECTORS; below
     # HNSW_MIN_VECTORS vectors, nearest() scans exactly, which is faster there and exact.
 
     def _with_conn(self, work: Callable[[psycopg.Connection[Any]], Any]) -> Any:
@@ -1142,7 +1142,6 @@ class PostgresStore(Store):
         if not rows:
             return
         with self.transaction():
-            self._ensure_hnsw(int(dim))
             self.many("INSERT INTO embeddings(model, text_hash, dim, vector) VALUES (?, ?, ?, ?)"
                       " ON CONFLICT (model, text_hash) DO UPDATE"
                       " SET dim = excluded.dim, vector = excluded.vector",
@@ -1215,8 +1214,14 @@ class PostgresStore(Store):
                 " JOIN embeddings e ON e.text_hash = c.text_hash AND e.model = %s"
                 f" AND e.dim = {d} WHERE c.id = ANY(%s) ORDER BY score DESC, c.id LIMIT %s",
                 (vec, model, ids, int(k)), None)
-        return self._nearest_chunks(model, d, vec, int(k),
-                                    self._vector_count(model, d) >= self.HNSW_MIN_VECTORS)
+        approximate = self._vector_count(model, d) >= self.HNSW_MIN_VECTORS
+        if approximate and d not in self._hnsw:
+            # Built on the first approximate search, not with the vectors: maintaining an HNSW
+            # index row by row made storing vectors ~50x slower (55-200 a second), and the
+            # dense arm of search reads the in-process matrix on both backends anyway.
+            with self.transaction():
+                self._ensure_hnsw(d)
+        return self._nearest_chunks(model, d, vec, int(k), approximate)
 
     def _nearest_chunks(self, model: str, dim: int, vec: np.ndarray, k: int,
                         approximate: bool) -> list[tuple[int, float]]:
@@ -1235,7 +1240,9 @@ class PostgresStore(Store):
                 " SELECT c.id, 1 - near.distance FROM near"
                 " JOIN chunks c ON c.text_hash = near.text_hash"
                 " ORDER BY near.distance, c.id LIMIT %s",
-                (vec, model, vec, want, k), max(self.HNSW_EF_SEARCH, want) if approximate
+                (vec, model, vec, want, k),
+                # pgvector allows at most 1000; its iterative scan goes on past that.
+                min(1000, max(self.HNSW_EF_SEARCH, want)) if approximate
                 else None)
             if len(rows) >= k or want >= total:
                 return rows
