@@ -50,9 +50,9 @@ def open_store(root: Path, url: str | None = None) -> Store:
 
         return SQLiteStore(root, path)
     if url.startswith(("postgresql:", "postgres:")):
-        from kenning.index.store.postgres import PostgresStore  # type: ignore[import-not-found]
+        from kenning.index.store.postgres import PostgresStore
 
-        return PostgresStore(root, url)  # type: ignore[no-any-return]
+        return PostgresStore(root, url)
     scheme = url.split(":", 1)[0]
     raise KenningError(f"database URL: unknown scheme {scheme!r}; "
                        "use postgresql://user@host/dbname or leave it unset for SQLite")

@@ -248,9 +248,6 @@ class Store(ABC):
         of each query term.
         """
 
-
-
-
     # == indexing and vectors ============================================================
     # Vectors are keyed by (model, text_hash): one vector per distinct embedded text, shared by
     # every chunk with that text (``chunks.text_hash``). They are float32 rows the embedder
@@ -324,15 +321,11 @@ class Store(ABC):
         none. Any store from :meth:`fresh` must be closed first. Caller holds the lock."""
 
     # == graph, memory, health ===========================================================
-    # (layers adds its methods here)
 
     @abstractmethod
     def expected_schema_version(self) -> int:
         """The schema version this Kenning migrates this backend to (``kenning doctor``
         compares it with :meth:`schema_version`)."""
-
-
-
 
     # == team: locks, tokens, audit, doctor ==============================================
     # The vault write lock (serialises page writes across processes, and hosts), the audit

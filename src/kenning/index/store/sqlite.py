@@ -147,9 +147,6 @@ class SQLiteStore(Store):
             "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (expr,)).fetchone()[0]
             for text, expr in wanted.items()}
 
-
-
-
     # == indexing and vectors ============================================================
     # Vectors are BLOBs in ``embeddings`` (vectors.py's module doc); the matrix search runs in
     # the process (vectors.load_matrix), so ``nearest`` stays the base's None.
@@ -250,13 +247,9 @@ class SQLiteStore(Store):
         _remove_db_files(self._fresh_path())
 
     # == graph, memory, health ===========================================================
-    # (layers adds its methods here)
 
     def expected_schema_version(self) -> int:
         return schema.SCHEMA_VERSION
-
-
-
 
     # == team: locks, tokens, audit, doctor ==============================================
     @contextlib.contextmanager
