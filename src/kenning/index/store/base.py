@@ -342,14 +342,10 @@ class Store(ABC):
         ``.kenning/write.lock`` flock; PostgreSQL: a session advisory lock on its own
         connection, keyed by the vault."""
 
+    @abstractmethod
     def team_ddl(self) -> str:
         """``CREATE TABLE IF NOT EXISTS audit …`` in this backend's dialect (id key, then
         ``at`` ISO time, ``who``, ``tool``, ``pages`` JSON list, ``result``)."""
-        from kenning.index.store import pg_checks
-
-        if self.backend == "postgresql":
-            return pg_checks.AUDIT_DDL
-        raise NotImplementedError(f"{type(self).__name__}.team_ddl")
 
     def _team_tables(self) -> None:
         """Create the team tables if missing (idempotent; joins the caller's transaction)."""
@@ -406,21 +402,11 @@ class Store(ABC):
     def replication_position(self) -> Any:
         """Where this (primary) database's write history is now, for read-your-own-writes
         against a replica; None when the backend has no replication (SQLite)."""
-        if self.backend == "postgresql":
-            from kenning.index.store import pg_checks
-
-            return pg_checks.wal_position(self)
         return None
 
     def replayed(self, position: Any) -> bool:
         """True when this (replica) database has replayed the primary up to ``position``
         (from :meth:`replication_position`); always for a position of None."""
-        if position is None:
-            return True
-        if self.backend == "postgresql":
-            from kenning.index.store import pg_checks
-
-            return pg_checks.replayed(self, position)
         return True
 
     def diagnose(self, files: int | None = None, read: Store | None = None
@@ -437,14 +423,7 @@ class Store(ABC):
 
     def backend_checks(self, read: Store | None = None) -> list[Diagnosis]:
         """Checks only this backend has (PostgreSQL: extensions, server, replica lag)."""
-        if self.backend == "postgresql":
-            from kenning.index.store import pg_checks
-
-            return pg_checks.checks(self, read)
         return []
-
-
-
 
     def __enter__(self) -> Store:
         return self

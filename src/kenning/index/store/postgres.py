@@ -1330,3 +1330,28 @@ class PostgresStore(Store):
     def vault_lock_held(self) -> bool:
         """True when some process holds the vault's write lock."""
         return self._lock_held(LOCK_VAULT)
+
+    # == team: locks, tokens, audit, doctor ==============================================
+    # The PostgreSQL specifics live in pg_checks (audit DDL, WAL positions, server checks).
+
+    def team_ddl(self) -> str:
+        from kenning.index.store import pg_checks
+
+        return pg_checks.AUDIT_DDL
+
+    def replication_position(self) -> Any:
+        from kenning.index.store import pg_checks
+
+        return pg_checks.wal_position(self)
+
+    def replayed(self, position: Any) -> bool:
+        if position is None:
+            return True
+        from kenning.index.store import pg_checks
+
+        return bool(pg_checks.replayed(self, position))
+
+    def backend_checks(self, read: Store | None = None) -> list[Any]:
+        from kenning.index.store import pg_checks
+
+        return list(pg_checks.checks(self, read))
