@@ -13,7 +13,6 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -21,8 +20,8 @@ import pytest
 
 from kenning.errors import IndexBusy, KenningError
 from kenning.index.cjk import cjk_column
-from kenning.index.store import base as store_base
 from kenning.index.store import postgres_schema
+from kenning.index.store.base import LEXICAL_WEIGHTS, TextQuery
 from kenning.index.store.postgres import (
     PostgresStore,
     TransientWriteError,
@@ -33,19 +32,6 @@ from kenning.index.store.postgres import (
 SRC = str(Path(__file__).resolve().parents[1] / "src")
 
 
-@dataclass(frozen=True)
-class _Query:  # the shape of base.TextQuery, for a branch that does not have it yet
-    terms: tuple[str, ...] = ()
-    phrases: tuple[str, ...] = ()
-    cjk: tuple[str, ...] = ()
-    all_terms: bool = False
-
-    @property
-    def empty(self) -> bool:
-        return not (self.terms or self.phrases or self.cjk)
-
-
-TextQuery = getattr(store_base, "TextQuery", _Query)
 
 
 @pytest.fixture
@@ -500,9 +486,7 @@ def test_ranking_follows_sqlite_bm25(store: PostgresStore, tmp_path: Path):
         cid, = _page(store, f"{n}.md", title, [(heading, body)])
         lite.execute("INSERT INTO f(rowid, title, heading, body, cjk) VALUES (?, ?, ?, ?, '')",
                      (cid, title, heading, body))
-    weights = store_base.LEXICAL_WEIGHTS if hasattr(store_base, "LEXICAL_WEIGHTS") else \
-        {"title": 5.0, "heading": 2.0, "body": 1.0, "cjk": 1.0}
-    w = tuple(weights[c] for c in ("title", "heading", "body", "cjk"))
+    w = tuple(LEXICAL_WEIGHTS[c] for c in ("title", "heading", "body", "cjk"))
     for terms in (("alpha",), ("beta",), ("delta",), ("alpha", "beta"), ("gamma", "delta")):
         expression = " OR ".join(f'{{title heading body}} : "{t}"' for t in terms)
         expected = [r[0] for r in lite.execute(

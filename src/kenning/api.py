@@ -156,10 +156,14 @@ class Vault:
 
     @property
     def reader(self) -> Store:
-        """The index for queries; raises IndexMissing when the vault was never indexed."""
+        """The index for searches (a replica when one is set); raises IndexMissing when the
+        vault was never indexed."""
+        return self._indexed_store(self.read_store)
+
+    def _indexed_store(self, store: Store) -> Store:
+        """``store``, once it is known to hold an index; else IndexMissing."""
         from kenning.index.queries.recall import is_indexed
 
-        store = self.read_store
         if not self._indexed:
             if not is_indexed(store):
                 raise IndexMissing(f"{self.root} has no index yet; run `kenning index` first")
@@ -430,7 +434,7 @@ class Vault:
         """Every tag in the vault and how many pages carry it, most used first."""
         from kenning.index.queries import pages
 
-        return dict(pages.tag_counts(self._read_store()))
+        return dict(pages.tag_counts(self._indexed_store(self.store)))
 
     def read(self, ref: str, *, record: bool = True) -> str:
         """The Markdown text of a page; ``record`` notes the visit in the recall activity."""
@@ -593,14 +597,6 @@ class Vault:
 
     # -- graph -----------------------------------------------------------------------------
 
-    def _read_store(self) -> Store:
-        """The store for queries; raises IndexMissing when the vault was never indexed."""
-        if not self._indexed:
-            if self.store.get_meta("run_started") is None:
-                raise IndexMissing(f"{self.root} has no index yet; run `kenning index` first")
-            self._indexed = True
-        return self.store
-
     def neighbors(self, ref: str, *, rels: Sequence[str] = (), direction: str = "both",
                   as_of: str | None = None, believed_on: str | None = None) -> list[Any]:
         """Typed edges around a page (true on ``as_of``; believed on ``believed_on``)."""
@@ -640,7 +636,7 @@ class Vault:
         """Pages with no links in or out."""
         from kenning.graph import queries
 
-        return queries.orphans(self._read_store(),
+        return queries.orphans(self._indexed_store(self.store),
                                types=[vocabulary.entity_type(t) for t in types])
 
     @_after_write
