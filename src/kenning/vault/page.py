@@ -39,6 +39,7 @@ __all__ = [
     "Fact",
     "FrontmatterError",
     "Heading",
+    "ItemLine",
     "Link",
     "Page",
     "PageEditError",
@@ -47,15 +48,18 @@ __all__ = [
     "Tag",
     "TimelineEntry",
     "add_fact",
+    "add_item",
     "append_retain",
     "append_timeline",
     "new_page",
     "page_title",
     "parse_page",
     "render_fact",
+    "render_item",
     "render_retain",
     "render_timeline",
     "replace_fact",
+    "replace_item",
     "set_frontmatter",
     "set_summary",
 ]
@@ -72,7 +76,7 @@ class Problem:
     """Something in a page that Kenning could not use as written; the rest still parses."""
 
     line: int
-    code: str      # frontmatter | vocabulary | fact | timeline | retain | tag
+    code: str      # frontmatter | vocabulary | fact | timeline | retain | tag | item
     message: str
     field: str | None = None
 
@@ -120,6 +124,35 @@ class RetainItem:
 
 
 @dataclass(frozen=True)
+class ItemLine:
+    """One bullet under ``## Commitments``, ``## Open items``, ``## Action items`` or
+    ``## Decisions``: a commitment, an ask or a decision (docs/vault-format.md, "Items").
+
+    Parties (``who``, ``to``) are the raw field values: a wikilink, ``me`` for the vault's
+    owner, or a plain name. ``status`` is derived: ``done`` for a checked box (or a
+    ``[completion:: …]`` field), ``decided`` for a decision, else ``open``."""
+
+    line: int
+    section: str                   # commitments | open items | action items | decisions
+    kind: str                      # commitment | ask | decision
+    text: str
+    checked: bool | None = None    # ``[x]`` True, ``[ ]`` False, no box None
+    date: str | None = None        # when it was said (the leading date)
+    who: str | None = None
+    to: tuple[str, ...] = ()
+    due: str | None = None
+    completion: str | None = None  # when it was done / answered
+    closed: str | None = None      # citation of the line that delivered / answered it
+    because: str | None = None
+    rejected: tuple[str, ...] = ()
+    about: tuple[str, ...] = ()
+    status: str = "open"           # open | done | decided | superseded
+    by: str | None = None          # a superseded decision: what replaced it
+    source: str | None = None
+    block_id: str | None = None
+
+
+@dataclass(frozen=True)
 class Tag:
     """A tag of a page (frontmatter ``tags:`` or an inline ``#tag``) and the first line it is on."""
 
@@ -158,6 +191,7 @@ class Page:
     about: str = ""                           # description:, summary:, else summary/paragraph
     about_lines: tuple[int, int] | None = None
     tags: tuple[Tag, ...] = ()
+    items: tuple[ItemLine, ...] = ()          # commitments, asks and decisions
 
     @property
     def heading_alias(self) -> str | None:
@@ -173,7 +207,7 @@ class Page:
 
 @dataclass(frozen=True)
 class _Section:
-    name: str       # facts | timeline | retain
+    name: str       # facts | timeline | retain | one of ITEM_SECTIONS
     heading: int    # file line of the heading
     level: int
     end: int        # last file line of the section (inclusive)
@@ -191,7 +225,11 @@ class _Parsed:
 # ---------------------------------------------------------------------------------------------
 # Line syntax
 
-_SECTION_NAMES = {"facts": "facts", "timeline": "timeline", "retain": "retain"}
+# Item sections and the kind of item each holds (a ``[kind:: …]`` field overrides it).
+ITEM_SECTIONS = {"commitments": "commitment", "open items": "ask", "action items": "commitment",
+                 "decisions": "decision"}
+_SECTION_NAMES = {"facts": "facts", "timeline": "timeline", "retain": "retain",
+                  **{name: name for name in ITEM_SECTIONS}}
 _BULLET = re.compile(r"[ \t]*[-*+][ \t]+(.*?)[ \t]*$")
 _BLOCK_ID = re.compile(r"(?:^|[ \t])\^([A-Za-z0-9-]+)[ \t]*$")
 _FIELD = re.compile(r"[ \t]*\[([A-Za-z][\w-]*)::[ \t]*((?:\[\[[^\[\]\n]*\]\]|[^\[\]\n])*?)[ \t]*\]")
@@ -357,6 +395,81 @@ def _parse_retain(line: int, content: str, problems: list[Problem]) -> RetainIte
     return RetainItem(line, kind, tuple(entities), conf, text)
 
 
+_CHECKBOX = re.compile(r"\[(?P<mark>[ xX/\-])\][ \t]+")
+_ITEM_DATE = re.compile(r"(?P<date>\d{4}-\d{2}-\d{2})[ \t]*[—–][ \t]*")
+_OWNER_LABEL = re.compile(r"(?P<who>[^\W\d_][\w.' -]{0,38}[\w.])[ \t]*:[ \t]+(?=\S)")
+_ITEM_LISTS = ("to", "rejected", "about")
+_ITEM_ONE = ("who", "due", "completion", "closed", "because", "status", "by", "source",
+             "kind")
+_ITEM_KINDS = ("commitment", "ask", "decision")
+_ITEM_STATUSES = ("open", "done", "decided", "superseded")
+
+
+def _parse_item(line: int, section: str, content: str, problems: list[Problem]) -> ItemLine:
+    """A bullet of an item section; lenient (a person's own bullet is an item as written)."""
+    block_id = None
+    m = _BLOCK_ID.search(content)
+    if m:
+        block_id = m.group(1)
+        content = content[: m.start()]
+    checked = None
+    m = _CHECKBOX.match(content)
+    if m:
+        checked = m.group("mark") in "xX"
+        content = content[m.end():]
+    date = None
+    m = _ITEM_DATE.match(content)
+    if m and _valid_date(m.group("date")):
+        date = m.group("date")
+        content = content[m.end():]
+    one: dict[str, str] = {}
+    many: dict[str, list[str]] = {k: [] for k in _ITEM_LISTS}
+    kept: list[str] = []
+    pos = 0
+    for f in _FIELD.finditer(content):
+        key, raw = f.group(1).lower(), f.group(2).strip()
+        ok = key in _ITEM_LISTS or key in _ITEM_ONE
+        if ok and key in ("due", "completion") and not _valid_date(raw):
+            ok = False
+            problems.append(Problem(line, "item", f"[{key}:: {raw}] is not a date "
+                                    "(YYYY-MM-DD); kept in the text", key))
+        elif ok and key == "kind" and raw.lower() not in _ITEM_KINDS:
+            ok = False
+            problems.append(Problem(line, "item", f"[kind:: {raw}] must be one of "
+                                    f"{', '.join(_ITEM_KINDS)}; kept in the text", key))
+        elif ok and key == "status" and raw.lower() not in _ITEM_STATUSES:
+            ok = False
+            problems.append(Problem(line, "item", f"[status:: {raw}] must be one of "
+                                    f"{', '.join(_ITEM_STATUSES)}; kept in the text", key))
+        if ok:
+            if key in _ITEM_LISTS:
+                many[key].append(raw)
+            elif key not in one:
+                one[key] = raw.lower() if key in ("kind", "status") else raw
+            kept.append(content[pos : f.start()])
+            pos = f.end()
+    kept.append(content[pos:])
+    text = " ".join("".join(kept).split())
+    kind = one.get("kind") or ITEM_SECTIONS[section]
+    who = one.get("who")
+    if who is None and kind != "decision":
+        label = _OWNER_LABEL.match(text)  # "Priya: benchmark the cache" (meeting notes)
+        if label:
+            who = label.group("who").strip()
+    status = one.get("status")
+    if status is None:
+        if kind == "decision":
+            status = "decided"
+        elif checked or one.get("completion"):
+            status = "done"
+        else:
+            status = "open"
+    return ItemLine(line, section, kind, text, checked, date, who, tuple(many["to"]),
+                    one.get("due"), one.get("completion"), one.get("closed"), one.get("because"),
+                    tuple(many["rejected"]), tuple(many["about"]), status, one.get("by"),
+                    one.get("source"), block_id)
+
+
 # ---------------------------------------------------------------------------------------------
 # Parsing
 
@@ -415,6 +528,7 @@ def _analyse(text: str, path: str) -> _Parsed:
     facts: list[Fact] = []
     timeline: list[TimelineEntry] = []
     retain: list[RetainItem] = []
+    items: list[ItemLine] = []
     if sections:
         for start, owner in _owned_items(sections, struct.items):
             m = _BULLET.fullmatch(lines[start - first])
@@ -427,6 +541,8 @@ def _analyse(text: str, path: str) -> _Parsed:
                 entry = _parse_timeline(start, content, problems)
                 if entry:
                     timeline.append(entry)
+            elif owner.name in ITEM_SECTIONS:
+                items.append(_parse_item(start, owner.name, content, problems))
             else:
                 item = _parse_retain(start, content, problems)
                 if item:
@@ -439,7 +555,7 @@ def _analyse(text: str, path: str) -> _Parsed:
         summary=summary, summary_lines=summary_lines, facts=tuple(facts),
         timeline=tuple(timeline), retain=tuple(retain), links=links, headings=headings,
         code_ranges=struct.code_ranges, problems=tuple(sorted(problems, key=lambda p: p.line)),
-        h1=h1, about=about, about_lines=about_lines, tags=tags,
+        h1=h1, about=about, about_lines=about_lines, tags=tags, items=tuple(items),
     )
     return _Parsed(page, tuple(sections), struct.items, last_line, struct.closer)
 
@@ -677,6 +793,35 @@ def render_timeline(entry: TimelineEntry) -> str:
     return out
 
 
+def render_item(item: ItemLine) -> str:
+    """One item line (no newline): ``- [ ] DATE — text [who:: …] [to:: …] [due:: …]
+    [completion:: …] [closed:: …] [because:: …] [rejected:: …] [about:: …] [status:: …]
+    [by:: …] [source:: …] ^id``; the box only when ``checked`` is set (the build sets it on
+    commitments and asks, never on decisions); defaults are left out."""
+    out = "-"
+    if item.checked is not None:
+        out += " [x]" if item.checked else " [ ]"
+    if item.date:
+        out += f" {item.date} —"
+    out += f" {_one_line(item.text)}"
+    default = ITEM_SECTIONS.get(item.section)
+    labelled = item.who is not None and item.text.startswith(item.who + ":")
+    fields: list[tuple[str, str | None]] = [
+        ("kind", item.kind if item.kind != default else None),
+        ("who", None if labelled else item.who),
+        *(("to", t) for t in item.to), ("due", item.due), ("completion", item.completion),
+        ("closed", item.closed), ("because", item.because),
+        *(("rejected", r) for r in item.rejected), *(("about", a) for a in item.about),
+        ("status", item.status if item.status not in ("open", "done", "decided") else None),
+        ("by", item.by), ("source", item.source)]
+    for key, value in fields:
+        if value:
+            out += f" [{key}:: {_one_line(value)}]"
+    if item.block_id:
+        out += f" ^{item.block_id}"
+    return out
+
+
 def _render_mention(name: str) -> str:
     bare = name.replace(" ", "_")
     if "_" not in name and _BARE_NAME.fullmatch(bare) and not bare.endswith((".", "-")):
@@ -874,6 +1019,28 @@ def append_retain(text: str, item: RetainItem) -> str:
     """Append a bullet to ``## Retain`` (created at the end of the page if missing)."""
     return _append_to_section(text, _analyse(text, "page.md"), "retain", render_retain(item),
                               None)
+
+
+def add_item(text: str, item: ItemLine) -> str:
+    """Append an item to its section (``item.section``), which is created when missing:
+    before ``## Timeline`` if the page has one, else at the end of the page."""
+    if item.section not in ITEM_SECTIONS:
+        raise ValueError(f"{item.section!r} is not an item section")
+    parsed = _analyse(text, "page.md")
+    timeline = next((s for s in parsed.sections if s.name == "timeline"), None)
+    before = timeline.heading if timeline is not None else None
+    return _append_to_section(text, parsed, item.section, render_item(item), before)
+
+
+def replace_item(text: str, line: int, item: ItemLine) -> str:
+    """Rewrite the item on file line ``line`` (its indentation and bullet marker are kept)."""
+    parsed = _analyse(text, "page.md")
+    if not any(i.line == line for i in parsed.page.items):
+        raise ValueError(f"line {line} is not an item line")
+    raw = _split(text)[line - 1].rstrip("\r\n")
+    marker = re.match(r"\ufeff?[ \t]*[-*+][ \t]+", raw)
+    prefix = marker.group(0) if marker else "- "
+    return _splice(text, line, line + 1, [prefix + render_item(item)[2:]])
 
 
 def set_summary(text: str, summary: str) -> str:
