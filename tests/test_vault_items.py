@@ -94,3 +94,24 @@ def test_unknown_kind_and_status_are_reported_not_guessed() -> None:
     (item,) = page.items
     assert item.kind == "commitment" and item.status == "open"
     assert {p.field for p in page.problems} == {"kind", "status"}
+
+
+def test_add_fact_goes_before_the_item_sections() -> None:
+    from kenning.vault.page import Fact, add_fact
+
+    page = ("# Sarah Chen\n\nPartner.\n\n## Commitments\n- [ ] Send the deck\n\n"
+            "## Timeline\n- 2026 — x\n")
+    text = add_fact(page, Fact(0, None, None, "Prefers async updates"))
+    assert text == ("# Sarah Chen\n\nPartner.\n\n## Facts\n\n- Prefers async updates\n\n"
+                    "## Commitments\n- [ ] Send the deck\n\n## Timeline\n- 2026 — x\n")
+
+
+def test_remove_item_removes_one_line() -> None:
+    from kenning.vault.page import remove_item
+
+    page = parse_page(PAGE, "m.md")
+    text = remove_item(PAGE, page.items[1].line)
+    assert "Ship the versioned key" not in text
+    assert text.count("\n") == PAGE.count("\n") - 1 and "## Action items\n- [ ] Priya" in text
+    with pytest.raises(ValueError, match="not an item line"):
+        remove_item(PAGE, 2)

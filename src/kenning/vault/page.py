@@ -54,6 +54,7 @@ __all__ = [
     "new_page",
     "page_title",
     "parse_page",
+    "remove_item",
     "render_fact",
     "render_item",
     "render_retain",
@@ -984,12 +985,14 @@ def _closed(lines: list[str], after: int, parsed: _Parsed, new: list[str]) -> li
 
 
 def add_fact(text: str, fact: Fact) -> str:
-    """Append a fact to ``## Facts`` (created after the summary, before ``## Timeline``)."""
+    """Append a fact to ``## Facts`` (created after the summary, before the item sections and
+    ``## Timeline``)."""
     parsed = _analyse(text, "page.md")
     before: int | None = None
-    timeline = next((s for s in parsed.sections if s.name == "timeline"), None)
-    if timeline is not None:
-        before = timeline.heading
+    # Facts come before the state and the history: the first item section or the timeline.
+    later = [s.heading for s in parsed.sections if s.name == "timeline" or s.name in ITEM_SECTIONS]
+    if later:
+        before = min(later)
     elif parsed.page.title_line is not None:
         # Before the next level-1/2 heading: a ### heading right after the summary would
         # otherwise end up inside the new section.
@@ -1041,6 +1044,14 @@ def replace_item(text: str, line: int, item: ItemLine) -> str:
     marker = re.match(r"\ufeff?[ \t]*[-*+][ \t]+", raw)
     prefix = marker.group(0) if marker else "- "
     return _splice(text, line, line + 1, [prefix + render_item(item)[2:]])
+
+
+def remove_item(text: str, line: int) -> str:
+    """Remove the item on file line ``line`` (one line; its section heading stays)."""
+    parsed = _analyse(text, "page.md")
+    if not any(i.line == line for i in parsed.page.items):
+        raise ValueError(f"line {line} is not an item line")
+    return _splice(text, line, line + 1, [])
 
 
 def set_summary(text: str, summary: str) -> str:
