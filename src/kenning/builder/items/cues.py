@@ -52,7 +52,7 @@ _FOLLOW_UP = re.compile(r"^(?:circle back|get back|follow up|follow-up|let (?:yo
 _HEDGE = frozenset("""probably maybe perhaps possibly likely""".split())
 _ADVERBS = frozenset("""also then just definitely certainly still now quickly personally first
 happily gladly gonna surely absolutely again soon immediately promptly shortly later today
-tomorrow right actually really then once finally""".split())
+tomorrow right actually really then once finally ever even""".split())
 _NEG = re.compile(r"\b(?:not|never|no longer|n't|nobody|nothing|neither|nor|cannot|without)\b",
                   re.IGNORECASE)
 _COND = re.compile(r"\b(?:if|unless|whether|in case|suppose|supposing|assuming|imagine|"
@@ -77,7 +77,7 @@ _ASK = re.compile(
     r"|find\s+time|manage)\s+to\s+)?(?P<verb>[a-z]+)|"
     r"(?P<mind>would|do)\s+you\s+mind\s+(?P<ing>[a-z]+ing)|"
     r"(?:I|we)\s+(?:need|want|['’]d\s+like|would\s+like|['’]d\s+love|would\s+appreciate\s+it\s+if)"
-    r"\s+(?:you|\w+)\s+(?:to|could)\s+(?P<verb2>[a-z]+)|"
+    r"\s+(?:you|[A-Z][a-z]+)\s+(?:to|could)\s+(?P<verb2>[a-z]+)|"
     r"(?:can|could|may)\s+I\s+(?:ask|get)\s+you\s+to\s+(?P<verb3>[a-z]+)|"
     r"(?:it\s+would\s+be\s+(?:great|helpful|good)|(?:I|we)\s+would\s+appreciate\s+it)\s+if\s+"
     r"you\s+could\s+(?P<verb4>[a-z]+)|"
@@ -98,7 +98,8 @@ _BOILER = re.compile(r"\b(?:if you have any (?:questions|concerns|comments|probl
                      r"how (?:i|we) can help|if you need (?:more|any|further|additional|help)|"
                      r"if you(?:'d| would) like|read and follow|for (?:more )?information|"
                      r"https?://|www\.|unsubscribe|to be removed|mailing list|"
-                     r"if you (?:wish|want) to|if you are interested)\b",
+                     r"if you (?:wish|want) to|if you are interested|what you think|"
+                     r"your thoughts)\b",
                      re.IGNORECASE)
 _YOU_QUESTION = re.compile(
     r"^(?:[A-Z][\w'-]*,\s*)?(?:(?:do|did|does|have|has|are|is|were|was|can|could|would|will)\s+"
@@ -283,8 +284,12 @@ def _commitment(text: str, names: frozenset[str]) -> Cue | None:
             ("let", "lem", "happy", "glad", "pleased")) or "have" in m.group("subj").lower()):
         before = text[: m.start()]
         if _COND.search(before) or re.search(r"\b(?:said|told|thought|hoped|wished|promised|"
-                                             r"asked|wondered|mentioned)\b\W*$", before):
-            return None
+                                             r"asked|wondered|mentioned|so that|in order|"
+                                             r"until|before|after|unless|where|which|that|"
+                                             r"than)\b\W*$", before, re.IGNORECASE):
+            return None  # reported, or a clause of purpose / time ("so that I can …")
+        if re.search(r"[a-z0-9]\s+so\s*$", before):
+            return None  # "… by Tuesday so I can extend the offer" (not "Right, so I will …")
         modal = (m.group("modal") or "").strip().casefold().replace("’", "'")
         rest = m.group("rest")
         if _COND.search(rest.split(",")[0]) and not re.search(
@@ -316,8 +321,11 @@ def _commitment(text: str, names: frozenset[str]) -> Cue | None:
                                                                "'m planning to", "intend to")
         if modal in ("can", "'m happy to", "am happy to", "'re happy to", "'d be happy to") \
                 and (re.search(r"\b(?:for|to|send|get|give|show)\s+you\b", tail)
-                     or subj in ("i", "happy to", "glad to", "pleased to")):
-            needs_due = follow_up
+                     or subj in ("happy to", "glad to", "pleased to")
+                     or (modal != "can" and subj == "i")
+                     or re.match(r"(?i)^(?:ok|okay|sure|yes|yep|fine|absolutely|of course|"
+                                 r"no problem|will do|happy to help)\b", text)):
+            needs_due = follow_up  # an offer made to someone / in answer to a request
         if subj.startswith(("let", "lem")):
             needs_due = needs_due or follow_up
         return Cue("commitment", text, needs_due=needs_due, vocative=_vocative(text, names))
