@@ -164,6 +164,8 @@ class ItemsState:
         from kenning.vault.fsio import atomic_write_text
 
         path = items_path(root)
+        if not self.sources and not self.lines and not path.exists():
+            return False  # a vault with nothing to hold gets no file
         text = self.to_text()
         try:
             if path.read_bytes() == text.encode("utf-8"):

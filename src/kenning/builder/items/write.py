@@ -43,8 +43,15 @@ class ItemsReport:
 
 def needed(root: Path) -> bool:
     """The items state is missing or was made by another extractor: every source is read."""
-    istate = ItemsState.load(root)
-    return not istate.exists or istate.extractor != extractor_version()
+    from kenning.builder.items.state import items_path
+
+    try:
+        with items_path(root).open(encoding="utf-8", errors="replace") as fh:
+            meta = json.loads(fh.readline() or "{}")
+    except (OSError, ValueError):
+        return True
+    return not isinstance(meta, dict) or meta.get("r") != "meta" or \
+        meta.get("extractor") != extractor_version()
 
 
 def extractor_version() -> str:
