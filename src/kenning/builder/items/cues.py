@@ -117,7 +117,7 @@ _DECISION_HEAD = re.compile(
     r"agreed|agreement|final\s+(?:answer|decision|call|word)|verdict|the\s+call|ruling)"
     r"(?:\*\*)?\s*(?:\*\*)?[:—–-](?:\*\*)?\s*(?P<what>\S.*)$", re.IGNORECASE)
 _DECISION = re.compile(
-    r"(?<![\w'’])(?:(?:we|We|I|the team|The team|everyone|Everyone|all|All)(?:['’]ve|\s+have|"
+    r"(?<![\w'’])(?:(?:we|We|I|the team|The team|everyone|Everyone)(?:['’]ve|\s+have|"
     r"\s+had|\s+all|\s+finally|\s+now)*\s+(?P<v>decided|agreed|settled|chosen|chose|opted|"
     r"landed|concluded|resolved|picked|selected|committed|aligned)\b(?P<what>.*)|"
     r"(?:we|We)(?:['’]re|\s+are|['’]ll|\s+will)\s+(?:going|go|sticking|staying)\s+with\s+"
@@ -300,6 +300,9 @@ def read(sentence: str, *, in_actions: bool = False, names: frozenset[str] = fro
     text = clean(sentence)
     if len(text) < 3 or len(text) > 600 or _REPORTED.search(text):
         return []
+    head = text.split()[:3]
+    if len(head) == 3 and all(w.isupper() and len(w) > 1 for w in head):
+        return []  # a shouted banner ("PLEASE MARK YOUR CALENDAR"), not a sentence
     out: list[Cue] = []
     decision = _decision(text)
     if decision is not None:
@@ -385,6 +388,9 @@ def _commitment(text: str, names: frozenset[str]) -> Cue | None:
             return None
         if word in _STATES and not _STATE_ACTIONS.match(tail):
             return None
+        if re.match(r"^\S+(?:\s+(?:in|up|out|on))?\s+that\s+(?!one\b|part\b|item\b)", tail) \
+                and not re.match(r"^(?:make sure|ensure|see to it)", tail):
+            return None  # "I will chime in that …", "we'll add that …": a remark, not a task
         follow_up = bool(_FOLLOW_UP.match(tail)) and not re.search(
             r"^\S+(?: \S+)?\s+(?:back\s+)?(?:with|on|about|regarding|re)\s+(?:the|your|our|my|a|an|"
             r"this|that|those|these|some|more|details|numbers|figures|results|answers)\b", tail)
@@ -451,7 +457,8 @@ def _action_owner(text: str, names: frozenset[str]) -> str | None:
 def _ask(text: str, names: frozenset[str]) -> Cue | None:
     from kenning.builder.items.dates import find_phrase
 
-    if _BOILER.search(text) or _SOCIAL.match(text):
+    if _BOILER.search(text) or _SOCIAL.match(text) or re.fullmatch(
+            r"(?i)(?:please\s+)?let (?:me|us) know[.!]?", text):
         return None
     vocative = _vocative(text, names)
     m = _ASK.search(text)
