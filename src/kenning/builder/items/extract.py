@@ -195,7 +195,8 @@ class _Extractor:
         if cue.kind == COMMITMENT and cue.needs_due and not due_text:
             return None
         about = tuple(dict.fromkeys(
-            [m.group(1).strip() for m in _PROJECT.finditer(text)]
+            [*cue.about]
+            + [m.group(1).strip() for m in _PROJECT.finditer(text)]
             + [m.group(1) for m in _TAG.finditer(text)]
             + [m.group(1).strip() for m in _WIKILINK.finditer(text)]))
         item = Item(
