@@ -693,8 +693,8 @@ def _decision(text: str) -> Cue | None:
 
 def _alt(text: str) -> str:
     """An alternative as named: without a trailing reason ("because …") or filler."""
-    text = re.split(r"(?i)\s+(?:because|since|as|due\s+to|given|for\s+now|after\s+all|"
-                    r"this\s+time|anymore|any\s+more)\b", text)[0]
+    text = re.split(r"(?i)\s+(?:because|since|as|due\s+to|given|for|after\s+all|"
+                    r"this\s+time|anymore|any\s+more|going\s+forward|from\s+now)\b", text)[0]
     return " ".join(text.split()).strip(" .,:;—–-")
 
 

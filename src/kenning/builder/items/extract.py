@@ -195,7 +195,7 @@ class _Extractor:
         if cue.kind == COMMITMENT and cue.needs_due and not due_text:
             return None
         about = tuple(dict.fromkeys(
-            [*cue.about]
+            [re.sub(r"^Project\s+", "", a) for a in cue.about]
             + [m.group(1).strip() for m in _PROJECT.finditer(text)]
             + [m.group(1) for m in _TAG.finditer(text)]
             + [m.group(1).strip() for m in _WIKILINK.finditer(text)]))
