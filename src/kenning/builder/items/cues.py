@@ -28,11 +28,16 @@ from dataclasses import dataclass
 _STATES = frozenset("""be have know think see hope wish want need like love hate miss feel guess
 assume suppose believe expect wait remember forget mind seem appear look sound understand mean
 care bet doubt imagine recall agree disagree hear notice prefer enjoy appreciate regret keep stay
-remain live die sleep survive rest pass talk speak chat meet discuss get go come leave
-return say tell ask wonder consider cover happen work do""".split())
+remain live die sleep survive rest wonder happen""".split())
+# Pleasantries with an action verb that promise nothing ("talk soon", "see you there").
+_PLEASANTRY = re.compile(r"\b(?:talk|speak|chat|catch up|touch base|see you|meet you)\s*(?:soon|"
+                         r"later|then|there|again|shortly)?\s*[.!]*$|\bgo (?:home|to bed|now)\b|"
+                         r"\b(?:come|go|get) (?:back )?(?:home|there|here)\b", re.IGNORECASE)
 # ... but some of these become actions with what follows them.
 _STATE_ACTIONS = re.compile(
-    r"^(?:have (?:it|them|this|that|the|a|an|my|our|something|everything)\b.{0,80}?"
+    r"^(?:have (?:a|another) (?:look|go|crack|stab|think|word|chat|pass|read|listen|try)\b|"
+    r"be sure to\b|be (?:able|ready) to\b|"
+    r"have (?:it|them|this|that|the|a|an|my|our|something|everything)\b.{0,80}?"
     r"\b(?:to you|over|ready|done|back|finished|out|up|for you|in your|by)\b|"
     r"be (?:sending|sharing|sending over|delivering|circulating|posting|uploading|drafting|"
     r"writing|preparing|putting|reaching out|following up|back (?:to you|with))|"
@@ -131,7 +136,8 @@ _YOU_QUESTION = re.compile(
 _DECISION_HEAD = re.compile(
     r"^(?:\*\*)?(?:key\s+)?(?:decision|decided|decisions|resolution|resolved|outcome|conclusion|"
     r"agreed|agreement|final\s+(?:answer|decision|call|word|pick|choice)|verdict|the\s+call|"
-    r"ruling|chosen|choice|pick|plan\s+of\s+record|the\s+verdict)"
+    r"ruling|chosen|choice|pick|plan\s+of\s+record|the\s+verdict|settled|locked|approved|"
+    r"consensus|selected|picked|going\s+with)"
     r"(?:\s+(?:made|taken|reached|so\s+far))?"
     r"(?:\*\*)?\s*(?:\*\*)?[:—–-](?:\*\*)?\s*(?P<what>\S.*)$", re.IGNORECASE)
 _DECISION = re.compile(
@@ -140,10 +146,14 @@ _DECISION = re.compile(
     r"\s+had|\s+all|\s+finally|\s+now|\s+eventually|\s+ultimately|\s+officially)*\s+"
     r"(?P<v>decided|agreed|settled|chosen|chose|opted|landed|concluded|resolved|picked|selected|"
     r"committed|aligned|locked|signed\s+off|greenlit|green-lit|approved|standardi[sz]ed|"
-    r"converged|gone)\b(?P<what>.*)|"
+    r"converged|gone|went|elected|plumped|committed)\b(?P<what>.*)|"
+    r"(?:^|(?<=[,;:—–-] ))(?:Agreed|agreed|Settled|settled|Decided|decided|Opted|opted|"
+    r"Signed\s+off|signed\s+off)\s+(?:to|on|upon|for|that)\s+(?P<what11>.+)|"
     r"(?:we|We)(?:['’]re|\s+are|['’]ll|\s+will|\s+shall)\s+(?:going\s+to\s+)?"
     r"(?:going|go|sticking|staying|stick|stay|proceeding|proceed|moving\s+(?:forward|ahead)|"
-    r"move\s+(?:forward|ahead)|running|run|rolling|roll)\s+with\s+(?P<what2>.+)|"
+    r"move\s+(?:forward|ahead)|going\s+ahead|go\s+ahead|running|run|rolling|roll)\s+with\s+"
+    r"(?P<what2>.+)|"
+    r"(?:^|(?<=: ))(?:the|The)\s+consensus\s+(?:is|was)\s+(?:to\s+|that\s+)?(?P<what12>.+)|"
     r"(?:^|(?<=, )|(?<=: ))(?:Going|going|Proceeding|proceeding|Moving\s+(?:forward|ahead))"
     r"\s+with\s+(?P<what7>.+)|"
     r"(?:^|(?<=, )|(?<=: ))(?P<what8>[A-Z][\w .&/+-]{0,40}?)\s+it\s+is[.!]?$|"
@@ -478,7 +488,7 @@ def _commitment(text: str, names: frozenset[str]) -> Cue | None:
             if word not in ("be", "have"):
                 return None
             return None
-        if word in _STATES and not _STATE_ACTIONS.match(tail):
+        if (word in _STATES and not _STATE_ACTIONS.match(tail)) or _PLEASANTRY.search(tail):
             return None
         if re.match(r"^\S+(?:\s+(?:in|up|out|on))?\s+that\s+(?!one\b|part\b|item\b)", tail) \
                 and not re.match(r"^(?:make sure|ensure|see to it)", tail):
@@ -650,11 +660,16 @@ def _decision(text: str) -> Cue | None:
                 r"\s+(?:to|that|on|upon)\b", text[m.end("v"):]):
             return None
         what = next((m.group(g) for g in ("what", "what2", "what3", "what4", "what5", "what6",
-                                          "what7", "what8", "what9", "what10")
+                                          "what7", "what8", "what9", "what10", "what11",
+                                          "what12")
                      if m.group(g)), "")
         if m.group("what9"):
             what = m.group("what9") + (m.group("over") or "")
-        if m.group("v") == "gone" and not re.match(r"\s+with\b", text[m.end("v"):]):
+        if m.group("v") in ("gone", "went", "plumped") and not re.match(
+                r"\s+(?:with|for)\b", text[m.end("v"):]):
+            return None
+        if m.group("v") in ("elected", "committed") and not re.match(r"\s+to\b",
+                                                                    text[m.end("v"):]):
             return None
         if not what or len(words(what)) < 1:
             return None
