@@ -147,8 +147,7 @@ _DECISION = re.compile(
     r"(?P<v>decided|agreed|settled|chosen|chose|opted|landed|concluded|resolved|picked|selected|"
     r"committed|aligned|locked|signed\s+off|greenlit|green-lit|approved|standardi[sz]ed|"
     r"converged|gone|went|elected|plumped|committed)\b(?P<what>.*)|"
-    r"(?:^|(?<=[,;:—–-] ))(?:Agreed|agreed|Settled|settled|Decided|decided|Opted|opted|"
-    r"Signed\s+off|signed\s+off)\s+(?:to|on|upon|for|that)\s+(?P<what11>.+)|"
+    r"^(?:Agreed|Settled|Decided|Opted|Signed\s+off)\s+(?:to|on|upon|for|that)\s+(?P<what11>.+)|"
     r"(?:we|We)(?:['’]re|\s+are|['’]ll|\s+will|\s+shall)\s+(?:going\s+to\s+)?"
     r"(?:going|go|sticking|staying|stick|stay|proceeding|proceed|moving\s+(?:forward|ahead)|"
     r"move\s+(?:forward|ahead)|going\s+ahead|go\s+ahead|running|run|rolling|roll)\s+with\s+"
@@ -157,8 +156,8 @@ _DECISION = re.compile(
     r"(?:^|(?<=, )|(?<=: ))(?:Going|going|Proceeding|proceeding|Moving\s+(?:forward|ahead))"
     r"\s+with\s+(?P<what7>.+)|"
     r"(?:^|(?<=, )|(?<=: ))(?P<what8>[A-Z][\w .&/+-]{0,40}?)\s+it\s+is[.!]?$|"
-    r"(?P<what9>[A-Z][\w .&/+-]{0,60}?)\s+(?:was|has\s+been|is)\s+(?:chosen|selected|picked|"
-    r"approved|adopted)\b(?P<over>.*)|"
+    r"^(?P<what9>(?:[\w&/+-]+\s){0,5}?[\w&/+-]+)\s+(?:was|has\s+been|is)\s+(?:chosen|selected|"
+    r"picked|adopted)\b(?P<over>.*)|"
     r"(?:^|(?<=: ))(?:the|The|our|Our)\s+(?:pick|choice|winner|plan\s+of\s+record|way\s+forward)"
     r"\s+is\s+(?P<what10>.+)|"
     r"(?:^|(?<=: ))(?:the|The|our|Our|my|My)\s+(?:final\s+)?"
@@ -261,6 +260,8 @@ def _first_word(rest: str) -> tuple[str, str]:
         i += 2  # "I'll try to send …": the promise is the sending
     if i >= len(tokens):
         return "", ""
+    if not tokens[i][:1].islower():
+        return "", ""  # "I'm going to San Francisco": a name, not a verb
     word = re.sub(r"[^a-z'-]", "", tokens[i].casefold())
     return word, " ".join(tokens[i:])
 
@@ -515,8 +516,8 @@ def _commitment(text: str, names: frozenset[str]) -> Cue | None:
     for m3 in re.finditer(r"(?:^|[;:,]\s+|\band\s+)(?P<n>[A-Z][\w'’-]+(?: [A-Z][\w'’-]+)?)\s+"
                           r"(?P<m>will|'ll|’ll|is going to|to|shall)?\s*(?P<v>[a-z]+)\b", text):
         name = m3.group("n")
-        if name.casefold() not in names and name.split()[0].casefold() not in names:
-            continue
+        if name.casefold() not in names:
+            continue  # "Steve Bergstrom will retain …" is not Steve Kean
         verb = m3.group("v")
         if m3.group("m"):
             if not _verbish(verb) or verb in _STATES or verb in _HEDGE:
@@ -665,6 +666,15 @@ def _decision(text: str) -> Cue | None:
                      if m.group(g)), "")
         if m.group("what9"):
             what = m.group("what9") + (m.group("over") or "")
+        if m.group("v") in ("settled", "landed") and not re.match(r"\s+(?:on|upon)\b",
+                                                                 text[m.end("v"):]):
+            return None
+        if m.group("v") in ("picked", "selected", "chosen", "chose") and re.match(
+                r"\s+(?:up|out|through)\b", text[m.end("v"):]):
+            return None
+        if m.group("what9") and re.search(r"(?i)\b(?:when|if|until|before|after|once|i|we|you)\b",
+                                          m.group("what9")):
+            return None
         if m.group("v") in ("gone", "went", "plumped") and not re.match(
                 r"\s+(?:with|for)\b", text[m.end("v"):]):
             return None
