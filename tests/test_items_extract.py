@@ -203,7 +203,25 @@ PHRASINGS: list[tuple[str, str | None, str | None, str | None]] = [
     ("Final answer: Lisbon.", "decision", "them", None),
     ("We decided to drop the annual plan because nobody bought it.", "decision", "them", None),
     ("We're going with the blue logo instead of the green one.", "decision", "them", None),
+    # more shapes: no subject, progressive, passive, "it is"
+    ("Will send the revised quote by Friday.", "commitment", "them", "2026-03-06"),
+    ("Will do, sending the floor plan tomorrow.", "commitment", "them", "2026-03-03"),
+    ("I'm shipping the hotfix this afternoon.", "commitment", "them", "2026-03-02"),
+    ("My plan is to wrap up the audit by next Friday.", "commitment", "them", "2026-03-13"),
+    ("Can I get the signed lease from you by Thursday?", "ask", "them", "2026-03-05"),
+    ("Is there any way you could expedite the shipment?", "ask", "them", None),
+    ("I was hoping you could proofread the brochure.", "ask", "them", None),
+    ("Forward the invoice to accounting, thanks.", "ask", "them", None),
+    ("Zendesk it is.", "decision", "them", None),
+    ("The team has opted for quarterly billing over monthly billing.", "decision", "them",
+     None),
+    ("Postgres was chosen over MySQL for the ledger.", "decision", "them", None),
     # never an item
+    ("I'm looking forward to the offsite.", None, None, None),
+    ("Under the plan, prices will be capped in May.", None, None, None),
+    ("Please let me know.", None, None, None),
+    ("PLEASE MARK YOUR CALENDAR for the quarterly call.", None, None, None),
+    ("One example I can give you is the pilot in Lyon.", None, None, None),
     ("Should we move the offsite to May?", None, None, None),
     ("We haven't decided on the venue yet.", None, None, None),
     ("The vendor expects to ship at some point.", None, None, None),
@@ -261,6 +279,10 @@ def test_decision_shapes_rejected_and_because(phrasing_vault: Path) -> None:
     assert items[0].because == "nobody bought it"
     _, _, items, _ = _extract(phrasing_vault, "email", "the blue logo")
     assert items[0].rejected == ("the green one",)
+    _, _, items, _ = _extract(phrasing_vault, "email", "chosen over MySQL")
+    assert (items[0].rejected, items[0].about) == (("MySQL",), ("the ledger",))
+    _, _, items, _ = _extract(phrasing_vault, "email", "opted for quarterly")
+    assert items[0].rejected == ("monthly billing",)
 
 
 def test_decided_and_rejected_lines_and_third_party_plans_in_a_summary(tmp_path: Path) -> None:
