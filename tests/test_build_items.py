@@ -263,3 +263,22 @@ def test_an_untyped_person_note_is_not_written(tmp_path: Path) -> None:
             and r["text"] == "I'll send the contract by Friday."]
     assert len(held) == 1 and held[0]["who"]["email"] == "jonas@acme.io"
     assert any(n.startswith("people/Jonas Weber.md: a person's note") for n in report.item_notes)
+
+
+def test_a_removed_source_takes_its_lines_but_not_a_persons(tmp_path: Path) -> None:
+    root = vault(tmp_path)
+    run_build(root)
+    meeting_page = "meetings/2026-10-07 Replay cache review.md"
+    [decision] = item_lines(root, meeting_page, "decisions")
+    mine = decision.replace("rather than Redis.", "rather than Redis (we checked twice).")
+    text = (root / meeting_page).read_text(encoding="utf-8")
+    (root / meeting_page).write_text(text.replace(decision, mine), encoding="utf-8")
+    (root / (MEETING + ".md")).unlink()
+    report = run_build(root)
+    assert report.sources_removed == 1
+    assert item_lines(root, "people/Priya Raman.md", "commitments") == []
+    assert item_lines(root, meeting_page, "action items") == []
+    assert item_lines(root, meeting_page, "decisions") == [mine]
+    held = {r["source"] for r in items_state(root) if r["r"] in ("source", "item")}
+    assert MEETING + ".md" not in held and THREAD + ".md" in held
+    assert not [r for r in items_state(root) if r["r"] == "line" and r["page"] == meeting_page]
