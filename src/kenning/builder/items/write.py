@@ -359,10 +359,29 @@ def write_pages(ws: Any, istate: ItemsState, settled: list[Item], places: Places
             text = "\n".join(keep)
         # New sections in one order on every page: Commitments, Open items, Action items,
         # Decisions (a section that exists takes its lines at its end).
+        # add_item reads the whole page; a section's further new lines follow the one it
+        # added (where add_item would put them too: at the section's end).
+        last: dict[str, str] = {}
         for line in sorted(adds, key=lambda x: _SECTION_RANK.get(x.section, 9)):
-            text = add_item(text, line)
+            after = last.get(line.section)
+            fast = _insert_after(text, after, render_item(line)) if after else None
+            text = fast if fast is not None else add_item(text, line)
+            last[line.section] = render_item(line)
             out.lines_added += 1
         ws.write(page, text)
+
+
+def _insert_after(text: str, after: str, rendered: str) -> str | None:
+    """``text`` with ``rendered`` as the line after the (last) line ``after``; None when
+    there is no such line."""
+    lines = text.split("\n")
+    for n in range(len(lines) - 1, -1, -1):
+        if lines[n].rstrip("\r") == after:
+            if n == len(lines) - 1:
+                return None  # the page's last line, with no line ending: add_item's case
+            lines.insert(n + 1, rendered + ("\r" if lines[n].endswith("\r") else ""))
+            return "\n".join(lines)
+    return None
 
 
 def _disagree(mine: Any, theirs: Any) -> bool:
