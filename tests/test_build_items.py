@@ -282,3 +282,33 @@ def test_a_removed_source_takes_its_lines_but_not_a_persons(tmp_path: Path) -> N
     held = {r["source"] for r in items_state(root) if r["r"] in ("source", "item")}
     assert MEETING + ".md" not in held and THREAD + ".md" in held
     assert not [r for r in items_state(root) if r["r"] == "line" and r["page"] == meeting_page]
+
+
+def test_decisions_go_to_their_topic_and_to_the_subjects_project(tmp_path: Path) -> None:
+    root = vault(tmp_path)
+    (root / "topics").mkdir(exist_ok=True)
+    (root / "topics" / "Pricing.md").write_text("---\ntype: topic\n---\n# Pricing\n\nHow we "
+                                                "charge.\n", encoding="utf-8")
+    inbox = tmp_path / "inbox"
+    eml(inbox, "6", SARAH, ALEX, "Pricing", "Mon, 12 Oct 2026 08:00:00 +0000",
+        "Hi Alex,\n\nWe've settled on usage-based pricing rather than per-seat for #pricing.\n\n"
+        "Sarah", "m6@horizon.vc")
+    eml(inbox, "7", SARAH, ALEX, "Project Falcon kickoff", "Mon, 12 Oct 2026 09:00:00 +0000",
+        "Hi Alex,\n\nFinal answer: we go with the Berlin office rather than Munich.\n\nSarah",
+        "m7@horizon.vc")
+    cli(root, "sync", "email", str(inbox))
+    run_build(root)
+    pricing = "sources/email/2026-10-12-pricing"
+    falcon = "sources/email/2026-10-12-project-falcon-kickoff"
+    state = {r["text"]: r["id"] for r in items_state(root) if r["r"] == "item"}
+    text = "We've settled on usage-based pricing rather than per-seat for #pricing."
+    assert item_lines(root, "topics/Pricing.md", "decisions") == [
+        f"- 2026-10-12 — {text} [who:: [[Sarah Chen]]] [rejected:: per-seat] [about:: "
+        f"[[Pricing]]] [source:: [[{pricing}#L{line_of(root, pricing, 'settled on')}]]] "
+        f"^{state[text]}"]
+    # No meeting, no topic named: the project page the build made from the subject.
+    text = "Final answer: we go with the Berlin office rather than Munich."
+    assert item_lines(root, "projects/Falcon.md", "decisions") == [
+        f"- 2026-10-12 — {text} [who:: [[Sarah Chen]]] [rejected:: Munich] [source:: "
+        f"[[{falcon}#L{line_of(root, falcon, 'Final answer')}]]] ^{state[text]}"]
+    assert item_lines(root, SARAH_PAGE, "decisions") == []

@@ -144,10 +144,18 @@ class Places:
             self._topics = self.topics()  # read only when an item names a topic
         return self._topics
 
+    def about_page(self, name: str) -> str | None:
+        """The topic/project page a name (``CRM``, ``the CRM``, ``[[CRM]]``, ``#crm``) is."""
+        key = _fold(name.strip("[]").split("|")[0].lstrip("#"))
+        hit = self.topic_pages.get(key)
+        if hit is None and key.startswith("the "):
+            hit = self.topic_pages.get(key[4:])
+        return hit
+
     def about_pages(self, item: Item) -> list[str]:
         out: list[str] = []
         for name in item.about:
-            page = self.topic_pages.get(_fold(name.strip("[]").split("|")[0]))
+            page = self.about_page(name)
             if page and page not in out:
                 out.append(page)
         return out
@@ -195,7 +203,7 @@ class Places:
         to = tuple(t for t in (self.parties.render(p, s) for p in item.to) if t)
         about = []
         for name in item.about:
-            page = self.topic_pages.get(_fold(name.strip("[]").split("|")[0]))
+            page = self.about_page(name)
             about.append(wikilink(page) if page else name)
         decision = item.kind == DECISION
         done = item.status == DONE
