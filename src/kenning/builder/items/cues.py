@@ -78,7 +78,8 @@ _MODAL = (r"(?:['’]ll|\s+will|\s+shall|['’]m\s+going\s+to|\s+am\s+going\s+to
 _COMMIT = re.compile(rf"(?<![\w'’])(?P<subj>{_I}|Let me|let me|Lemme|I['’]ll have|We['’]ll have|"
                      r"(?:My|my|Our|our) (?:team|people|group|office|side)|"
                      r"(?:^|(?<=, )|(?<=\. ))(?:Happy|happy|Glad|glad|Pleased|pleased) to|"
-                     r"(?:^|(?<=[,;:—–-] ))(?:Will|will|Going to|going to|Gonna|gonna|"
+                     r"(?:^|(?<=^will do, )|(?<=^Will do, )|(?<=^Ok, )|(?<=^OK, )|(?<=^Sure, ))"
+                     r"(?:Will|will|Going to|going to|Gonna|gonna|"
                      r"Planning to|planning to|Aiming to|aiming to)(?=\s+[a-z])|"
                      r"(?:My|my|The|the) plan is to|I['’]m|I am|We['’]re|We are)"
                      rf"(?P<modal>{_MODAL})?\s+(?P<rest>.+)$")
@@ -97,7 +98,7 @@ _ASK = re.compile(
     r"possibly\s+|also\s+|quickly\s+|maybe\s+|perhaps\s+|still\s+)*(?:(?:be\s+able|have\s+time"
     r"|find\s+time|manage)\s+to\s+)?(?P<verb>[a-z]+)|"
     r"(?:I|we)\s+(?:need|want|['’]d\s+like|would\s+like|['’]d\s+love|would\s+appreciate\s+it\s+if)"
-    r"\s+(?:you|[A-Z][a-z]+)\s+(?:to|could)\s+(?P<verb2>[a-z]+)|"
+    r"\s+(?:you|(?-i:[A-Z][a-z]+))\s+(?:to|could)\s+(?P<verb2>[a-z]+)|"
     r"(?:can|could|may)\s+I\s+(?:ask|get)\s+you\s+to\s+(?P<verb3>[a-z]+)|"
     r"(?:it\s+would\s+be\s+(?:great|helpful|good)|(?:I|we)(?:\s+would|['’]d)\s+appreciate\s+it)"
     r"\s+if\s+"
@@ -111,7 +112,8 @@ don't do let remember keep join visit click reply respond advise""".split())
 _ASK_STATES = frozenset("""be believe imagine think tell know guess see hear like want need
 say mind""".split())
 _LET_KNOW = re.compile(r"\blet (?:me|us) know\b(?P<rest>.*)", re.IGNORECASE)
-_BOILER = re.compile(r"\b(?:if you have any (?:questions|concerns|comments|problems)|"
+_BOILER = re.compile(r"\b(?:if you have (?:any |further |more |other |additional )?(?:questions|"
+                     r"concerns|comments|problems|issues)|"
                      r"if (?:you )?need anything|if there(?:'s| is) anything|any questions|"
                      r"if i can (?:be of|help)|any (?:other )?thoughts|"
                      r"do not hesitate|don't hesitate|feel free|how are you|how's it going|"
