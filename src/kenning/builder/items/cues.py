@@ -683,6 +683,9 @@ def _decision(text: str) -> Cue | None:
         if m.group("v") in ("elected", "committed") and not re.match(r"\s+to\b",
                                                                     text[m.end("v"):]):
             return None
+        if m.group("v") in ("concluded", "resolved") and not re.match(r"\s+(?:that|to)\b",
+                                                                     text[m.end("v"):]):
+            return None  # "we have concluded a short term sale"
         if not what or len(words(what)) < 1:
             return None
         if _NEG.search(text[max(0, m.start() - 25): m.start()]):
