@@ -216,7 +216,13 @@ PHRASINGS: list[tuple[str, str | None, str | None, str | None]] = [
     ("The team has opted for quarterly billing over monthly billing.", "decision", "them",
      None),
     ("Postgres was chosen over MySQL for the ledger.", "decision", "them", None),
+    ("You'll have the signed lease from me by Thursday.", "commitment", "them", "2026-03-05"),
+    ("The floor plan will be with you by Wednesday.", "commitment", "them", "2026-03-04"),
+    ("You need to renew the certificate by Friday.", "ask", "them", "2026-03-06"),
+    ("When can I expect the audit report?", "ask", "them", None),
+    ("We made the call to postpone the rebrand.", "decision", "them", None),
     # never an item
+    ("You should see the view from the new office.", None, None, None),
     ("I'm looking forward to the offsite.", None, None, None),
     ("Under the plan, prices will be capped in May.", None, None, None),
     ("Please let me know.", None, None, None),
@@ -283,6 +289,22 @@ def test_decision_shapes_rejected_and_because(phrasing_vault: Path) -> None:
     assert (items[0].rejected, items[0].about) == (("MySQL",), ("the ledger",))
     _, _, items, _ = _extract(phrasing_vault, "email", "opted for quarterly")
     assert items[0].rejected == ("monthly billing",)
+
+
+def test_the_sentences_after_a_decision_name_what_was_dropped_and_why(tmp_path: Path) -> None:
+    root = _vault(tmp_path)
+    _mail(root, tmp_path, [_msg("k1@kestrel.dev", "Offsite venue", ALEX, SARAH, """
+Sarah,
+
+We've decided to hold the offsite in Lisbon. We dropped Porto. The reason is the flights.
+
+Alex
+""", "Tue, 03 Mar 2026 10:00:00 +0000")])
+    _, text, items, _ = _extract(root, "email", "Offsite venue")
+    [decision] = items
+    assert (decision.kind, decision.rejected, decision.because) == ("decision", ("Porto",),
+                                                                    "the flights")
+    assert decision.line == _line(text, "We've decided")
 
 
 def test_decided_and_rejected_lines_and_third_party_plans_in_a_summary(tmp_path: Path) -> None:

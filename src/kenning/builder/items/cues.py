@@ -69,7 +69,7 @@ _MODAL = (r"(?:['’]ll|\s+will|\s+shall|['’]m\s+going\s+to|\s+am\s+going\s+to
           r"['’]re\s+going\s+to|\s+are\s+going\s+to|['’]m\s+gonna|\s+am\s+gonna|"
           r"\s+promise\s+to|\s+commit\s+to|['’]ll\s+make\s+sure\s+to|\s+will\s+make\s+sure\s+to|"
           r"\s+can|['’]m\s+happy\s+to|\s+am\s+happy\s+to|['’]re\s+happy\s+to|"
-          r"['’]d\s+be\s+happy\s+to|\s+plan\s+to|\s+intend\s+to|['’]m\s+planning\s+to|"
+          r"['’]d\s+be\s+(?:happy|glad|pleased|delighted)\s+to|\s+plan\s+to|\s+intend\s+to|['’]m\s+planning\s+to|"
           r"\s+am\s+planning\s+to|['’]re\s+planning\s+to|\s+offer\s+to|"
           r"['’]m\s+on\s+(?:it|the)\b[^.]{0,40}?\band\s+will|\s+volunteer\s+to|"
           r"\s+aim\s+to|['’]m\s+aiming\s+to|\s+expect\s+to|['’]m\s+hoping\s+to|"
@@ -152,8 +152,11 @@ _DECISION = re.compile(
     r"^(?:Agreed|Settled|Decided|Opted|Signed\s+off)\s+(?:to|on|upon|for|that)\s+(?P<what11>.+)|"
     r"(?:we|We)(?:['’]re|\s+are|['’]ll|\s+will|\s+shall)\s+(?:going\s+to\s+)?"
     r"(?:going|go|sticking|staying|stick|stay|proceeding|proceed|moving\s+(?:forward|ahead)|"
-    r"move\s+(?:forward|ahead)|going\s+ahead|go\s+ahead|running|run|rolling|roll)\s+with\s+"
-    r"(?P<what2>.+)|"
+    r"move\s+(?:forward|ahead)|going\s+ahead|go\s+ahead|running|run|rolling|roll|"
+    r"be\s+going)\s+(?:with|for)\s+(?P<what2>.+)|"
+    r"(?:we|We|I)(?:['’]ve|\s+have)?\s+(?:made|taken|reached)\s+(?:the|a|our|my)\s+"
+    r"(?:final\s+)?(?:call|decision)\s+(?:to|that|on)\s+(?P<what13>.+)|"
+    r"^(?P<what14>(?:[\w&/+-]+\s){0,4}?[\w&/+-]+)\s+is\s+the\s+way\s+(?:to\s+go|forward)\b|"
     r"(?:^|(?<=: ))(?:the|The)\s+consensus\s+(?:is|was)\s+(?:to\s+|that\s+)?(?P<what12>.+)|"
     r"(?:^|(?<=, )|(?<=: ))(?:Going|going|Proceeding|proceeding|Moving\s+(?:forward|ahead))"
     r"\s+with\s+(?P<what7>.+)|"
@@ -174,8 +177,9 @@ _DECISION_NEG = re.compile(
     r"has to|must|should|will|would|could|might|may|can|whether|if|until|before|once|when|"
     r"unless)\s+(?:\w+\s+){0,2}?(?:decid|agree|settl|chos|choos|opt|land|conclu|resolv|go with)",
     re.IGNORECASE)
-_REJECTED = re.compile(r"\b(?:rather than|instead of|as opposed to|over|and not|but not|not)\s+"
-                       r"(?P<alt>[^.;,()]+)", re.IGNORECASE)
+_REJECTED = re.compile(r"\b(?:rather than|instead of|as opposed to|over|and not|but not|not|"
+                       r"in place of|in preference to|ahead of|beating(?: out)?|beat(?: out)?|"
+                       r"vs\.?|versus)\s+(?P<alt>[^.;,()]+)", re.IGNORECASE)
 _REJECT_HEAD = re.compile(r"^(?:\*\*)?(?:rejected|ruled out|not doing|discarded|dropped|"
                           r"considered and rejected|alternatives? (?:rejected|considered)|"
                           r"we rejected|we ruled out|we dropped|we decided against)"
@@ -513,6 +517,18 @@ def _commitment(text: str, names: frozenset[str]) -> Cue | None:
         if subj.startswith(("let", "lem")):
             needs_due = needs_due or follow_up
         return Cue("commitment", text, needs_due=needs_due, vocative=_vocative(text, names))
+    # The promise told from the reader's side: "You'll have the draft by Friday", "Expect the
+    # figures from me tomorrow", "The deck will be with you by Thursday".
+    if (re.match(r"^(?:(?:ok|okay|sure|great)[,.!]?\s+)?(?:you['’]ll|you\s+will)\s+"
+                r"(?:have|get|receive)\s+(?:the|a|an|my|our|it|them|this|that|those|these)\b",
+                text, re.IGNORECASE) or re.match(
+                r"^(?:expect|look\s+out\s+for)\s+(?:the|a|an|my|our|it|them|this|that)\b.*"
+                r"\b(?:from\s+(?:me|us)|by|on|tomorrow|today|tonight|next|this)\b", text,
+                re.IGNORECASE) or re.search(
+                r"\bwill\s+be\s+(?:with\s+you|in\s+your\s+inbox|on\s+your\s+desk|ready\s+for\s+"
+                r"you|over\s+to\s+you)\b", text, re.IGNORECASE)) and not _COND.search(text):
+        return Cue("commitment", text, needs_due=not re.search(r"(?i)\bfrom\s+(?:me|us)\b", text),
+                   vocative=_vocative(text, names))
     # A named participant with a plan in the future or the present ("Priya ships it this week",
     # "Sam will move the teams over in November", "Marta to draft the memo").
     for m3 in re.finditer(r"(?:^|[;:,]\s+|\band\s+)(?P<n>[A-Z][\w'’-]+(?: [A-Z][\w'’-]+)?)\s+"
@@ -611,6 +627,17 @@ def _ask(text: str, names: frozenset[str]) -> Cue | None:
         return Cue("ask", text, vocative=vocative)
     if _imperative(text):
         return Cue("ask", text, vocative=vocative)
+    d = re.search(r"(?:^|[,;:—–-]\s+|\b(?:so|and|but)\s+)you\s+(?:need\s+to|have\s+to|must|should|"
+                  r"will\s+need\s+to)\s+(?:please\s+)?(?P<v>[a-z]+)\b", text, re.IGNORECASE)
+    if d and d.group("v").casefold() not in _STATES and _verbish(d.group("v").casefold()) \
+            and not _COND.search(text[: d.start()]) and not text.endswith("?"):
+        return Cue("ask", text, vocative=vocative)
+    if re.search(r"(?i)\bwhen\s+(?:can|could|will|should|might)\s+(?:I|we)\s+(?:expect|get|see|"
+                 r"have|receive)\b", text) or (re.match(
+                r"(?i)^(?:I\s+|we\s+)?need\s+(?:the|your|a|an|those|these|that|this)\b", text) \
+            and find_phrase(text) is not None) or re.match(
+                r"(?i)^let\s+me\s+(?:have|get|see)\s+(?:the|your|a|an|those|these)\b", text):
+        return Cue("ask", text, vocative=vocative)
     lk = _LET_KNOW.search(text)
     if lk and re.match(r"^(?:please\s+)?let (?:me|us) know\b", text, re.IGNORECASE) and \
             re.match(r"\s*(?:if|whether|what|when|which|who|how|by|your|asap|once)\b",
@@ -664,7 +691,7 @@ def _decision(text: str) -> Cue | None:
             return None
         what = next((m.group(g) for g in ("what", "what2", "what3", "what4", "what5", "what6",
                                           "what7", "what8", "what9", "what10", "what11",
-                                          "what12")
+                                          "what12", "what13", "what14")
                      if m.group(g)), "")
         if m.group("what9"):
             what = m.group("what9") + (m.group("over") or "")
@@ -728,10 +755,37 @@ def _alt(text: str) -> str:
     return " ".join(text.split()).strip(" .,:;—–-")
 
 
+_REJECT_SENTENCE = re.compile(
+    r"^(?:(?:so|and|also)\s+)?(?:we(?:['’]ve|\s+have)?\s+(?:dropped|ruled\s+out|passed\s+on|"
+    r"rejected|scrapped|ditched|shelved|decided\s+against|said\s+no\s+to|turned\s+down|"
+    r"killed|parked)|(?:we(?:['’]re|\s+are)\s+not\s+(?:going|doing)\s+(?:with\s+)?))"
+    r"\s+(?P<alt>[^.;]+)|"
+    r"^(?P<alt2>[^.;]{2,60}?)\s+(?:is|was|are|were)\s+(?:off\s+the\s+table|out|ruled\s+out|"
+    r"rejected|dropped|not\s+an\s+option)\b", re.IGNORECASE)
+_BECAUSE_SENTENCE = re.compile(r"^(?:the\s+reason(?:\s+is|:)|that['’]s\s+because|this\s+is\s+"
+                               r"because|because|reason:|why\?)\s*(?P<why>[^.;]+)",
+                               re.IGNORECASE)
+
+
 def rejected_line(text: str) -> tuple[str, ...] | None:
     """The alternatives a "Rejected: …" line names (None when it is no such line)."""
     m = _REJECT_HEAD.match(clean(text))
     return _split_alternatives(m.group("alts")) if m else None
+
+
+def rejected_sentence(text: str) -> tuple[str, ...] | None:
+    """The alternative a sentence after a decision turns down ("We dropped Porto.", "Redis is
+    off the table."), or None."""
+    m = _REJECT_SENTENCE.match(clean(text))
+    if m is None or text.rstrip().endswith("?"):
+        return None
+    alt = _alt(m.group("alt") or m.group("alt2") or "")
+    return (alt,) if alt and len(alt.split()) <= 8 else None
+
+
+def because_sentence(text: str) -> str | None:
+    m = _BECAUSE_SENTENCE.match(clean(text))
+    return " ".join(m.group("why").split()) if m else None
 
 
 def _delivery(text: str) -> Cue | None:

@@ -128,6 +128,14 @@ class _Extractor:
             if checkbox is not None or flags.get("action"):
                 in_actions = True
             alts = cu.rejected_line(sentence)
+            if alts is None and last_decision is not None and \
+                    self.out.items[last_decision].message == unit.message:
+                alts = cu.rejected_sentence(sentence)
+                why = cu.because_sentence(sentence)
+                if why and not self.out.items[last_decision].because:
+                    d = self.out.items[last_decision]
+                    self.out.items[last_decision] = replace(d, because=why)
+                    continue
             if alts is not None:
                 if last_decision is not None:
                     d = self.out.items[last_decision]
