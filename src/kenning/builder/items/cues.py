@@ -74,7 +74,9 @@ _MODAL = (r"(?:['’]ll|\s+will|\s+shall|['’]m\s+going\s+to|\s+am\s+going\s+to
           r"['’]m\s+on\s+(?:it|the)\b[^.]{0,40}?\band\s+will|\s+volunteer\s+to|"
           r"\s+aim\s+to|['’]m\s+aiming\s+to|\s+expect\s+to|['’]m\s+hoping\s+to|"
           r"['’]ll\s+be\s+able\s+to|\s+will\s+be\s+able\s+to|\s+undertake\s+to|"
-          r"['’]ve\s+got\s+to|\s+have\s+got\s+to)")
+          r"['’]ve\s+got\s+to|\s+have\s+got\s+to|\s+should\s+be\s+able\s+to|"
+          r"['’]re\s+on\s+track\s+to|\s+are\s+on\s+track\s+to|['’]m\s+on\s+track\s+to|"
+          r"\s+need\s+to|\s+have\s+to|\s+must|['’]m\s+due\s+to)")
 _COMMIT = re.compile(rf"(?<![\w'’])(?P<subj>{_I}|Let me|let me|Lemme|I['’]ll have|We['’]ll have|"
                      r"(?:My|my|Our|our) (?:team|people|group|office|side)|"
                      r"(?:^|(?<=, )|(?<=\. ))(?:Happy|happy|Glad|glad|Pleased|pleased) to|"
@@ -154,6 +156,18 @@ _DECISION = re.compile(
     r"(?:going|go|sticking|staying|stick|stay|proceeding|proceed|moving\s+(?:forward|ahead)|"
     r"move\s+(?:forward|ahead)|going\s+ahead|go\s+ahead|running|run|rolling|roll|"
     r"be\s+going)\s+(?:with|for)\s+(?P<what2>.+)|"
+    r"(?:we|We)(?:['’]re|\s+are|['’]ll|\s+will)\s+(?:be\s+)?(?:switching|switch|moving|move|"
+    r"migrating|migrate|standardi[sz]ing|standardi[sz]e|consolidating|consolidate)\s+"
+    r"(?:over\s+)?(?:to|on(?:to)?)\s+(?P<what15>.+)|"
+    r"(?:we|We)(?:['’]re|\s+are)\s+(?:choosing|picking|opting\s+for|all\s+on\s+board\s+with|"
+    r"aligned\s+on|on\s+board\s+with)\s+(?P<what16>.+)|"
+    r"(?:everyone|Everyone|all|All)(?:['’]s|\s+is|\s+are)\s+(?:on\s+board|aligned)\s+(?:with|on)\s+"
+    r"(?P<what17>.+)|"
+    r"(?:^|(?<=: ))(?:the|The|a|A)\s+decision\s+(?:was|has\s+been)\s+(?:made|taken|reached)\s+"
+    r"(?:to|that)\s+(?P<what18>.+)|"
+    r"^(?:Going|Moving)\s+forward,?\s+(?:we|we['’]ll|we\s+will|all|everyone)\s+(?P<what19>.+)|"
+    r"(?:Let['’]s|let['’]s)\s+(?:lock\s+in|go\s+ahead\s+with|commit\s+to|settle\s+on|"
+    r"stick\s+with|standardi[sz]e\s+on)\s+(?P<what20>.+)|"
     r"(?:we|We|I)(?:['’]ve|\s+have)?\s+(?:made|taken|reached)\s+(?:the|a|our|my)\s+"
     r"(?:final\s+)?(?:call|decision)\s+(?:to|that|on)\s+(?P<what13>.+)|"
     r"^(?P<what14>(?:[\w&/+-]+\s){0,4}?[\w&/+-]+)\s+is\s+the\s+way\s+(?:to\s+go|forward)\b|"
@@ -503,11 +517,14 @@ def _commitment(text: str, names: frozenset[str]) -> Cue | None:
         follow_up = bool(_FOLLOW_UP.match(tail)) and not re.search(
             r"^\S+(?: \S+)?\s+(?:back\s+)?(?:with|on|about|regarding|re)\s+(?:the|your|our|my|a|an|"
             r"this|that|those|these|some|more|details|numbers|figures|results|answers)\b", tail)
-        needs_due = follow_up or modal in ("can", "'m happy to",
+        obliged = modal in ("need to", "have to", "must", "'m due to", "should be able to",
+                            "'ve got to", "have got to")
+        needs_due = follow_up or obliged or modal in ("can", "'m happy to",
                                                                "am happy to", "'re happy to",
                                                                "'d be happy to", "plan to",
                                                                "'m planning to", "intend to")
-        if modal in ("can", "'m happy to", "am happy to", "'re happy to", "'d be happy to") \
+        if not obliged and modal in ("can", "'m happy to", "am happy to", "'re happy to",
+                                     "'d be happy to") \
                 and (re.search(r"\b(?:for|to|send|get|give|show)\s+you\b", tail)
                      or subj in ("happy to", "glad to", "pleased to")
                      or (modal != "can" and subj == "i")
@@ -670,9 +687,10 @@ def _decision(text: str) -> Cue | None:
         if m is None:
             return None
         before = text[: m.start()]
-        if _COND.search(before) or re.search(r"\b(?:not|n't|never|no|yet|whether|if)\b\W*$",
-                                             before):
-            return None
+        if _COND.search(before) or re.search(r"\b(?:not|n't|never|no|yet|whether|if|what|which|"
+                                             r"that|why|whatever|how|where)\b\W*$",
+                                             before, re.IGNORECASE):
+            return None  # negated, asked, or a relative clause ("what we agreed to insert")
         if _DECISION_NEG.search(text[max(0, m.start() - 30): m.end()]):
             return None
         if re.search(r"\b(?:believe|think|guess|suppose|assume|hope|wish|without|unless)\b",
@@ -691,7 +709,8 @@ def _decision(text: str) -> Cue | None:
             return None
         what = next((m.group(g) for g in ("what", "what2", "what3", "what4", "what5", "what6",
                                           "what7", "what8", "what9", "what10", "what11",
-                                          "what12", "what13", "what14")
+                                          "what12", "what13", "what14", "what15",
+                                          "what16", "what17", "what18", "what19", "what20")
                      if m.group(g)), "")
         if m.group("what9"):
             what = m.group("what9") + (m.group("over") or "")
