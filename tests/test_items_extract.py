@@ -469,10 +469,27 @@ def test_webvtt_meeting_speakers_commitments_asks_decisions(tmp_path: Path) -> N
 
 00:00:40.000 --> 00:00:49.000
 <v Alex Morgan>Peter, please write it up for the team so it is on record.
+
+00:00:50.000 --> 00:00:55.000
+<v Priya Raman>Let me just check the numbers. I'll now go through the last slide.
+
+00:00:56.000 --> 00:00:59.000
+<v Diego Santos>I'll take that one.
+
+00:01:00.000 --> 00:01:05.000
+<v Peter Lindqvist>Can someone send the hit-rate chart to Copperline?
+
+00:01:06.000 --> 00:01:09.000
+<v Diego Santos>I'll take that one.
 """, encoding="utf-8")
     _sync(root, "meetings", folder)
     _, text, items, result = _extract(root, "meetings", "stale replays")
-    assert sorted(i.kind for i in items) == ["ask", "commitment", "decision"]
+    # Talk about the talk ("let me just check", "I'll now go through") promises nothing; "I'll
+    # take that one" promises only after someone asked for something.
+    assert sorted(i.kind for i in items) == ["ask", "commitment", "commitment", "decision"]
+    taken = [i for i in items if i.text == "I'll take that one."]
+    assert len(taken) == 1 and taken[0].who is not None and taken[0].who.name == "Diego Santos"
+    assert taken[0].line > _line(text, "Can someone send the hit-rate chart")
     notes = _only(items, "write up the notes")
     assert notes.who is not None and notes.who.name == "Priya Raman"
     assert (notes.date, notes.due, notes.line) == ("2026-03-02", "2026-03-03",

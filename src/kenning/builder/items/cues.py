@@ -323,7 +323,7 @@ _TAKE_AWAY = re.compile(r"\b(?:after|before|for)\s+(?:the|this|our)\s+(?:next\s+
                         re.IGNORECASE)
 
 
-def _spoken_keeps(cue: Cue, text: str) -> bool:
+def _spoken_keeps(cue: Cue, text: str, after_request: bool = False) -> bool:
     """A promise or ask said aloud in a meeting counts when it names a time, or (promises) an
     action on a thing that is not the talk itself, or (asks) something to do after the
     meeting or a vocative with please."""
@@ -347,13 +347,16 @@ def _spoken_keeps(cue: Cue, text: str) -> bool:
         return cue.subject is not None and bool(_OBJECT.search(text))
     rest = m.group("rest")
     word, tail = _first_word(rest)
-    if word in _TALK or _IMMEDIATE.search(rest.split(",")[0][:40]):
+    if word in _TALK - {"take"} or _IMMEDIATE.search(rest.split(",")[0][:40]):
         return False
+    if after_request and re.match(r"(?i)^(?:take|do|own|handle|grab|cover|get|sort|pick)\s+"
+                                  r"(?:that|this|it)(?:\s+one)?\b", tail):
+        return True  # "Can someone send the deck?" — "I'll take that one."
     return bool(_OBJECT.search(tail)) or bool(_TAKE_AWAY.search(tail))
 
 
 def read(sentence: str, *, in_actions: bool = False, names: frozenset[str] = frozenset(),
-         spoken: bool = False) -> list[Cue]:
+         spoken: bool = False, after_request: bool = False) -> list[Cue]:
     """The cues one sentence carries (usually none, at most one of each kind). ``names``:
     the first names and full names of the source's people (folded), for third-party
     commitments and vocatives; ``in_actions``: the sentence is a line of an action-item
@@ -377,7 +380,8 @@ def read(sentence: str, *, in_actions: bool = False, names: frozenset[str] = fro
             out.append(Cue("commitment", text, subject=_action_owner(text, names)))
         return out
     commitment = _commitment(text, names)
-    if commitment is not None and spoken and not _spoken_keeps(commitment, text):
+    if commitment is not None and spoken and not _spoken_keeps(commitment, text,
+                                                               after_request):
         commitment = None
     if commitment is not None and delivery is None:
         out.append(commitment)

@@ -89,6 +89,7 @@ class _Extractor:
         self.names = _names(parsed.people)
         self.by_name = _by_name(parsed.people)
         self.no_date_noted = False
+        self.requested = False
 
     def run(self) -> None:
         p = self.p
@@ -107,6 +108,12 @@ class _Extractor:
                                       "text; no items taken from it")
                 continue
             self._unit(unit)
+            # A turn that asks for something ("Can someone send the deck?", "Who can take
+            # the pricing sheet?") lets the next speaker's "I'll take that one" promise it.
+            self.requested = unit.kind == "turn" and bool(re.search(
+                r"(?i)\b(?:can|could|would)\s+(?:someone|somebody|anyone|anybody|you|one\s+of\s+you)\b|"
+                r"\bwho\s+(?:can|could|will|wants\s+to)\b|\b(?:someone|somebody)\s+(?:needs|has)\s+to\b|"
+                r"\bany\s+takers\b|\bvolunteers?\b", " ".join(t for _, t in unit.lines)))
             if len(self.out.items) >= MAX_ITEMS:
                 self.out.notes.append(f"{self.path}: more than {MAX_ITEMS} items; the rest "
                                       "were not read")
@@ -150,7 +157,7 @@ class _Extractor:
                     found = rd[:1]
             else:
                 found = cu.read(sentence, in_actions=in_actions, names=self.names,
-                                spoken=unit.kind == "turn")
+                                spoken=unit.kind == "turn", after_request=self.requested)
             for cue in found:
                 index = self._cue(unit, cue, lines, checkbox == "x")
                 if cue.kind == DECISION and index is not None:
