@@ -226,7 +226,11 @@ PHRASINGS: list[tuple[str, str | None, str | None, str | None]] = [
     ("We're switching to Linear for issue tracking.", "decision", "them", None),
     ("The decision was made to freeze hiring until summer.", "decision", "them", None),
     ("Going forward, we will invoice every quarter.", "decision", "them", None),
+    ("Any update on the insurance claim?", "ask", "them", None),
+    ("Could I trouble you to resend the floor plan?", "ask", "them", None),
+    ("I'd appreciate your feedback on the draft by Friday.", "ask", "them", "2026-03-06"),
     # never an item
+    ("What is the point of a second office?", None, None, None),
     ("I need to think about the offer.", None, None, None),
     ("That is not what we agreed to in January.", None, None, None),
     ("You should see the view from the new office.", None, None, None),

@@ -648,6 +648,18 @@ def _ask(text: str, names: frozenset[str]) -> Cue | None:
         return Cue("ask", text, vocative=vocative)
     if _imperative(text):
         return Cue("ask", text, vocative=vocative)
+    # Asking after a thing: "Any update on the contract?", "Where are we on the invoice?"
+    if text.endswith("?") and re.match(
+            r"(?i)^(?:[A-Z][\w'-]*,\s*)?(?:any\s+(?:update|news|word|progress|eta|luck)s?\b|"
+            r"what['’]s\s+the\s+(?:status|eta|latest|timeline)\b|what\s+is\s+the\s+(?:status|eta|"
+            r"timeline)\b|where\s+are\s+we\s+(?:on|with)\b|how['’]s\s+.{2,60}\s+coming\b|"
+            r"how\s+is\s+.{2,60}\s+coming\b|is\s+there\s+(?:an?\s+)?(?:update|eta)\b)", text):
+        return Cue("ask", text, vocative=vocative)
+    if re.search(r"(?i)\b(?:could|can|may)\s+I\s+(?:trouble|bother|ask)\s+you\s+(?:to|for)\b|"
+                 r"\b(?:I['’]d|I\s+would|we['’]d|we\s+would)\s+(?:love|appreciate|welcome|value)\s+"
+                 r"(?:your|a|an|some)\s+(?!thoughts\b)\w+|\bgrateful\s+if\s+you['’]d\b|"
+                 r"\bcan\s+I\s+ask\s+that\s+you\b", text) and not _COND.search(text.split(",")[0]):
+        return Cue("ask", text, vocative=vocative)
     d = re.search(r"(?:^|[,;:—–-]\s+|\b(?:so|and|but)\s+)you\s+(?:need\s+to|have\s+to|must|should|"
                   r"will\s+need\s+to)\s+(?:please\s+)?(?P<v>[a-z]+)\b", text, re.IGNORECASE)
     if d and d.group("v").casefold() not in _STATES and _verbish(d.group("v").casefold()) \
