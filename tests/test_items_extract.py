@@ -229,7 +229,11 @@ PHRASINGS: list[tuple[str, str | None, str | None, str | None]] = [
     ("Any update on the insurance claim?", "ask", "them", None),
     ("Could I trouble you to resend the floor plan?", "ask", "them", None),
     ("I'd appreciate your feedback on the draft by Friday.", "ask", "them", "2026-03-06"),
+    ("I'll be taking care of the permits by Thursday.", "commitment", "them", "2026-03-05"),
+    ("Let us handle the catering for the launch.", "commitment", "them", None),
+    ("I'll send the brochure — Thursday at the latest.", "commitment", "them", "2026-03-05"),
     # never an item
+    ("I'll be going to the conference in April.", None, None, None),
     ("What is the point of a second office?", None, None, None),
     ("I need to think about the offer.", None, None, None),
     ("That is not what we agreed to in January.", None, None, None),

@@ -55,7 +55,7 @@ _DECISION_SECTION = re.compile(r"^\s*(?:#{1,6}\s+|\*\*|__)?(?:key\s+)?decisions?
 _OTHER_SECTION = re.compile(r"^\s*(?:#{1,6}\s+\S|\*\*[^*]{2,60}:?\*\*\s*:?\s*$|"
                             r"__[^_]{2,60}__\s*$|[A-Z][\w ]{2,40}:\s*$)")
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+(?=[\"'“‘(\[]?[A-Z0-9@])|;\s+(?=[A-Z]?[a-z]*"
-                           r"\b)|\s+[—–]\s+(?=[A-Z])")
+                           r"\b)")
 _ABBREV = re.compile(r"(?:\b(?:Mr|Mrs|Ms|Dr|Prof|Sr|Jr|St|No|vs|etc|e\.g|i\.e|Inc|Corp|Ltd|Co|"
                      r"approx|a\.m|p\.m|U\.S|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)"
                      r"|\b[A-Z])\.$")
