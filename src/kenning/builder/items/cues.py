@@ -158,7 +158,7 @@ _DECISION = re.compile(
     r"(?:going|go|sticking|staying|stick|stay|proceeding|proceed|moving\s+(?:forward|ahead)|"
     r"move\s+(?:forward|ahead)|going\s+ahead|go\s+ahead|running|run|rolling|roll|"
     r"be\s+going)\s+(?:with|for)\s+(?P<what2>.+)|"
-    r"(?:we|We)(?:['’]re|\s+are|['’]ll|\s+will)\s+(?:be\s+)?(?:switching|switch|moving|move|"
+    r"(?:we|We)(?:['’]re|\s+are|['’]ll|\s+will)\s+(?:be\s+)?(?:switching|switch|"
     r"migrating|migrate|standardi[sz]ing|standardi[sz]e|consolidating|consolidate)\s+"
     r"(?:over\s+)?(?:to|on(?:to)?)\s+(?P<what15>.+)|"
     r"(?:we|We)(?:['’]re|\s+are)\s+(?:choosing|picking|opting\s+for|all\s+on\s+board\s+with|"
@@ -268,6 +268,7 @@ def clean(text: str) -> str:
     """A sentence without list markers, checkboxes and emphasis marks."""
     text = re.sub(r"^\s*(?:[-*+•]\s+|\d{1,2}[.)]\s+)?(?:\[[ xX]\]\s*)?", "", text)
     text = text.replace("**", "").replace("__", "")
+    text = re.sub(r"\{(?:disfmarker|vocalsound|pause|nonvocalsound|gap|comment)[^}]*\}", " ", text)
     return " ".join(text.split()).strip()
 
 
@@ -294,7 +295,8 @@ def _verbish(word: str) -> bool:
     return bool(re.fullmatch(r"[a-z][a-z-]{1,20}", word)) and word not in STOP_NOT_VERBS
 
 
-STOP_NOT_VERBS = frozenset("""a an the this that these those it its my our your their his her
+STOP_NOT_VERBS = frozenset("""could would can will should might must may shall cannot
+a an the this that these those it its my our your their his her
 i we you he she they me us him them of to in on at by for with from as not no never also
 probably maybe perhaps all both each some any very too so and or but than then there here
 definitely""".split())
@@ -312,11 +314,11 @@ _IMMEDIATE = re.compile(r"\b(?:now|just|first|next|here|quickly|real quick|right
 _TALK = frozenset("""present explain start begin go move proceed continue talk say mention add
 finish rise repeat answer respond ask introduce summarize summarise recap clarify elaborate
 comment speak wrap close open conclude turn pass hand stop leave try read note switch play
-""".split())
+come""".split())
 _TALK_ASK = _TALK | frozenset("""give show bring explain tell repeat clarify draw describe
 elaborate say hear see walk""".split())
 _OBJECT = re.compile(r"\b(?:the|a|an|my|our|your|his|her|their|some|these|those|this|that)\s+"
-                     r"(?!(?:one|way|point|thing|question|bit|time|moment|second)\b)[a-z0-9][\w-]+",
+                     r"(?!(?:one|way|point|thing|question|bit|time|moment|second|try|look|go|shot|stab)\b)[a-z0-9][\w-]+",
                      re.IGNORECASE)
 _TAKE_AWAY = re.compile(r"\b(?:after|before|for)\s+(?:the|this|our)\s+(?:next\s+)?(?:meeting|"
                         r"call|session)|\boffline\b|\bby then\b|\bnext time\b|"
@@ -338,7 +340,7 @@ def _spoken_keeps(cue: Cue, text: str, after_request: bool = False) -> bool:
                 r"(?i)\bplease\b", text)):
             return True
         m = _ASK.search(text)
-        if m is None or not m.group("modal"):
+        if m is None or not m.group("modal") or _COND.search(text):
             return False
         verb = (m.group("verb") or "").casefold()
         tail = text[m.end("verb"):] if m.group("verb") else ""
