@@ -216,7 +216,28 @@ PHRASINGS: list[tuple[str, str | None, str | None, str | None]] = [
     ("The team has opted for quarterly billing over monthly billing.", "decision", "them",
      None),
     ("Postgres was chosen over MySQL for the ledger.", "decision", "them", None),
+    ("You'll have the signed lease from me by Thursday.", "commitment", "them", "2026-03-05"),
+    ("The floor plan will be with you by Wednesday.", "commitment", "them", "2026-03-04"),
+    ("You need to renew the certificate by Friday.", "ask", "them", "2026-03-06"),
+    ("When can I expect the audit report?", "ask", "them", None),
+    ("We made the call to postpone the rebrand.", "decision", "them", None),
+    ("I need to return the signed addendum by Friday.", "commitment", "them", "2026-03-06"),
+    ("We're on track to finish the migration by 20 March.", "commitment", "them", "2026-03-20"),
+    ("We're switching to Linear for issue tracking.", "decision", "them", None),
+    ("The decision was made to freeze hiring until summer.", "decision", "them", None),
+    ("Going forward, we will invoice every quarter.", "decision", "them", None),
+    ("Any update on the insurance claim?", "ask", "them", None),
+    ("Could I trouble you to resend the floor plan?", "ask", "them", None),
+    ("I'd appreciate your feedback on the draft by Friday.", "ask", "them", "2026-03-06"),
+    ("I'll be taking care of the permits by Thursday.", "commitment", "them", "2026-03-05"),
+    ("Let us handle the catering for the launch.", "commitment", "them", None),
+    ("I'll send the brochure — Thursday at the latest.", "commitment", "them", "2026-03-05"),
     # never an item
+    ("I'll be going to the conference in April.", None, None, None),
+    ("What is the point of a second office?", None, None, None),
+    ("I need to think about the offer.", None, None, None),
+    ("That is not what we agreed to in January.", None, None, None),
+    ("You should see the view from the new office.", None, None, None),
     ("I'm looking forward to the offsite.", None, None, None),
     ("Under the plan, prices will be capped in May.", None, None, None),
     ("Please let me know.", None, None, None),
@@ -283,6 +304,22 @@ def test_decision_shapes_rejected_and_because(phrasing_vault: Path) -> None:
     assert (items[0].rejected, items[0].about) == (("MySQL",), ("the ledger",))
     _, _, items, _ = _extract(phrasing_vault, "email", "opted for quarterly")
     assert items[0].rejected == ("monthly billing",)
+
+
+def test_the_sentences_after_a_decision_name_what_was_dropped_and_why(tmp_path: Path) -> None:
+    root = _vault(tmp_path)
+    _mail(root, tmp_path, [_msg("k1@kestrel.dev", "Offsite venue", ALEX, SARAH, """
+Sarah,
+
+We've decided to hold the offsite in Lisbon. We dropped Porto. The reason is the flights.
+
+Alex
+""", "Tue, 03 Mar 2026 10:00:00 +0000")])
+    _, text, items, _ = _extract(root, "email", "Offsite venue")
+    [decision] = items
+    assert (decision.kind, decision.rejected, decision.because) == ("decision", ("Porto",),
+                                                                    "the flights")
+    assert decision.line == _line(text, "We've decided")
 
 
 def test_decided_and_rejected_lines_and_third_party_plans_in_a_summary(tmp_path: Path) -> None:
@@ -440,10 +477,27 @@ def test_webvtt_meeting_speakers_commitments_asks_decisions(tmp_path: Path) -> N
 
 00:00:40.000 --> 00:00:49.000
 <v Alex Morgan>Peter, please write it up for the team so it is on record.
+
+00:00:50.000 --> 00:00:55.000
+<v Priya Raman>Let me just check the numbers. I'll now go through the last slide.
+
+00:00:56.000 --> 00:00:59.000
+<v Diego Santos>I'll take that one.
+
+00:01:00.000 --> 00:01:05.000
+<v Peter Lindqvist>Can someone send the hit-rate chart to Copperline?
+
+00:01:06.000 --> 00:01:09.000
+<v Diego Santos>I'll take that one.
 """, encoding="utf-8")
     _sync(root, "meetings", folder)
     _, text, items, result = _extract(root, "meetings", "stale replays")
-    assert sorted(i.kind for i in items) == ["ask", "commitment", "decision"]
+    # Talk about the talk ("let me just check", "I'll now go through") promises nothing; "I'll
+    # take that one" promises only after someone asked for something.
+    assert sorted(i.kind for i in items) == ["ask", "commitment", "commitment", "decision"]
+    taken = [i for i in items if i.text == "I'll take that one."]
+    assert len(taken) == 1 and taken[0].who is not None and taken[0].who.name == "Diego Santos"
+    assert taken[0].line > _line(text, "Can someone send the hit-rate chart")
     notes = _only(items, "write up the notes")
     assert notes.who is not None and notes.who.name == "Priya Raman"
     assert (notes.date, notes.due, notes.line) == ("2026-03-02", "2026-03-03",

@@ -39,8 +39,9 @@ _STATE_ACTIONS = re.compile(
     r"be sure to\b|be (?:able|ready) to\b|"
     r"have (?:it|them|this|that|the|a|an|my|our|something|everything)\b.{0,80}?"
     r"\b(?:to you|over|ready|done|back|finished|out|up|for you|in your|by)\b|"
-    r"be (?:sending|sharing|sending over|delivering|circulating|posting|uploading|drafting|"
-    r"writing|preparing|putting|reaching out|following up|back (?:to you|with))|"
+    r"be (?!being\b|going\b|having\b|getting\b|thinking\b|hoping\b|looking\s+forward)"
+    r"[a-z]+ing\b|be back (?:to you|with)\b|see to\b|"
+    r"have (?:someone|somebody|my team|our team|(?-i:[A-Z][a-z]+))\s+[a-z]+\b|"
     r"take care of|get (?:it|this|that|them|the|a|an|you|back|my|our|something|everything|"
     r"started|going|on it)\b|go (?:ahead|through|over)\b|"
     r"do (?:it|that|this|the|a|my|our|some|an)\b|keep you (?:posted|updated|informed)|"
@@ -69,16 +70,20 @@ _MODAL = (r"(?:['’]ll|\s+will|\s+shall|['’]m\s+going\s+to|\s+am\s+going\s+to
           r"['’]re\s+going\s+to|\s+are\s+going\s+to|['’]m\s+gonna|\s+am\s+gonna|"
           r"\s+promise\s+to|\s+commit\s+to|['’]ll\s+make\s+sure\s+to|\s+will\s+make\s+sure\s+to|"
           r"\s+can|['’]m\s+happy\s+to|\s+am\s+happy\s+to|['’]re\s+happy\s+to|"
-          r"['’]d\s+be\s+happy\s+to|\s+plan\s+to|\s+intend\s+to|['’]m\s+planning\s+to|"
+          r"['’]d\s+be\s+(?:happy|glad|pleased|delighted)\s+to|\s+plan\s+to|\s+intend\s+to|['’]m\s+planning\s+to|"
           r"\s+am\s+planning\s+to|['’]re\s+planning\s+to|\s+offer\s+to|"
           r"['’]m\s+on\s+(?:it|the)\b[^.]{0,40}?\band\s+will|\s+volunteer\s+to|"
           r"\s+aim\s+to|['’]m\s+aiming\s+to|\s+expect\s+to|['’]m\s+hoping\s+to|"
           r"['’]ll\s+be\s+able\s+to|\s+will\s+be\s+able\s+to|\s+undertake\s+to|"
-          r"['’]ve\s+got\s+to|\s+have\s+got\s+to)")
-_COMMIT = re.compile(rf"(?<![\w'’])(?P<subj>{_I}|Let me|let me|Lemme|I['’]ll have|We['’]ll have|"
+          r"['’]ve\s+got\s+to|\s+have\s+got\s+to|\s+should\s+be\s+able\s+to|"
+          r"['’]re\s+on\s+track\s+to|\s+are\s+on\s+track\s+to|['’]m\s+on\s+track\s+to|"
+          r"\s+need\s+to|\s+have\s+to|\s+must|['’]m\s+due\s+to)")
+_COMMIT = re.compile(rf"(?<![\w'’])(?P<subj>{_I}|Let me|let me|Lemme|Let us(?! know)|"
+                     r"let us(?! know)|I['’]ll have|We['’]ll have|"
                      r"(?:My|my|Our|our) (?:team|people|group|office|side)|"
                      r"(?:^|(?<=, )|(?<=\. ))(?:Happy|happy|Glad|glad|Pleased|pleased) to|"
-                     r"(?:^|(?<=[,;:—–-] ))(?:Will|will|Going to|going to|Gonna|gonna|"
+                     r"(?:^|(?<=^will do, )|(?<=^Will do, )|(?<=^Ok, )|(?<=^OK, )|(?<=^Sure, ))"
+                     r"(?:Will|will|Going to|going to|Gonna|gonna|"
                      r"Planning to|planning to|Aiming to|aiming to)(?=\s+[a-z])|"
                      r"(?:My|my|The|the) plan is to|I['’]m|I am|We['’]re|We are)"
                      rf"(?P<modal>{_MODAL})?\s+(?P<rest>.+)$")
@@ -97,7 +102,7 @@ _ASK = re.compile(
     r"possibly\s+|also\s+|quickly\s+|maybe\s+|perhaps\s+|still\s+)*(?:(?:be\s+able|have\s+time"
     r"|find\s+time|manage)\s+to\s+)?(?P<verb>[a-z]+)|"
     r"(?:I|we)\s+(?:need|want|['’]d\s+like|would\s+like|['’]d\s+love|would\s+appreciate\s+it\s+if)"
-    r"\s+(?:you|[A-Z][a-z]+)\s+(?:to|could)\s+(?P<verb2>[a-z]+)|"
+    r"\s+(?:you|(?-i:[A-Z][a-z]+))\s+(?:to|could)\s+(?P<verb2>[a-z]+)|"
     r"(?:can|could|may)\s+I\s+(?:ask|get)\s+you\s+to\s+(?P<verb3>[a-z]+)|"
     r"(?:it\s+would\s+be\s+(?:great|helpful|good)|(?:I|we)(?:\s+would|['’]d)\s+appreciate\s+it)"
     r"\s+if\s+"
@@ -111,7 +116,8 @@ don't do let remember keep join visit click reply respond advise""".split())
 _ASK_STATES = frozenset("""be believe imagine think tell know guess see hear like want need
 say mind""".split())
 _LET_KNOW = re.compile(r"\blet (?:me|us) know\b(?P<rest>.*)", re.IGNORECASE)
-_BOILER = re.compile(r"\b(?:if you have any (?:questions|concerns|comments|problems)|"
+_BOILER = re.compile(r"\b(?:if you have (?:any |further |more |other |additional )?(?:questions|"
+                     r"concerns|comments|problems|issues)|"
                      r"if (?:you )?need anything|if there(?:'s| is) anything|any questions|"
                      r"if i can (?:be of|help)|any (?:other )?thoughts|"
                      r"do not hesitate|don't hesitate|feel free|how are you|how's it going|"
@@ -150,8 +156,23 @@ _DECISION = re.compile(
     r"^(?:Agreed|Settled|Decided|Opted|Signed\s+off)\s+(?:to|on|upon|for|that)\s+(?P<what11>.+)|"
     r"(?:we|We)(?:['’]re|\s+are|['’]ll|\s+will|\s+shall)\s+(?:going\s+to\s+)?"
     r"(?:going|go|sticking|staying|stick|stay|proceeding|proceed|moving\s+(?:forward|ahead)|"
-    r"move\s+(?:forward|ahead)|going\s+ahead|go\s+ahead|running|run|rolling|roll)\s+with\s+"
-    r"(?P<what2>.+)|"
+    r"move\s+(?:forward|ahead)|going\s+ahead|go\s+ahead|running|run|rolling|roll|"
+    r"be\s+going)\s+(?:with|for)\s+(?P<what2>.+)|"
+    r"(?:we|We)(?:['’]re|\s+are|['’]ll|\s+will)\s+(?:be\s+)?(?:switching|switch|"
+    r"migrating|migrate|standardi[sz]ing|standardi[sz]e|consolidating|consolidate)\s+"
+    r"(?:over\s+)?(?:to|on(?:to)?)\s+(?P<what15>.+)|"
+    r"(?:we|We)(?:['’]re|\s+are)\s+(?:choosing|picking|opting\s+for|all\s+on\s+board\s+with|"
+    r"aligned\s+on|on\s+board\s+with)\s+(?P<what16>.+)|"
+    r"(?:everyone|Everyone|all|All)(?:['’]s|\s+is|\s+are)\s+(?:on\s+board|aligned)\s+(?:with|on)\s+"
+    r"(?P<what17>.+)|"
+    r"(?:^|(?<=: ))(?:the|The|a|A)\s+decision\s+(?:was|has\s+been)\s+(?:made|taken|reached)\s+"
+    r"(?:to|that)\s+(?P<what18>.+)|"
+    r"^(?:Going|Moving)\s+forward,?\s+(?:we|we['’]ll|we\s+will|all|everyone)\s+(?P<what19>.+)|"
+    r"(?:Let['’]s|let['’]s)\s+(?:lock\s+in|go\s+ahead\s+with|commit\s+to|settle\s+on|"
+    r"stick\s+with|standardi[sz]e\s+on)\s+(?P<what20>.+)|"
+    r"(?:we|We|I)(?:['’]ve|\s+have)?\s+(?:made|taken|reached)\s+(?:the|a|our|my)\s+"
+    r"(?:final\s+)?(?:call|decision)\s+(?:to|that|on)\s+(?P<what13>.+)|"
+    r"^(?P<what14>(?:[\w&/+-]+\s){0,4}?[\w&/+-]+)\s+is\s+the\s+way\s+(?:to\s+go|forward)\b|"
     r"(?:^|(?<=: ))(?:the|The)\s+consensus\s+(?:is|was)\s+(?:to\s+|that\s+)?(?P<what12>.+)|"
     r"(?:^|(?<=, )|(?<=: ))(?:Going|going|Proceeding|proceeding|Moving\s+(?:forward|ahead))"
     r"\s+with\s+(?P<what7>.+)|"
@@ -172,8 +193,9 @@ _DECISION_NEG = re.compile(
     r"has to|must|should|will|would|could|might|may|can|whether|if|until|before|once|when|"
     r"unless)\s+(?:\w+\s+){0,2}?(?:decid|agree|settl|chos|choos|opt|land|conclu|resolv|go with)",
     re.IGNORECASE)
-_REJECTED = re.compile(r"\b(?:rather than|instead of|as opposed to|over|and not|but not|not)\s+"
-                       r"(?P<alt>[^.;,()]+)", re.IGNORECASE)
+_REJECTED = re.compile(r"\b(?:rather than|instead of|as opposed to|over|and not|but not|not|"
+                       r"in place of|in preference to|ahead of|beating(?: out)?|beat(?: out)?|"
+                       r"vs\.?|versus)\s+(?P<alt>[^.;,()]+)", re.IGNORECASE)
 _REJECT_HEAD = re.compile(r"^(?:\*\*)?(?:rejected|ruled out|not doing|discarded|dropped|"
                           r"considered and rejected|alternatives? (?:rejected|considered)|"
                           r"we rejected|we ruled out|we dropped|we decided against)"
@@ -246,6 +268,7 @@ def clean(text: str) -> str:
     """A sentence without list markers, checkboxes and emphasis marks."""
     text = re.sub(r"^\s*(?:[-*+•]\s+|\d{1,2}[.)]\s+)?(?:\[[ xX]\]\s*)?", "", text)
     text = text.replace("**", "").replace("__", "")
+    text = re.sub(r"\{(?:disfmarker|vocalsound|pause|nonvocalsound|gap|comment)[^}]*\}", " ", text)
     return " ".join(text.split()).strip()
 
 
@@ -272,7 +295,8 @@ def _verbish(word: str) -> bool:
     return bool(re.fullmatch(r"[a-z][a-z-]{1,20}", word)) and word not in STOP_NOT_VERBS
 
 
-STOP_NOT_VERBS = frozenset("""a an the this that these those it its my our your their his her
+STOP_NOT_VERBS = frozenset("""could would can will should might must may shall cannot
+a an the this that these those it its my our your their his her
 i we you he she they me us him them of to in on at by for with from as not no never also
 probably maybe perhaps all both each some any very too so and or but than then there here
 definitely""".split())
@@ -290,11 +314,11 @@ _IMMEDIATE = re.compile(r"\b(?:now|just|first|next|here|quickly|real quick|right
 _TALK = frozenset("""present explain start begin go move proceed continue talk say mention add
 finish rise repeat answer respond ask introduce summarize summarise recap clarify elaborate
 comment speak wrap close open conclude turn pass hand stop leave try read note switch play
-""".split())
+come""".split())
 _TALK_ASK = _TALK | frozenset("""give show bring explain tell repeat clarify draw describe
 elaborate say hear see walk""".split())
 _OBJECT = re.compile(r"\b(?:the|a|an|my|our|your|his|her|their|some|these|those|this|that)\s+"
-                     r"(?!(?:one|way|point|thing|question|bit|time|moment|second)\b)[a-z0-9][\w-]+",
+                     r"(?!(?:one|way|point|thing|question|bit|time|moment|second|try|look|go|shot|stab)\b)[a-z0-9][\w-]+",
                      re.IGNORECASE)
 _TAKE_AWAY = re.compile(r"\b(?:after|before|for)\s+(?:the|this|our)\s+(?:next\s+)?(?:meeting|"
                         r"call|session)|\boffline\b|\bby then\b|\bnext time\b|"
@@ -303,7 +327,7 @@ _TAKE_AWAY = re.compile(r"\b(?:after|before|for)\s+(?:the|this|our)\s+(?:next\s+
                         re.IGNORECASE)
 
 
-def _spoken_keeps(cue: Cue, text: str) -> bool:
+def _spoken_keeps(cue: Cue, text: str, after_request: bool = False) -> bool:
     """A promise or ask said aloud in a meeting counts when it names a time, or (promises) an
     action on a thing that is not the talk itself, or (asks) something to do after the
     meeting or a vocative with please."""
@@ -316,7 +340,7 @@ def _spoken_keeps(cue: Cue, text: str) -> bool:
                 r"(?i)\bplease\b", text)):
             return True
         m = _ASK.search(text)
-        if m is None or not m.group("modal"):
+        if m is None or not m.group("modal") or _COND.search(text):
             return False
         verb = (m.group("verb") or "").casefold()
         tail = text[m.end("verb"):] if m.group("verb") else ""
@@ -327,13 +351,16 @@ def _spoken_keeps(cue: Cue, text: str) -> bool:
         return cue.subject is not None and bool(_OBJECT.search(text))
     rest = m.group("rest")
     word, tail = _first_word(rest)
-    if word in _TALK or _IMMEDIATE.search(rest.split(",")[0][:40]):
+    if word in _TALK - {"take"} or _IMMEDIATE.search(rest.split(",")[0][:40]):
         return False
+    if after_request and re.match(r"(?i)^(?:take|do|own|handle|grab|cover|get|sort|pick)\s+"
+                                  r"(?:that|this|it)(?:\s+one)?\b", tail):
+        return True  # "Can someone send the deck?" — "I'll take that one."
     return bool(_OBJECT.search(tail)) or bool(_TAKE_AWAY.search(tail))
 
 
 def read(sentence: str, *, in_actions: bool = False, names: frozenset[str] = frozenset(),
-         spoken: bool = False) -> list[Cue]:
+         spoken: bool = False, after_request: bool = False) -> list[Cue]:
     """The cues one sentence carries (usually none, at most one of each kind). ``names``:
     the first names and full names of the source's people (folded), for third-party
     commitments and vocatives; ``in_actions``: the sentence is a line of an action-item
@@ -357,7 +384,8 @@ def read(sentence: str, *, in_actions: bool = False, names: frozenset[str] = fro
             out.append(Cue("commitment", text, subject=_action_owner(text, names)))
         return out
     commitment = _commitment(text, names)
-    if commitment is not None and spoken and not _spoken_keeps(commitment, text):
+    if commitment is not None and spoken and not _spoken_keeps(commitment, text,
+                                                               after_request):
         commitment = None
     if commitment is not None and delivery is None:
         out.append(commitment)
@@ -497,11 +525,14 @@ def _commitment(text: str, names: frozenset[str]) -> Cue | None:
         follow_up = bool(_FOLLOW_UP.match(tail)) and not re.search(
             r"^\S+(?: \S+)?\s+(?:back\s+)?(?:with|on|about|regarding|re)\s+(?:the|your|our|my|a|an|"
             r"this|that|those|these|some|more|details|numbers|figures|results|answers)\b", tail)
-        needs_due = follow_up or modal in ("can", "'m happy to",
+        obliged = modal in ("need to", "have to", "must", "'m due to", "should be able to",
+                            "'ve got to", "have got to")
+        needs_due = follow_up or obliged or modal in ("can", "'m happy to",
                                                                "am happy to", "'re happy to",
                                                                "'d be happy to", "plan to",
                                                                "'m planning to", "intend to")
-        if modal in ("can", "'m happy to", "am happy to", "'re happy to", "'d be happy to") \
+        if not obliged and modal in ("can", "'m happy to", "am happy to", "'re happy to",
+                                     "'d be happy to") \
                 and (re.search(r"\b(?:for|to|send|get|give|show)\s+you\b", tail)
                      or subj in ("happy to", "glad to", "pleased to")
                      or (modal != "can" and subj == "i")
@@ -511,6 +542,18 @@ def _commitment(text: str, names: frozenset[str]) -> Cue | None:
         if subj.startswith(("let", "lem")):
             needs_due = needs_due or follow_up
         return Cue("commitment", text, needs_due=needs_due, vocative=_vocative(text, names))
+    # The promise told from the reader's side: "You'll have the draft by Friday", "Expect the
+    # figures from me tomorrow", "The deck will be with you by Thursday".
+    if (re.match(r"^(?:(?:ok|okay|sure|great)[,.!]?\s+)?(?:you['’]ll|you\s+will)\s+"
+                r"(?:have|get|receive)\s+(?:the|a|an|my|our|it|them|this|that|those|these)\b",
+                text, re.IGNORECASE) or re.match(
+                r"^(?:expect|look\s+out\s+for)\s+(?:the|a|an|my|our|it|them|this|that)\b.*"
+                r"\b(?:from\s+(?:me|us)|by|on|tomorrow|today|tonight|next|this)\b", text,
+                re.IGNORECASE) or re.search(
+                r"\bwill\s+be\s+(?:with\s+you|in\s+your\s+inbox|on\s+your\s+desk|ready\s+for\s+"
+                r"you|over\s+to\s+you)\b", text, re.IGNORECASE)) and not _COND.search(text):
+        return Cue("commitment", text, needs_due=not re.search(r"(?i)\bfrom\s+(?:me|us)\b", text),
+                   vocative=_vocative(text, names))
     # A named participant with a plan in the future or the present ("Priya ships it this week",
     # "Sam will move the teams over in November", "Marta to draft the memo").
     for m3 in re.finditer(r"(?:^|[;:,]\s+|\band\s+)(?P<n>[A-Z][\w'’-]+(?: [A-Z][\w'’-]+)?)\s+"
@@ -609,6 +652,29 @@ def _ask(text: str, names: frozenset[str]) -> Cue | None:
         return Cue("ask", text, vocative=vocative)
     if _imperative(text):
         return Cue("ask", text, vocative=vocative)
+    # Asking after a thing: "Any update on the contract?", "Where are we on the invoice?"
+    if text.endswith("?") and re.match(
+            r"(?i)^(?:[A-Z][\w'-]*,\s*)?(?:any\s+(?:update|news|word|progress|eta|luck)s?\b|"
+            r"what['’]s\s+the\s+(?:status|eta|latest|timeline)\b|what\s+is\s+the\s+(?:status|eta|"
+            r"timeline)\b|where\s+are\s+we\s+(?:on|with)\b|how['’]s\s+.{2,60}\s+coming\b|"
+            r"how\s+is\s+.{2,60}\s+coming\b|is\s+there\s+(?:an?\s+)?(?:update|eta)\b)", text):
+        return Cue("ask", text, vocative=vocative)
+    if re.search(r"(?i)\b(?:could|can|may)\s+I\s+(?:trouble|bother|ask)\s+you\s+(?:to|for)\b|"
+                 r"\b(?:I['’]d|I\s+would|we['’]d|we\s+would)\s+(?:love|appreciate|welcome|value)\s+"
+                 r"(?:your|a|an|some)\s+(?!thoughts\b)\w+|\bgrateful\s+if\s+you['’]d\b|"
+                 r"\bcan\s+I\s+ask\s+that\s+you\b", text) and not _COND.search(text.split(",")[0]):
+        return Cue("ask", text, vocative=vocative)
+    d = re.search(r"(?:^|[,;:—–-]\s+|\b(?:so|and|but)\s+)you\s+(?:need\s+to|have\s+to|must|should|"
+                  r"will\s+need\s+to)\s+(?:please\s+)?(?P<v>[a-z]+)\b", text, re.IGNORECASE)
+    if d and d.group("v").casefold() not in _STATES and _verbish(d.group("v").casefold()) \
+            and not _COND.search(text[: d.start()]) and not text.endswith("?"):
+        return Cue("ask", text, vocative=vocative)
+    if re.search(r"(?i)\bwhen\s+(?:can|could|will|should|might)\s+(?:I|we)\s+(?:expect|get|see|"
+                 r"have|receive)\b", text) or (re.match(
+                r"(?i)^(?:I\s+|we\s+)?need\s+(?:the|your|a|an|those|these|that|this)\b", text) \
+            and find_phrase(text) is not None) or re.match(
+                r"(?i)^let\s+me\s+(?:have|get|see)\s+(?:the|your|a|an|those|these)\b", text):
+        return Cue("ask", text, vocative=vocative)
     lk = _LET_KNOW.search(text)
     if lk and re.match(r"^(?:please\s+)?let (?:me|us) know\b", text, re.IGNORECASE) and \
             re.match(r"\s*(?:if|whether|what|when|which|who|how|by|your|asap|once)\b",
@@ -641,9 +707,10 @@ def _decision(text: str) -> Cue | None:
         if m is None:
             return None
         before = text[: m.start()]
-        if _COND.search(before) or re.search(r"\b(?:not|n't|never|no|yet|whether|if)\b\W*$",
-                                             before):
-            return None
+        if _COND.search(before) or re.search(r"\b(?:not|n't|never|no|yet|whether|if|what|which|"
+                                             r"that|why|whatever|how|where)\b\W*$",
+                                             before, re.IGNORECASE):
+            return None  # negated, asked, or a relative clause ("what we agreed to insert")
         if _DECISION_NEG.search(text[max(0, m.start() - 30): m.end()]):
             return None
         if re.search(r"\b(?:believe|think|guess|suppose|assume|hope|wish|without|unless)\b",
@@ -662,7 +729,8 @@ def _decision(text: str) -> Cue | None:
             return None
         what = next((m.group(g) for g in ("what", "what2", "what3", "what4", "what5", "what6",
                                           "what7", "what8", "what9", "what10", "what11",
-                                          "what12")
+                                          "what12", "what13", "what14", "what15",
+                                          "what16", "what17", "what18", "what19", "what20")
                      if m.group(g)), "")
         if m.group("what9"):
             what = m.group("what9") + (m.group("over") or "")
@@ -681,6 +749,9 @@ def _decision(text: str) -> Cue | None:
         if m.group("v") in ("elected", "committed") and not re.match(r"\s+to\b",
                                                                     text[m.end("v"):]):
             return None
+        if m.group("v") in ("concluded", "resolved") and not re.match(r"\s+(?:that|to)\b",
+                                                                     text[m.end("v"):]):
+            return None  # "we have concluded a short term sale"
         if not what or len(words(what)) < 1:
             return None
         if _NEG.search(text[max(0, m.start() - 25): m.start()]):
@@ -723,10 +794,37 @@ def _alt(text: str) -> str:
     return " ".join(text.split()).strip(" .,:;—–-")
 
 
+_REJECT_SENTENCE = re.compile(
+    r"^(?:(?:so|and|also)\s+)?(?:we(?:['’]ve|\s+have)?\s+(?:dropped|ruled\s+out|passed\s+on|"
+    r"rejected|scrapped|ditched|shelved|decided\s+against|said\s+no\s+to|turned\s+down|"
+    r"killed|parked)|(?:we(?:['’]re|\s+are)\s+not\s+(?:going|doing)\s+(?:with\s+)?))"
+    r"\s+(?P<alt>[^.;]+)|"
+    r"^(?P<alt2>[^.;]{2,60}?)\s+(?:is|was|are|were)\s+(?:off\s+the\s+table|out|ruled\s+out|"
+    r"rejected|dropped|not\s+an\s+option)\b", re.IGNORECASE)
+_BECAUSE_SENTENCE = re.compile(r"^(?:the\s+reason(?:\s+is|:)|that['’]s\s+because|this\s+is\s+"
+                               r"because|because|reason:|why\?)\s*(?P<why>[^.;]+)",
+                               re.IGNORECASE)
+
+
 def rejected_line(text: str) -> tuple[str, ...] | None:
     """The alternatives a "Rejected: …" line names (None when it is no such line)."""
     m = _REJECT_HEAD.match(clean(text))
     return _split_alternatives(m.group("alts")) if m else None
+
+
+def rejected_sentence(text: str) -> tuple[str, ...] | None:
+    """The alternative a sentence after a decision turns down ("We dropped Porto.", "Redis is
+    off the table."), or None."""
+    m = _REJECT_SENTENCE.match(clean(text))
+    if m is None or text.rstrip().endswith("?"):
+        return None
+    alt = _alt(m.group("alt") or m.group("alt2") or "")
+    return (alt,) if alt and len(alt.split()) <= 8 else None
+
+
+def because_sentence(text: str) -> str | None:
+    m = _BECAUSE_SENTENCE.match(clean(text))
+    return " ".join(m.group("why").split()) if m else None
 
 
 def _delivery(text: str) -> Cue | None:

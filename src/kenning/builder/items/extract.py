@@ -55,7 +55,7 @@ _DECISION_SECTION = re.compile(r"^\s*(?:#{1,6}\s+|\*\*|__)?(?:key\s+)?decisions?
 _OTHER_SECTION = re.compile(r"^\s*(?:#{1,6}\s+\S|\*\*[^*]{2,60}:?\*\*\s*:?\s*$|"
                             r"__[^_]{2,60}__\s*$|[A-Z][\w ]{2,40}:\s*$)")
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+(?=[\"'“‘(\[]?[A-Z0-9@])|;\s+(?=[A-Z]?[a-z]*"
-                           r"\b)|\s+[—–]\s+(?=[A-Z])")
+                           r"\b)")
 _ABBREV = re.compile(r"(?:\b(?:Mr|Mrs|Ms|Dr|Prof|Sr|Jr|St|No|vs|etc|e\.g|i\.e|Inc|Corp|Ltd|Co|"
                      r"approx|a\.m|p\.m|U\.S|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)"
                      r"|\b[A-Z])\.$")
@@ -89,6 +89,7 @@ class _Extractor:
         self.names = _names(parsed.people)
         self.by_name = _by_name(parsed.people)
         self.no_date_noted = False
+        self.requested = False
 
     def run(self) -> None:
         p = self.p
@@ -107,6 +108,12 @@ class _Extractor:
                                       "text; no items taken from it")
                 continue
             self._unit(unit)
+            # A turn that asks for something ("Can someone send the deck?", "Who can take
+            # the pricing sheet?") lets the next speaker's "I'll take that one" promise it.
+            self.requested = unit.kind == "turn" and bool(re.search(
+                r"(?i)\b(?:can|could|would)\s+(?:someone|somebody|anyone|anybody|you|one\s+of\s+you)\b|"
+                r"\bwho\s+(?:can|could|will|wants\s+to)\b|\b(?:someone|somebody)\s+(?:needs|has)\s+to\b|"
+                r"\bany\s+takers\b|\bvolunteers?\b", " ".join(t for _, t in unit.lines)))
             if len(self.out.items) >= MAX_ITEMS:
                 self.out.notes.append(f"{self.path}: more than {MAX_ITEMS} items; the rest "
                                       "were not read")
@@ -128,6 +135,14 @@ class _Extractor:
             if checkbox is not None or flags.get("action"):
                 in_actions = True
             alts = cu.rejected_line(sentence)
+            if alts is None and last_decision is not None and \
+                    self.out.items[last_decision].message == unit.message:
+                alts = cu.rejected_sentence(sentence)
+                why = cu.because_sentence(sentence)
+                if why and not self.out.items[last_decision].because:
+                    d = self.out.items[last_decision]
+                    self.out.items[last_decision] = replace(d, because=why)
+                    continue
             if alts is not None:
                 if last_decision is not None:
                     d = self.out.items[last_decision]
@@ -142,7 +157,7 @@ class _Extractor:
                     found = rd[:1]
             else:
                 found = cu.read(sentence, in_actions=in_actions, names=self.names,
-                                spoken=unit.kind == "turn")
+                                spoken=unit.kind == "turn", after_request=self.requested)
             for cue in found:
                 index = self._cue(unit, cue, lines, checkbox == "x")
                 if cue.kind == DECISION and index is not None:
