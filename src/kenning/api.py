@@ -392,6 +392,81 @@ class Vault:
         self.opened(page.path)
         return answer
 
+    # -- items -----------------------------------------------------------------------------
+
+    def items(self, *, kind: str | Sequence[str] | None = None, who: str | None = None,
+              to: str | None = None, status: str | None = None,
+              due_before: str | None = None, overdue: bool = False, since: str | None = None,
+              page: str | None = None, limit: int | None = None, today: str | None = None,
+              involving: int | None = None) -> list[dict[str, Any]]:
+        """Commitments, asks and decisions written on pages (docs/vault-format.md §6b), one
+        per item however many pages carry it (done when any copy is), overdue first, then due
+        soonest, then newest.
+
+        ``who``/``to`` are ``me`` or a page (name, alias or path); ``due_before``/``since``
+        are dates; ``overdue`` means open with a due date before ``today`` (default: today,
+        or ``KENNING_TODAY``). ``involving`` (a page id) keeps items whose who or to is it.
+        """
+        from kenning import items as answers
+        from kenning.index.queries.items import ItemFilter, item_copies
+
+        kinds = (kind,) if isinstance(kind, str) else tuple(kind or ())
+        bad = [k for k in kinds if k not in answers.KINDS]
+        if bad:
+            raise KenningError(f"--kind: {bad[0]!r} is not one of {', '.join(answers.KINDS)}")
+        if status is not None and status not in answers.STATUSES:
+            raise KenningError(f"--status: {status!r} is not one of "
+                               f"{', '.join(answers.STATUSES)}")
+        due_before = _iso_day(due_before, "--due-before")
+        since = _iso_day(since, "--since")
+        today = _iso_day(today, "--today") or _today()
+        if limit is not None and (not isinstance(limit, int) or limit < 1):
+            raise KenningError(f"--limit: {limit!r} must be a whole number, at least 1")
+        store = self._indexed_store(self.reader)
+        who_pages, who_me = self._party_ref(who, "--who")
+        to_pages, to_me = self._party_ref(to, "--to")
+        page_id = self._page_ref(page, "--page").id if page else None
+        copies, parties = item_copies(store, ItemFilter(
+            kinds=kinds, who_pages=who_pages, who_me=who_me, to_pages=to_pages, to_me=to_me,
+            since=since, due_before=due_before, page_id=page_id))
+        found = answers.merge(copies, parties, today)
+        if involving is not None:
+            path = self._path_of(involving)
+            found = [i for i in found if i["who"] == path or path in i["to"]]
+        if overdue:
+            found = [i for i in found if i["overdue"]]
+        found = [i for i in answers.order(found) if answers.status_matches(i, status)]
+        return found[:limit] if limit else found
+
+    def _path_of(self, page_id: int) -> str:
+        from kenning.index.queries.recall import page_paths
+
+        return page_paths(self.reader, [page_id])[page_id]
+
+    def _page_ref(self, ref: str, option: str) -> PageRef:
+        """The page ``ref`` names, or a one-line error naming ``option`` and close names."""
+        try:
+            return self.find(ref)
+        except AmbiguousPage as exc:
+            raise KenningError(f"{option}: {exc}") from None
+        except PageNotFound:
+            import difflib
+
+            from kenning.index.queries.recall import entity_names
+
+            names = sorted({r[0] for r in entity_names(self.reader)})
+            close = difflib.get_close_matches(norm_name(ref), names, n=3, cutoff=0.6)
+            hint = f"; close: {', '.join(close)}" if close else ""
+            raise PageNotFound(f"{option}: no page named {ref!r} (tried path, file name, "
+                               f"title, alias){hint}") from None
+
+    def _party_ref(self, ref: str | None, option: str) -> tuple[tuple[int, ...], bool]:
+        if ref is None:
+            return (), False
+        if norm_name(ref) == "me":
+            return (), True
+        return (self._page_ref(ref, option).id,), False
+
     def show(self, ref: str, *, record: bool = True) -> dict[str, Any]:
         """Everything the index knows about one page: fields, facts, timeline, links.
 
@@ -805,6 +880,22 @@ def _tag_filters(tags: Sequence[str] | str) -> tuple[str, ...]:
         if tag.casefold() not in out:
             out.append(tag.casefold())
     return tuple(out)
+
+
+def _today() -> str:
+    """Today as YYYY-MM-DD; ``KENNING_TODAY`` overrides it (tests, back-filling)."""
+    override = os.environ.get("KENNING_TODAY")
+    return _iso_day(override, "KENNING_TODAY") or date.today().isoformat()
+
+
+def _iso_day(value: str | None, option: str) -> str | None:
+    """``value`` as a YYYY-MM-DD date, or a one-line error naming ``option``."""
+    if value is None or value == "":
+        return None
+    try:
+        return date.fromisoformat(str(value).strip()).isoformat()
+    except ValueError:
+        raise KenningError(f"{option}: expected a date YYYY-MM-DD, got {value!r}") from None
 
 
 def _rels(rels: Sequence[str]) -> list[str]:
