@@ -137,8 +137,8 @@ def status_matches(item: dict[str, Any], status: str | None) -> bool:
     return item["status"] == "done"
 
 
-def line(item: dict[str, Any]) -> str:
-    """One line for people: box, date, who → to, text, due, citation."""
+def line(item: dict[str, Any], *, cited: bool = True) -> str:
+    """One line for people: box, date, who → to, text, due, citation (unless not ``cited``)."""
     box = {"done": "[x]", "open": "[ ]"}.get(item["status"], "[d]" if item["kind"] == "decision"
                                                  else "[-]")
     parts = [box]
@@ -158,7 +158,8 @@ def line(item: dict[str, Any]) -> str:
     parts.append(f"— {text}")
     if item.get("due"):
         parts.append(f"(due {item['due']}{', OVERDUE' if item.get('overdue') else ''})")
-    parts.append(item["citation"])
+    if cited:
+        parts.append(item["citation"])
     return " ".join(parts)
 
 
