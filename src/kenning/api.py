@@ -500,10 +500,9 @@ class Vault:
             raise KenningError(f"{option}: {exc}") from None
         except PageNotFound:
             import difflib
+            import re
 
             from kenning.index.queries.recall import entity_names
-
-            import re
 
             rows = entity_names(self.reader)
             norm = norm_name(ref)
