@@ -406,7 +406,8 @@ class Vault:
             page = self.resolve_entity(question, tags=tags)
         found = [] if overview else self._subject_items(
             page, kind if about_items else None, mine_first=about_items and
-            item_answers.mine_first(question), everything=about_items)
+            item_answers.mine_first(question),
+            everything=about_items and not item_answers.open_only(question))
         answer = recall(self.reader, page.id, budget=budget, overview=overview,
                         items=[item_answers.compact(i) for i in found],
                         items_first=about_items)

@@ -216,3 +216,10 @@ def mine_first(question: str) -> bool:
     """"What did *I* promise X" / "what do I owe X": the owner's own promises lead."""
     return bool(re.search(r"\b(i|we)\b[^?]*\b(promis|owe|commit|deliver|said)", question,
                           re.IGNORECASE))
+
+
+def open_only(question: str) -> bool:
+    """"What is X waiting on?", "open items", "outstanding", "still", "follow up": only what is
+    not done yet."""
+    return bool(re.search(r"\b(waiting|open|outstanding|overdue|pending|still|follow|yet)\b",
+                          question, re.IGNORECASE))
