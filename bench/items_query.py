@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from kenning.api import Vault  # noqa: E402
+from kenning.api import Vault
 
 FIRST = ["Sarah", "Priya", "Peter", "Jonas", "Marta", "Liam", "Noor", "Kenji", "Ana", "Omar",
          "Ines", "Tariq", "Yuki", "Elena", "Ravi", "Chloe", "Mateo", "Aisha", "Lars", "Zoe"]

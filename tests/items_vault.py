@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (item lines are one line each, as the build writes them)
 """A small vault of item lines in the docs/vault-format.md §6b format, written to disk, for the
 items tests (query, CLI, recall)."""
 

@@ -90,7 +90,7 @@ def test_decisions_carry_because_rejected_and_about(v: Vault) -> None:
     assert decision["who"] == "people/Peter Lindqvist.md"
     assert decision["because"] == "a new projector version means new keys"
     assert decision["rejected"] == ["going back to Redis", "a cache-wide flush on every deploy"]
-    assert decision["about"] == ["Caching"]
+    assert decision["about"] == ["projects/Caching.md"]
     assert decision["citation"] == "sources/meetings/2026-10-07-replay-cache-review.md#L30-L31"
 
 
@@ -169,14 +169,14 @@ def test_bad_input_is_one_line_naming_the_option(v: Vault) -> None:
     with pytest.raises(BadQuery, match=r"^--due-before: expected a date YYYY-MM-DD, got "
                                        r"'notadate'$"):
         v.items(due_before="notadate")
-    with pytest.raises(BadQuery, match="^--since: "):
+    with pytest.raises(BadQuery, match=r"^--since: "):
         v.items(since="last week")
-    with pytest.raises(BadQuery, match="^--kind: 'promise' is not one of"):
+    with pytest.raises(BadQuery, match=r"^--kind: 'promise' is not one of"):
         v.items(kind="promise")
-    with pytest.raises(BadQuery, match="^--status: "):
+    with pytest.raises(BadQuery, match=r"^--status: "):
         v.items(status="closed")
     with pytest.raises(PageNotFound, match=r"^--who: no page named 'Priya'.*close: "
                                            r"people/Priya Raman\.md"):
         v.items(who="Priya")
-    with pytest.raises(PageNotFound, match="^--to: no page named 'Sarha'.*people/Sarah Chen"):
+    with pytest.raises(PageNotFound, match=r"^--to: no page named 'Sarha'.*people/Sarah Chen"):
         v.items(to="Sarha")

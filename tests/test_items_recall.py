@@ -146,3 +146,13 @@ def test_mcp_recall_and_page_carry_items(v: Vault) -> None:
     (page,) = _mcp(v.root, [("page", {"ref": "Sarah Chen"})])
     assert {i["text"]: i["status"] for i in page["items"]}[
         "Introduce Sarah to the Copperline team"] == "done"
+
+
+def test_a_page_named_with_an_item_word_is_that_page(v: Vault) -> None:
+    write(v.root, "notes/Decision log.md", "# Decision log\n\nWhere we keep decisions.\n")
+    write(v.root, "notes/Log.md", "# Log\n\nA plain log.\n")
+    v.index(embed=False)
+    assert v.recall("Decision log").path == "notes/Decision log.md"
+    assert v.recall("what did we decide about Caching?").path == "projects/Caching.md"
+    out = v.recall("what did we decide about Caching?").to_dict()
+    assert out["items"][0]["text"].startswith("Keep the in-process cache")  # [about:: [[Caching]]]

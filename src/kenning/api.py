@@ -398,7 +398,14 @@ class Vault:
 
         about_items, rest, kind = item_answers.intent(question)
         page = None
-        if about_items and rest:
+        if about_items and not tags:
+            # A page whose very name holds an item word ("Decision log") is that page.
+            from kenning.recall.entity import entity_name
+
+            with contextlib.suppress(PageNotFound, AmbiguousPage):
+                page = self.find(entity_name(question))
+                about_items = False
+        if about_items and rest and page is None:
             with contextlib.suppress(PageNotFound, AmbiguousPage):
                 page = self.resolve_entity(rest, tags=tags)
         if page is None:
@@ -417,10 +424,10 @@ class Vault:
 
     def _subject_items(self, page: PageRef, kind: str | None, *, mine_first: bool,
                        everything: bool) -> list[dict[str, Any]]:
-        """The items that concern ``page``: its who or to is the page, or they are written on
-        it. Open ones (decisions too when ``kind`` asks for them); with ``everything`` (the
-        question asked about items) the done ones after them; the owner's to the page first
-        when ``mine_first``."""
+        """The items that concern ``page``: its who or to is the page, they are about it, or
+        they are written on it. Open ones (decisions too when ``kind`` asks for them); with
+        ``everything`` (the question asked about items) the done ones after them; the owner's
+        to the page first when ``mine_first``."""
         from kenning.index.queries.items import ItemFilter, item_copies
         from kenning.items import merge, order
 
@@ -430,6 +437,7 @@ class Vault:
         seen: dict[str, dict[str, Any]] = {}
         for f in (ItemFilter(kinds=kinds, who_pages=(page.id,)),
                   ItemFilter(kinds=kinds, to_pages=(page.id,)),
+                  ItemFilter(kinds=kinds, about_pages=(page.id,)),
                   ItemFilter(kinds=kinds, page_id=page.id)):
             for item in merge(*item_copies(store, f), today):
                 seen.setdefault(item["line"], item)

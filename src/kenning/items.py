@@ -62,70 +62,84 @@ def merge(copies: Sequence[Sequence[Any]], parties: Iterable[Sequence[Any]],
     """One answer per item key from its copies (``COPY_COLUMNS`` rows, grouped by key)."""
     from kenning.index.queries.items import COPY_COLUMNS
 
+    col = {name: n for n, name in enumerate(COPY_COLUMNS)}
+    ID, KEY, PATH, PDATE, LINE, KIND, TEXT, DATE, DUE, COMPLETION, CLOSED, BECAUSE, REJECTED, \
+        STATUS, BY, SOURCE, BLOCK = (col[c] for c in (
+            "id", "key", "path", "page_date", "line", "kind", "text", "date", "due",
+            "completion", "closed", "because", "rejected", "status", "superseded_by", "source",
+            "block_id"))
     by_item: dict[int, list[Sequence[Any]]] = {}
     for p in parties:
-        by_item.setdefault(int(p[0]), []).append(p)
-    groups: dict[str, list[dict[str, Any]]] = {}
+        by_item.setdefault(p[0], []).append(p)
+    groups: dict[str, list[Sequence[Any]]] = {}
     for row in copies:
-        c = dict(zip(COPY_COLUMNS, row, strict=True))
-        groups.setdefault(c["key"], []).append(c)
+        groups.setdefault(row[KEY], []).append(row)
     out = []
     for key, group in groups.items():
-        # The copy a person marked done speaks for the item; else the first page by path.
-        group.sort(key=lambda c: (c["status"] != "done", c["path"], c["line"]))
+        if len(group) > 1:
+            # The copy a person marked done speaks for the item; else the first page by path.
+            group.sort(key=lambda c: (c[STATUS] != "done", c[PATH], c[LINE]))
         first = group[0]
         who: str | None = None
         to: list[str] = []
+        about: list[str] = []
         for c in group:
-            for p in by_item.get(int(c["id"]), ()):
+            for p in by_item.get(c[ID], ()):
+                role = p[1]
                 name = _party(p)
-                if p[1] == "who" and who is None:
-                    who = name
-                elif p[1] == "to" and name not in to:
-                    to.append(name)
-        statuses = {c["status"] for c in group}
-        status = next(s for s in ("done", "superseded", "decided", "open")
-                      if s in statuses or s == "open")
-        due = next((c["due"] for c in group if c["due"]), None)
+                if role == "who":
+                    if who is None:
+                        who = name
+                elif role == "to":
+                    if name not in to:
+                        to.append(name)
+                elif name not in about:
+                    about.append(name)
+        if len(group) == 1:
+            status, due, day, source = first[STATUS], first[DUE], first[DATE], first[SOURCE]
+            pages = [first[PATH]]
+        else:
+            statuses = {c[STATUS] for c in group}
+            status = next(s for s in ("done", "superseded", "decided", "open")
+                          if s in statuses or s == "open")
+            due = next((c[DUE] for c in group if c[DUE]), None)
+            day = next((c[DATE] for c in group if c[DATE]), None)
+            source = next((c[SOURCE] for c in group if c[SOURCE]), None)
+            pages = sorted({c[PATH] for c in group})
+        path, line = first[PATH], first[LINE]
         item: dict[str, Any] = {
-            "id": key if first["block_id"] else None,
-            "kind": first["kind"], "text": first["text"], "who": who, "to": to,
-            "date": next((c["date"] for c in group if c["date"]), None) or first["page_date"],
-            "due": due, "status": status,
+            "id": key if first[BLOCK] else None,
+            "kind": first[KIND], "text": first[TEXT], "who": who, "to": to,
+            "date": day or first[PDATE], "due": due, "status": status,
             "overdue": bool(status == "open" and due and due < today),
-            "citation": citation(next((c["source"] for c in group if c["source"]), None),
-                                 first["path"], first["line"]),
-            "page": first["path"],
-            "pages": sorted({c["path"] for c in group}),
-            "line": cite(first["path"], first["line"], first["line"]),
+            "citation": citation(source, path, line),
+            "page": path, "pages": pages, "line": f"{path}#L{line}-L{line}",
         }
         if status == "done":
-            item["completion"] = next((c["completion"] for c in group if c["completion"]), None)
-            item["closed"] = next((c["closed"] for c in group if c["closed"]), None)
-        if first["kind"] == "decision":
-            item["because"] = first["because"]
-            item["rejected"] = json.loads(first["rejected"])
-            if first["superseded_by"]:
-                item["by"] = first["superseded_by"]
-        about = json.loads(first["about"])
+            item["completion"] = next((c[COMPLETION] for c in group if c[COMPLETION]), None)
+            item["closed"] = next((c[CLOSED] for c in group if c[CLOSED]), None)
+        if first[KIND] == "decision":
+            item["because"] = first[BECAUSE]
+            item["rejected"] = json.loads(first[REJECTED])
+            if first[BY]:
+                item["by"] = first[BY]
         if about:
-            item["about"] = [_name(a) for a in about]
+            item["about"] = about  # page paths where they resolve, else names
         out.append(item)
     return out
 
 
 def order(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Overdue first (longest overdue first), then open items by due date, then newest."""
-    def rank(item: dict[str, Any]) -> tuple[Any, ...]:
-        if item["overdue"]:
-            return (0, item["due"], "", item["page"], item["line"])
-        if item["status"] == "open" and item["due"]:
-            return (1, item["due"], "", item["page"], item["line"])
-        # Newest first: the date's characters inverted sort descending as text.
-        day = item["date"] or ""
-        return (2, "", "".join(chr(0x10FFFF - ord(ch)) for ch in day) if day else "\U0010ffff",
-                item["page"], item["line"])
-    return sorted(items, key=rank)
+    overdue, due, rest = [], [], []
+    for item in items:
+        (overdue if item["overdue"] else due if item["status"] == "open" and item["due"]
+         else rest).append(item)
+    overdue.sort(key=lambda i: (i["due"], i["page"], i["line"]))
+    due.sort(key=lambda i: (i["due"], i["page"], i["line"]))
+    rest.sort(key=lambda i: (i["page"], i["line"]))
+    rest.sort(key=lambda i: i["date"] or "", reverse=True)  # stable: newest first, undated last
+    return overdue + due + rest
 
 
 def status_matches(item: dict[str, Any], status: str | None) -> bool:

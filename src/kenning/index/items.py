@@ -30,7 +30,7 @@ PERSON_FOLDER = "people/"
 class PartyRow:
     """One party of an item as it is stored (before resolution unless ``me``/``party_id``)."""
 
-    role: str              # who | to
+    role: str              # who | to | about
     ord: int
     raw: str
     norm: str | None
@@ -92,6 +92,9 @@ def parties_of(page: Page, page_id: int, item: ItemLine,
     elif item.kind in ("commitment", "ask") and is_person_page(page):
         rows.append(PartyRow("who", 0, "", None, party_id=page_id, resolution="page"))
     rows += [party("to", n, raw, owners) for n, raw in enumerate(item.to) if raw.strip()]
+    # What it is about (a project, a topic) resolves the same way, so a page finds the
+    # decisions about it.
+    rows += [party("about", n, raw, owners) for n, raw in enumerate(item.about) if raw.strip()]
     return rows
 
 

@@ -31,6 +31,7 @@ class ItemFilter:
     who_me: bool = False              # ... or the owner
     to_pages: tuple[int, ...] = ()
     to_me: bool = False
+    about_pages: tuple[int, ...] = ()  # about one of these pages
     since: str | None = None          # said on or after (the item's date, else its page's)
     due_before: str | None = None     # due strictly before
     page_id: int | None = None        # written on this page
@@ -59,6 +60,8 @@ def _where(f: ItemFilter) -> tuple[str, list[Any]]:
         conds.append(_party_cond("who", f.who_pages, f.who_me, params))
     if f.to_pages or f.to_me:
         conds.append(_party_cond("to", f.to_pages, f.to_me, params))
+    if f.about_pages:
+        conds.append(_party_cond("about", f.about_pages, False, params))
     if f.since:
         conds.append("COALESCE(i.date, p.date) >= ?")
         params.append(f.since)
@@ -87,8 +90,7 @@ def item_copies(store: Store, f: ItemFilter) -> tuple[list[Row], list[Row]]:
         "SELECT i.id, i.key, i.page_id, p.path, p.date, p.type, i.line, i.section, i.kind,"
         " i.text, i.checked, i.date, i.due, i.completion, i.closed, i.because, i.rejected,"
         " i.about, i.status, i.superseded_by, i.source, i.block_id"
-        f" FROM items i JOIN pages p ON p.id = i.page_id{scope}"
-        " ORDER BY i.key, p.path, i.line", scope_params)
+        f" FROM items i JOIN pages p ON p.id = i.page_id{scope}", scope_params)
     parties = store.rows(
         "SELECT ip.item_id, ip.role, ip.ord, ip.raw, ip.me, pp.path, ip.resolution"
         " FROM item_parties ip LEFT JOIN pages pp ON pp.id = ip.party_id"

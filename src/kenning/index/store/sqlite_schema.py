@@ -355,14 +355,15 @@ def _v7(db: sqlite3.Connection) -> None:
         CREATE INDEX items_page ON items(page_id);
         CREATE INDEX items_key ON items(key);
         CREATE INDEX items_due ON items(due);
-        -- Who promised/asked/decided (role 'who') and to whom ('to'), one row per party: the
+        -- Who promised/asked/decided (role 'who'), to whom ('to') and what it is about ('about'),
+        -- one row per party: the
         -- raw value, the name it looks up (norm, key as links have them), and what it resolved
         -- to: the owner (me = 1), a page (page_id), or neither (kept as the name).
         CREATE TABLE item_parties (
             id INTEGER PRIMARY KEY,
             item_id INTEGER NOT NULL REFERENCES items(id) ON DELETE CASCADE,
             page_id INTEGER NOT NULL REFERENCES pages(id) ON DELETE CASCADE,
-            role TEXT NOT NULL,            -- who | to
+            role TEXT NOT NULL,            -- who | to | about
             ord INTEGER NOT NULL,
             raw TEXT NOT NULL,
             norm TEXT,                     -- NULL: the owner, or the page the item is on
