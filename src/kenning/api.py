@@ -455,15 +455,15 @@ class Vault:
     def items(self, *, kind: str | Sequence[str] | None = None, who: str | None = None,
               to: str | None = None, status: str | None = None,
               due_before: str | None = None, overdue: bool = False, since: str | None = None,
-              page: str | None = None, limit: int | None = None, today: str | None = None,
-              involving: int | None = None) -> list[dict[str, Any]]:
+              page: str | None = None, limit: int | None = None, today: str | None = None
+              ) -> list[dict[str, Any]]:
         """Commitments, asks and decisions written on pages (docs/vault-format.md §6b), one
         per item however many pages carry it (done when any copy is), overdue first, then due
         soonest, then newest.
 
         ``who``/``to`` are ``me`` or a page (name, alias or path); ``due_before``/``since``
         are dates; ``overdue`` means open with a due date before ``today`` (default: today,
-        or ``KENNING_TODAY``). ``involving`` (a page id) keeps items whose who or to is it.
+        or ``KENNING_TODAY``).
         """
         from kenning import items as answers
         from kenning.index.queries.items import ItemFilter, item_copies
@@ -474,7 +474,7 @@ class Vault:
             raise BadQuery(f"--kind: {bad[0]!r} is not one of {', '.join(answers.KINDS)}")
         if status is not None and status not in answers.STATUSES:
             raise BadQuery(f"--status: {status!r} is not one of "
-                               f"{', '.join(answers.STATUSES)}")
+                           f"{', '.join(answers.STATUSES)}")
         due_before = _iso_day(due_before, "--due-before")
         since = _iso_day(since, "--since")
         today = _iso_day(today, "--today") or _today()
@@ -484,22 +484,16 @@ class Vault:
         who_pages, who_me = self._party_ref(who, "--who")
         to_pages, to_me = self._party_ref(to, "--to")
         page_id = self._page_ref(page, "--page").id if page else None
+        if overdue:  # only items due before today can be overdue: let the index narrow
+            due_before = min(due_before or today, today)
         copies, parties = item_copies(store, ItemFilter(
             kinds=kinds, who_pages=who_pages, who_me=who_me, to_pages=to_pages, to_me=to_me,
             since=since, due_before=due_before, page_id=page_id))
         found = answers.merge(copies, parties, today)
-        if involving is not None:
-            path = self._path_of(involving)
-            found = [i for i in found if i["who"] == path or path in i["to"]]
         if overdue:
             found = [i for i in found if i["overdue"]]
         found = [i for i in answers.order(found) if answers.status_matches(i, status)]
         return found[:limit] if limit else found
-
-    def _path_of(self, page_id: int) -> str:
-        from kenning.index.queries.recall import page_paths
-
-        return page_paths(self.reader, [page_id])[page_id]
 
     def _page_ref(self, ref: str, option: str) -> PageRef:
         """The page ``ref`` names, or a one-line error naming ``option`` and close names."""
