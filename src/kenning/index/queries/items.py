@@ -42,11 +42,12 @@ def _party_cond(role: str, pages: Sequence[int], me: bool, params: list[Any]) ->
     ors = []
     params.append(role)
     if pages:
-        ors.append(f"ip.party_id IN ({','.join('?' * len(pages))})")
+        ors.append(f"party_id IN ({','.join('?' * len(pages))})")
         params.extend(pages)
     if me:
-        ors.append("ip.me = 1")
-    return (f"EXISTS (SELECT 1 FROM item_parties ip WHERE ip.item_id = i.id AND ip.role = ?"
+        ors.append("me = 1")
+    # From the parties' side: the party index finds the few rows, not a probe per item.
+    return (f"i.id IN (SELECT item_id FROM item_parties WHERE role = ?"
             f" AND ({' OR '.join(ors)}))")
 
 
@@ -80,22 +81,29 @@ def _where(f: ItemFilter) -> tuple[str, list[Any]]:
 def item_copies(store: Store, f: ItemFilter) -> tuple[list[Row], list[Row]]:
     """Every copy of every item one copy of which matches ``f`` (:data:`COPY_COLUMNS`), and
     their parties: (item id, role, ord, raw, me, party page path or None, resolution)."""
-    where, params = _where(f)
-    if where:
-        keys = (f"SELECT DISTINCT i.key FROM items i JOIN pages p ON p.id = i.page_id{where}")
-        scope, scope_params = f" WHERE i.key IN ({keys})", params
-    else:
-        scope, scope_params = "", []
-    copies = store.rows(
+    select = (
         "SELECT i.id, i.key, i.page_id, p.path, p.date, p.type, i.line, i.section, i.kind,"
         " i.text, i.checked, i.date, i.due, i.completion, i.closed, i.because, i.rejected,"
         " i.about, i.status, i.superseded_by, i.source, i.block_id"
-        f" FROM items i JOIN pages p ON p.id = i.page_id{scope}", scope_params)
-    parties = store.rows(
-        "SELECT ip.item_id, ip.role, ip.ord, ip.raw, ip.me, pp.path, ip.resolution"
-        " FROM item_parties ip LEFT JOIN pages pp ON pp.id = ip.party_id"
-        + (f" WHERE ip.item_id IN (SELECT i.id FROM items i{scope})" if scope else "")
-        + " ORDER BY ip.item_id, ip.role, ip.ord", scope_params)
+        " FROM items i JOIN pages p ON p.id = i.page_id")
+    party_select = ("SELECT ip.item_id, ip.role, ip.ord, ip.raw, ip.me, pp.path, ip.resolution"
+                    " FROM item_parties ip LEFT JOIN pages pp ON pp.id = ip.party_id")
+    where, params = _where(f)
+    if not where:
+        copies = store.rows(select)
+        parties = store.rows(f"{party_select} ORDER BY ip.item_id, ip.role, ip.ord")
+        return copies, parties
+    # The matching items first, then all their copies (by key) and their parties (by id), in
+    # batches of the store's parameter limit.
+    keys = sorted({r[0] for r in store.rows(
+        f"SELECT DISTINCT i.key FROM items i JOIN pages p ON p.id = i.page_id{where}", params)})
+    copies = []
+    for part, marks in store.in_batches(keys):
+        copies += store.rows(f"{select} WHERE i.key IN ({marks})", part)
+    parties = []
+    for part, marks in store.in_batches(sorted(r[0] for r in copies)):
+        parties += store.rows(f"{party_select} WHERE ip.item_id IN ({marks})", part)
+    parties.sort(key=lambda r: (r[0], r[1], r[2]))
     return copies, parties
 
 
