@@ -8,7 +8,7 @@ prints): the median and p95 of repeated runs, for no filter and for the common f
 
     .venv/bin/python bench/items_query.py                  # 10,000 item lines, 25 runs each
     .venv/bin/python bench/items_query.py --items 2000 --runs 10
-    KENNING_DATABASE_URL=postgresql://… .venv/bin/python bench/items_query.py   # PostgreSQL
+    .venv/bin/python bench/items_query.py --postgres       # on PostgreSQL (tests/pg_harness.py)
 """
 
 from __future__ import annotations
@@ -113,7 +113,23 @@ def main() -> None:
     ap.add_argument("--items", type=int, default=10_000)
     ap.add_argument("--runs", type=int, default=25)
     ap.add_argument("--keep", type=Path)
+    ap.add_argument("--postgres", action="store_true",
+                    help="index into a PostgreSQL server of its own (tests/pg_harness.py)")
     args = ap.parse_args()
+    if args.postgres:
+        import os
+
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+        import pg_harness
+
+        with pg_harness.temporary_server(durable=True) as pg:
+            os.environ["KENNING_DATABASE_URL"] = pg.url(schema="bench_items")
+            run(args)
+        return
+    run(args)
+
+
+def run(args: argparse.Namespace) -> None:
     tmp = Path(tempfile.mkdtemp(prefix="kenning-items-"))
     root = args.keep or tmp / "vault"
     if root.exists():
