@@ -156,3 +156,15 @@ def test_a_page_named_with_an_item_word_is_that_page(v: Vault) -> None:
     assert v.recall("what did we decide about Caching?").path == "projects/Caching.md"
     out = v.recall("what did we decide about Caching?").to_dict()
     assert out["items"][0]["text"].startswith("Keep the in-process cache")  # [about:: [[Caching]]]
+
+
+def test_item_words_are_whole_words_and_a_question_without_a_name_says_what_to_run(
+        v: Vault) -> None:
+    from kenning.errors import PageNotFound
+    from kenning.items import intent
+
+    assert intent("who is Sarah's owner?")[0] is False  # "owner" is not "owe"
+    assert intent("the committee")[0] is False
+    assert intent("what do I owe Sarah Owens?")[1] == "Sarah Owens"
+    with pytest.raises(PageNotFound, match=r"names no page to recall; .*kenning items --who me"):
+        v.recall("what am I still waiting on?")

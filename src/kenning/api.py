@@ -409,8 +409,15 @@ class Vault:
             with contextlib.suppress(PageNotFound, AmbiguousPage):
                 page = self.resolve_entity(rest, tags=tags)
         if page is None:
+            try:
+                page = self.resolve_entity(question, tags=tags)
+            except PageNotFound as exc:
+                if about_items and not rest:  # "what am I waiting on?": no one named
+                    raise PageNotFound(
+                        f"{question!r} names no page to recall; for the owner's own items run "
+                        "`kenning items --who me` (or --to me, --overdue)") from exc
+                raise
             about_items = False
-            page = self.resolve_entity(question, tags=tags)
         found = [] if overview else self._subject_items(
             page, kind if about_items else None, mine_first=about_items and
             item_answers.mine_first(question),

@@ -197,16 +197,19 @@ def compact(item: dict[str, Any]) -> dict[str, Any]:
 # -- what a question asks about items ----------------------------------------------------------
 
 _INTENT = re.compile(
-    r"\b(promis\w*|owe\w*|waiting\s+(?:on|for)|asked|ask(?:s|ing)?\b|request\w*|"
-    r"decid\w*|decision\w*|open\s+items?|follow(?:ing)?[\s-]?ups?|commit\w*|to-?dos?|"
+    r"\b(promis\w*|owe[sd]?\b|owing|waiting\s+(?:on|for)|asked|ask(?:s|ing)?\b|request\w*|"
+    r"decid\w*|decision\w*|open\s+items?|follow(?:ing)?[\s-]?ups?|"
+    r"commit(?:s|ted|ments?)?\b|to-?dos?|"
     r"action\s+items?|outstanding|overdue|deliver\w*)", re.IGNORECASE)
 _FILLER = re.compile(
-    r"\b(what|whats|what's|which|who|is|are|was|were|did|do|does|have|has|had|i|we|me|my|our|"
+    r"\b(what|whats|what's|which|who|is|are|am|was|were|be|been|did|do|does|have|has|had|"
+    r"i|i'm|im|we|me|my|our|can|could|should|will|would|need|needs|"
     r"you|still|yet|the|a|an|to|for|from|with|about|on|of|by|and|or|any|all|anything|"
     r"things?|done|open|items?|there|that|it|make|made|us|please|list|show|tell|"
     r"since|so|far|now|ever|not|than|"
-    r"promis\w*|owe\w*|waiting|wait|asked|ask\w*|request\w*|decid\w*|decision\w*|"
-    r"follow(?:ing)?[\s-]?ups?|follow|up|commit\w*|to-?dos?|action|outstanding|overdue|"
+    r"promis\w*|owe[sd]?|owing|waiting|wait|asked|ask|asks|asking|request\w*|decid\w*|"
+    r"decision\w*|follow(?:ing)?[\s-]?ups?|follow|up|commit(?:s|ted|ments?)?|to-?dos?|action|"
+    r"outstanding|overdue|"
     r"deliver\w*|pending)\b", re.IGNORECASE)
 
 
