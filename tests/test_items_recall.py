@@ -168,3 +168,10 @@ def test_item_words_are_whole_words_and_a_question_without_a_name_says_what_to_r
     assert intent("what do I owe Sarah Owens?")[1] == "Sarah Owens"
     with pytest.raises(PageNotFound, match=r"names no page to recall; .*kenning items --who me"):
         v.recall("what am I still waiting on?")
+
+
+def test_the_name_is_found_among_other_words(v: Vault) -> None:
+    assert v.recall("what is Priya going to deliver?").path == "people/Priya Raman.md"
+    out = v.recall("anything Peter Lindqvist still expects from me, open items").to_dict()
+    assert out["path"] == "people/Peter Lindqvist.md"
+    assert out["items"][0]["text"] == "Alex Morgan: send the pilot report to Peter"

@@ -405,9 +405,10 @@ class Vault:
             with contextlib.suppress(PageNotFound, AmbiguousPage):
                 page = self.find(entity_name(question))
                 about_items = False
-        if about_items and rest and page is None:
+        for name in item_answers.name_candidates(rest) if about_items and page is None else ():
             with contextlib.suppress(PageNotFound, AmbiguousPage):
-                page = self.resolve_entity(rest, tags=tags)
+                page = self.resolve_entity(name, tags=tags)
+                break
         if page is None:
             try:
                 page = self.resolve_entity(question, tags=tags)

@@ -229,6 +229,23 @@ def intent(question: str) -> tuple[bool, str, str | None]:
     return True, rest, kind
 
 
+def name_candidates(rest: str) -> list[str]:
+    """What in the words left may name the entity, most likely first: all of them, then each
+    run of capitalised words ("Priya going to deliver" → "Priya"), then each word."""
+    out = [rest] if rest else []
+    words = rest.split()
+    run: list[str] = []
+    for word in [*words, ""]:
+        if word[:1].isupper():
+            run.append(word)
+            continue
+        if run:
+            out.append(" ".join(run))
+        run = []
+    out += [w for w in words if len(w) > 2]
+    return list(dict.fromkeys(out))
+
+
 def mine_first(question: str) -> bool:
     """"What did *I* promise X" / "what do I owe X": the owner's own promises lead."""
     return bool(re.search(r"\b(i|we)\b[^?]*\b(promis|owe|commit|deliver|said)", question,
