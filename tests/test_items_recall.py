@@ -98,6 +98,8 @@ def test_session_start_lists_overdue_and_due_soon_items(v: Vault) -> None:
     assert lines[0].startswith("- [ ] 2026-09-20 me → Sarah Chen — Introduce Sarah")
     assert "OVERDUE" in lines[0]
     assert any("send the pilot report" in line and "(due 2026-10-14)" in line for line in lines)
+    assert any(line.startswith("- [ ] 2026-10-10 Sarah Chen → me — ask: Can you forward")
+               for line in lines)  # waiting on the owner
     assert not any("Jonas" in line for line in lines)  # not the owner's
     assert not any("eviction" in line for line in lines)  # another project's, not due soon
     project = v.session_start("Caching", budget=800)["text"]

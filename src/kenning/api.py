@@ -922,7 +922,8 @@ class Vault:
 
     def _start_items(self, project: str | None, soon_days: int = 7) -> list[str]:
         """Lines for session start: the owner's open items overdue or due within
-        ``soon_days``, then the project page's open items (when ``project`` names a page)."""
+        ``soon_days``, the newest open asks to the owner, then the project page's open items
+        (when ``project`` names a page)."""
         from datetime import timedelta
 
         from kenning.items import line
@@ -934,6 +935,9 @@ class Vault:
             return []
         soon = (date.fromisoformat(today) + timedelta(days=soon_days)).isoformat()
         picked = [i for i in mine if i["due"] and i["due"] <= soon]
+        # What others asked of the owner and still wait for (newest three).
+        with contextlib.suppress(KenningError):
+            picked += self.items(to="me", kind="ask", status="open", today=today, limit=3)
         if project:
             with contextlib.suppress(KenningError):
                 ref = self.find(project)
