@@ -147,8 +147,9 @@ def pending_parties(store: Store, dirty: Iterable[str], scan_all: bool
     wanted = sorted(set(dirty))
     if wanted:
         # A first name ("Priya") is no page's name: any new or renamed page may be the one it
-        # means, so names that found no single page are looked at again after every change.
-        for r in store.rows(f"{select} AND ip.plain = 1"
+        # means, so one-word names that found no single page are looked at again after every
+        # change (a longer name changes owner only through its own name, in dirty_names).
+        for r in store.rows(f"{select} AND ip.plain = 1 AND ip.norm NOT LIKE '% %'"
                             " AND ip.resolution IN ('unresolved', 'ambiguous', 'first-name')"):
             rows[r[0]] = r
     if scan_all:
