@@ -68,7 +68,7 @@ import pg_harness  # noqa: E402
 BACKEND_MODULES = frozenset({
     "test_search", "test_hybrid", "test_graph", "test_links", "test_citations",
     "test_memory_write", "test_memory_sessions", "test_memory_ownership", "test_memory_cli",
-    "test_mcp", "test_mcp_write",
+    "test_mcp", "test_mcp_write", "test_items_query", "test_items_cli", "test_items_recall",
 })
 BACKENDS = ("sqlite", "postgresql")
 

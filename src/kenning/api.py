@@ -75,6 +75,10 @@ def written_with_warning(landed: Sequence[str], exc: BaseException) -> dict[str,
                     f"{readable_name(why)}; run `kenning index` (do not repeat the write)"}
 
 
+class BadQuery(KenningError, ValueError):
+    """An option of a query that cannot be read (not a date, not a kind): one line naming it."""
+
+
 @dataclass(frozen=True)
 class PageRef:
     """A page found by title, alias or path."""
@@ -380,17 +384,152 @@ class Vault:
                            "and close spellings)")
 
     def recall(self, question: str, *, budget: int = 1500, overview: bool = False,
-               tags: Sequence[str] = ()) -> Any:
-        """Entity recall: summary, active facts, latest timeline, strongest neighbours, cited.
+               tags: Sequence[str] = (), record: bool = True) -> Any:
+        """Entity recall: summary, active facts, open items, latest timeline, strongest
+        neighbours, cited.
 
-        ``tags`` narrow which page the question names (every tag must be on it).
+        ``tags`` narrow which page the question names (every tag must be on it). A question
+        about items ("what did I promise Sarah?", "what is Priya waiting on?") names its entity
+        without the item words, and the entity's items lead the answer. ``record`` notes the
+        recall in the activity that ranks results (a remote caller's must not).
         """
+        from kenning import items as item_answers
         from kenning.recall.entity import recall
 
-        page = self.resolve_entity(question, tags=tags)
-        answer = recall(self.reader, page.id, budget=budget, overview=overview)
-        self.opened(page.path)
+        about_items, rest, kind = item_answers.intent(question)
+        page = None
+        if about_items and not tags:
+            # A page whose very name holds an item word ("Decision log") is that page.
+            from kenning.recall.entity import entity_name
+
+            with contextlib.suppress(PageNotFound, AmbiguousPage):
+                page = self.find(entity_name(question))
+                about_items = False
+        for name in item_answers.name_candidates(rest) if about_items and page is None else ():
+            with contextlib.suppress(PageNotFound, AmbiguousPage):
+                page = self.resolve_entity(name, tags=tags)
+                break
+        if page is None:
+            try:
+                page = self.resolve_entity(question, tags=tags)
+            except PageNotFound as exc:
+                if about_items and not rest:  # "what am I waiting on?": no one named
+                    raise PageNotFound(
+                        f"{question!r} names no page to recall; for the owner's own items run "
+                        "`kenning items --who me` (or --to me, --overdue)") from exc
+                raise
+            about_items = False
+        found = [] if overview else self._subject_items(
+            page, kind if about_items else None, mine_first=about_items and
+            item_answers.mine_first(question),
+            everything=about_items and not item_answers.open_only(question))
+        answer = recall(self.reader, page.id, budget=budget, overview=overview,
+                        items=[item_answers.compact(i) for i in found],
+                        items_first=about_items)
+        if record:
+            self.opened(page.path)
         return answer
+
+    def _subject_items(self, page: PageRef, kind: str | None, *, mine_first: bool,
+                       everything: bool) -> list[dict[str, Any]]:
+        """The items that concern ``page``: its who or to is the page, they are about it, or
+        they are written on it. Open ones (decisions too when ``kind`` asks for them); with
+        ``everything`` (the question asked about items) the done ones after them; the owner's
+        to the page first when ``mine_first``."""
+        from kenning.index.queries.items import ItemFilter, item_copies
+        from kenning.items import merge, order
+
+        store = self.reader
+        today = _today()
+        kinds = (kind,) if kind == "decision" else ()
+        seen: dict[str, dict[str, Any]] = {}
+        for f in (ItemFilter(kinds=kinds, who_pages=(page.id,)),
+                  ItemFilter(kinds=kinds, to_pages=(page.id,)),
+                  ItemFilter(kinds=kinds, about_pages=(page.id,)),
+                  ItemFilter(kinds=kinds, page_id=page.id)):
+            for item in merge(*item_copies(store, f), today):
+                seen.setdefault(item["line"], item)
+        wanted = [i for i in seen.values()
+                  if i["status"] == "open" or (i["status"] == "decided" and kind == "decision")
+                  or (everything and i["status"] == "done")]
+        ranked = order(wanted)
+        ranked.sort(key=lambda i: (
+            not (mine_first and i["who"] == "me" and page.path in i["to"]),
+            kind is not None and i["kind"] != kind, i["status"] == "done"))
+        return ranked[: 12 if everything else 6]
+
+    # -- items -----------------------------------------------------------------------------
+
+    def items(self, *, kind: str | Sequence[str] | None = None, who: str | None = None,
+              to: str | None = None, status: str | None = None,
+              due_before: str | None = None, overdue: bool = False, since: str | None = None,
+              page: str | None = None, limit: int | None = None, today: str | None = None
+              ) -> list[dict[str, Any]]:
+        """Commitments, asks and decisions written on pages (docs/vault-format.md §6b), one
+        per item however many pages carry it (done when any copy is), overdue first, then due
+        soonest, then newest.
+
+        ``who``/``to`` are ``me`` or a page (name, alias or path); ``due_before``/``since``
+        are dates; ``overdue`` means open with a due date before ``today`` (default: today,
+        or ``KENNING_TODAY``).
+        """
+        from kenning import items as answers
+        from kenning.index.queries.items import ItemFilter, item_copies
+
+        kinds = (kind,) if isinstance(kind, str) else tuple(kind or ())
+        bad = [k for k in kinds if k not in answers.KINDS]
+        if bad:
+            raise BadQuery(f"--kind: {bad[0]!r} is not one of {', '.join(answers.KINDS)}")
+        if status is not None and status not in answers.STATUSES:
+            raise BadQuery(f"--status: {status!r} is not one of "
+                           f"{', '.join(answers.STATUSES)}")
+        due_before = _iso_day(due_before, "--due-before")
+        since = _iso_day(since, "--since")
+        today = _iso_day(today, "--today") or _today()
+        if limit is not None and (not isinstance(limit, int) or limit < 1):
+            raise BadQuery(f"--limit: {limit!r} must be a whole number, at least 1")
+        store = self._indexed_store(self.reader)
+        who_pages, who_me = self._party_ref(who, "--who")
+        to_pages, to_me = self._party_ref(to, "--to")
+        page_id = self._page_ref(page, "--page").id if page else None
+        if overdue:  # only items due before today can be overdue: let the index narrow
+            due_before = min(due_before or today, today)
+        copies, parties = item_copies(store, ItemFilter(
+            kinds=kinds, who_pages=who_pages, who_me=who_me, to_pages=to_pages, to_me=to_me,
+            since=since, due_before=due_before, page_id=page_id))
+        found = answers.merge(copies, parties, today)
+        if overdue:
+            found = [i for i in found if i["overdue"]]
+        found = [i for i in answers.order(found) if answers.status_matches(i, status)]
+        return found[:limit] if limit else found
+
+    def _page_ref(self, ref: str, option: str) -> PageRef:
+        """The page ``ref`` names, or a one-line error naming ``option`` and close names."""
+        try:
+            return self.find(ref)
+        except AmbiguousPage as exc:
+            raise KenningError(f"{option}: {exc}") from None
+        except PageNotFound:
+            import difflib
+            import re
+
+            from kenning.index.queries.recall import entity_names
+
+            rows = entity_names(self.reader)
+            norm = norm_name(ref)
+            word = re.compile(rf"(?<!\w){re.escape(norm)}(?!\w)")
+            close = set(difflib.get_close_matches(norm, [r[0] for r in rows], n=5, cutoff=0.6))
+            paths = sorted({r[2] for r in rows if r[0] in close or word.search(r[0])})[:5]
+            hint = f"; close: {', '.join(paths)}" if paths else ""
+            raise PageNotFound(f"{option}: no page named {ref!r} (tried path, file name, "
+                               f"title, alias){hint}") from None
+
+    def _party_ref(self, ref: str | None, option: str) -> tuple[tuple[int, ...], bool]:
+        if ref is None:
+            return (), False
+        if norm_name(ref) == "me":
+            return (), True
+        return (self._page_ref(ref, option).id,), False
 
     def show(self, ref: str, *, record: bool = True) -> dict[str, Any]:
         """Everything the index knows about one page: fields, facts, timeline, links.
@@ -399,6 +538,7 @@ class Vault:
         """
         from kenning.graph import queries
         from kenning.index.queries import pages
+        from kenning.items import compact as compact_item
         from kenning.recall.search import cite
 
         page = self.find(ref)
@@ -426,6 +566,7 @@ class Vault:
             "date": row[6], "aliases": aliases, "tags": tags,
             "frontmatter": json.loads(row[7]), "lines": row[8], "facts": facts,
             "timeline": timeline,
+            "items": [compact_item(i) for i in self.items(page=page.path)],
             "links_out": [e.to_dict() for e in edges if e.direction == "out"],
             "links_in": [e.to_dict() for e in edges if e.direction == "in"],
         }
@@ -759,10 +900,55 @@ class Vault:
 
     def session_start(self, project: str | None = None, *, budget: int = 2000
                       ) -> dict[str, Any]:
-        """Core memory, the last handoff and what changed since, within a token budget."""
+        """Core memory, the last handoff and what changed since, and the owner's overdue and
+        due-soon open items (and the project's), within a token budget."""
+        from kenning import answers
         from kenning.memory import sessions
 
-        return sessions.session_start(self.memory, project, budget=budget)
+        lines = self._start_items(project)
+        block = ""
+        # Items take at most a quarter of the budget: the handoff and core memory come first.
+        while lines:
+            block = "\n\n## Open items (overdue, due soon)\n" + "\n".join(lines)
+            if answers.tokens(block) + 2 <= budget // 4:
+                break
+            lines.pop()
+            block = ""
+        result = sessions.session_start(self.memory, project,
+                                        budget=budget - (answers.tokens(block) + 2 if block else 0))
+        if block:
+            result["text"] = result["text"].rstrip("\n") + block
+        return result
+
+    def _start_items(self, project: str | None, soon_days: int = 7) -> list[str]:
+        """Lines for session start: the owner's open items overdue or due within
+        ``soon_days``, the newest open asks to the owner, then the project page's open items
+        (when ``project`` names a page)."""
+        from datetime import timedelta
+
+        from kenning.items import line
+
+        today = _today()
+        try:
+            mine = self.items(who="me", status="open", today=today)
+        except (IndexMissing, KenningError):
+            return []
+        soon = (date.fromisoformat(today) + timedelta(days=soon_days)).isoformat()
+        picked = [i for i in mine if i["due"] and i["due"] <= soon]
+        # What others asked of the owner and still wait for (newest three).
+        with contextlib.suppress(KenningError):
+            picked += self.items(to="me", kind="ask", status="open", today=today, limit=3)
+        if project:
+            with contextlib.suppress(KenningError):
+                ref = self.find(project)
+                for f in ({"page": ref.path}, {"who": ref.path}, {"to": ref.path}):
+                    picked += self.items(status="open", today=today, **f)  # type: ignore[arg-type]
+        out: list[str] = []
+        for item in picked:
+            text = "- " + line(item)
+            if text not in out:
+                out.append(text)
+        return out[:10]
 
     @_after_write
     def session_close(self, transcript: str | list[dict[str, Any]], *,
@@ -805,6 +991,22 @@ def _tag_filters(tags: Sequence[str] | str) -> tuple[str, ...]:
         if tag.casefold() not in out:
             out.append(tag.casefold())
     return tuple(out)
+
+
+def _today() -> str:
+    """Today as YYYY-MM-DD; ``KENNING_TODAY`` overrides it (tests, back-filling)."""
+    override = os.environ.get("KENNING_TODAY")
+    return _iso_day(override, "KENNING_TODAY") or date.today().isoformat()
+
+
+def _iso_day(value: str | None, option: str) -> str | None:
+    """``value`` as a YYYY-MM-DD date, or a one-line error naming ``option``."""
+    if value is None or value == "":
+        return None
+    try:
+        return date.fromisoformat(str(value).strip()).isoformat()
+    except ValueError:
+        raise BadQuery(f"{option}: expected a date YYYY-MM-DD, got {value!r}") from None
 
 
 def _rels(rels: Sequence[str]) -> list[str]:

@@ -360,6 +360,14 @@ def recall(ctx: click.Context, question: tuple[str, ...], budget: int, overview:
                 ("Latest", answer.timeline, lambda t: f"{t['date']}  {t['text']}"),
                 ("Connected", answer.neighbours, lambda n: f"{', '.join(n['relations'])} "
                                                             f"{n['title']}"))
+    if answer.items:
+        from kenning.items import line as item_line
+
+        label = "Items" if answer.items_first else "Open items"
+        shown = [{"status": "open", "overdue": False, **i} for i in answer.items]
+        block = (label, shown, lambda i: item_line(i, cited=False))
+        sections = (block, *sections) if answer.items_first else (
+            sections[0], block, *sections[1:])
     for label, items, render in sections:
         if items:
             console.print(f"\n[bold]{label}[/bold]")
@@ -876,9 +884,9 @@ def demo(ctx: click.Context, path: Path | None) -> None:
 
 def _register_stages() -> None:
     """Each stage keeps its commands in its own module (kenning/cli_<stage>.py)."""
-    from kenning import cli_build, cli_memory, cli_serve, cli_sync, cli_team
+    from kenning import cli_build, cli_items, cli_memory, cli_serve, cli_sync, cli_team
 
-    for module in (cli_sync, cli_build, cli_memory, cli_serve, cli_team):
+    for module in (cli_sync, cli_build, cli_memory, cli_items, cli_serve, cli_team):
         module.register(main)
 
 

@@ -30,6 +30,7 @@ from kenning.index.edges import (
     infer_relation,
     self_names,
 )
+from kenning.index.items import delete_items, owner_names, write_items
 from kenning.index.links import (
     VaultFile,
     file_key,
@@ -195,6 +196,7 @@ class Indexer:
         self.root = root
         self.store = store
         self.config = config
+        self.owners = owner_names(config.raw)  # plain item parties with these names are "me"
 
     # -- the run ---------------------------------------------------------------------------
 
@@ -366,6 +368,7 @@ class Indexer:
                 db.run(f"DELETE FROM {table} WHERE page_id = ?", (page_id,))
             db.run("DELETE FROM links WHERE origin_id = ? AND kind != 'manual'", (page_id,))
             db.run("DELETE FROM problems WHERE file_id = ?", (page_id,))
+            delete_items(db, page_id)
         else:
             db.run(
                 "INSERT INTO pages(path, title, type, domain, folder, status, summary, title_line,"
@@ -431,6 +434,8 @@ class Indexer:
         _insert_many(db, "INSERT INTO anchors(page_id, anchor) VALUES (?, ?)",
                      [(page_id, a) for a in sorted(page_anchors(page))])
 
+        write_items(db, page, page_id, self.owners)
+
         edges = extract_edges(page, frontmatter_key_lines(page))
         db.many(
             "INSERT INTO links(origin_id, kind, field, line, rel, src_ref, src_norm, src_key,"
@@ -473,6 +478,7 @@ class Indexer:
         """Resolve pending link ends and every end whose name changed owner."""
         db = self.store
         dirty = [r[0] for r in db.rows("SELECT norm FROM dirty_names")]
+        self.resolve_parties(dirty)
         select = ("SELECT l.id, o.path, l.origin_id, l.src_norm, l.dst_norm, l.plain FROM links l"
                   " LEFT JOIN pages o ON o.id = l.origin_id")
         rows: dict[int, tuple[Any, ...]] = {
@@ -516,6 +522,37 @@ class Indexer:
         db.many("UPDATE links SET src_id = ?, dst_id = ?, resolution = ?, via = ?,"
                 " file = ? WHERE id = ?", updates)
         db.run("DELETE FROM dirty_names")
+
+    def resolve_parties(self, dirty: list[str]) -> None:
+        """Resolve the parties of items (who, to) not resolved yet or whose name changed owner,
+        by the links' rules; a plain one-word name no page has may be a person's first name."""
+        from kenning.index.items import first_name_pages, pending_parties
+
+        db = self.store
+        rows = pending_parties(db, dirty, scan_all=len(dirty) > DIRTY_SCAN)
+        if not rows:
+            return
+        norms = {r[2] for r in rows}
+        files = self._files({r[3] for r in rows})
+        names = self._titles(norms)
+        updates: list[tuple[Any, ...]] = []
+        unresolved: list[tuple[int, str]] = []
+        for party_id, origin, norm, key, plain in rows:
+            end = resolve(norm, origin, files.get(key, ()), names.get(norm, ()),
+                          plain=bool(plain))
+            if end.state == "resolved":
+                updates.append((end.page_id, "resolved", party_id))
+            elif end.state == "unresolved" and plain:
+                unresolved.append((party_id, norm))
+            else:
+                updates.append((None, end.state, party_id))
+        firsts = first_name_pages(db, {n for _, n in unresolved})
+        for party_id, norm in unresolved:
+            pages = firsts.get(norm, [])
+            state = "first-name" if len(pages) == 1 else (
+                "ambiguous" if pages else "unresolved")
+            updates.append((pages[0] if len(pages) == 1 else None, state, party_id))
+        db.many("UPDATE item_parties SET party_id = ?, resolution = ? WHERE id = ?", updates)
 
     def _files(self, keys: Iterable[str]) -> dict[str, list[VaultFile]]:
         """The vault's files by lookup key: pages, attachments, Markdown that is not a page."""

@@ -43,6 +43,8 @@ class Recall:
     timeline: list[dict[str, Any]] = field(default_factory=list)
     neighbours: list[dict[str, Any]] = field(default_factory=list)
     overview: list[dict[str, Any]] = field(default_factory=list)
+    items: list[dict[str, Any]] = field(default_factory=list)  # open items about the entity
+    items_first: bool = False  # the question asked about items (promises, asks, decisions)
     tokens: int = 0
     truncated: bool = False
 
@@ -55,7 +57,8 @@ class Recall:
             out["type"] = self.type
         if self.summary and not self.overview:  # an overview's first line is the page's
             out["summary"], out["summary_citation"] = self.summary, self.summary_citation
-        for key in ("facts", "timeline", "neighbours", "overview"):
+        keys = ("facts", "timeline", "neighbours", "overview")
+        for key in (("items", *keys) if self.items_first else ("facts", "items", *keys[1:])):
             items = [_lean(item) for item in getattr(self, key)]
             if items:
                 out[key] = items
@@ -82,13 +85,18 @@ def _lean(item: dict[str, Any]) -> dict[str, Any]:
 
 def recall(store: Store, page_id: int, *, budget: int = 1500,
            overview: bool = False, today: str | None = None,
-           neighbours: int = 8, timeline: int = 5) -> Recall:
-    """Summary, active facts, latest timeline and strongest neighbours of a page, in budget."""
+           neighbours: int = 8, timeline: int = 5,
+           items: list[dict[str, Any]] | None = None, items_first: bool = False) -> Recall:
+    """Summary, active facts, latest timeline and strongest neighbours of a page, in budget.
+
+    ``items`` (the entity's open commitments, asks, decisions; kenning.items.compact) go after
+    the facts, or right after the summary when ``items_first`` (the question asked for them)."""
     row = recall_sql.entity_page(store, page_id)
     path, title, ptype, summary, title_line, summary_start, summary_end = row
     start = summary_start or (title_line + 1 if title_line else 1)
     answer = Recall(path=path, title=title, type=ptype, summary=summary,
-                    summary_citation=cite(path, start, max(start, summary_end or start)))
+                    summary_citation=cite(path, start, max(start, summary_end or start)),
+                    items_first=items_first and bool(items))
     strongest = _neighbours(store, page_id, neighbours)
     # The budget is a ceiling on the whole answer as sent (``to_dict`` as compact JSON, four
     # bytes a token like every estimate): counted in bytes, with room kept for "truncated".
@@ -125,10 +133,12 @@ def recall(store: Store, page_id: int, *, budget: int = 1500,
     events = [
         {"date": r[1], "text": r[2], "source": r[3], "citation": cite(path, r[0], r[0])}
         for r in recall_sql.latest_timeline(store, page_id, timeline)]
-    for key, bucket, items in (("facts", answer.facts, facts),
-                               ("timeline", answer.timeline, events),
-                               ("neighbours", answer.neighbours, strongest)):
-        for item in items:
+    parts = [("facts", answer.facts, facts), ("items", answer.items, items or []),
+             ("timeline", answer.timeline, events), ("neighbours", answer.neighbours, strongest)]
+    if answer.items_first:
+        parts.insert(0, parts.pop(1))
+    for key, bucket, entries in parts:
+        for item in entries:
             cost = _size(_lean(item)) + (1 if bucket else len(f',"{key}":[]'))
             if spent + cost > limit:
                 answer.truncated = True

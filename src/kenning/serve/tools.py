@@ -218,18 +218,10 @@ def _recall(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
     budget = rt.budget = trust.clamp(a.get("budget"), trust.MAX_BUDGET, default=1500,
                                      lower=50, name="budget", notes=rt.notes)
     rt.fresh()
-    tags = a.get("tags", ())
-    if rt.caller.trusted:
-        answer = rt.vault.recall(a["entity"], budget=budget, overview=bool(a.get("overview")),
-                                 tags=tags)
-    else:
-        # The same answer without recording recall activity: a remote caller must not move
-        # the recency signal that ranks everyone's results.
-        from kenning.recall.entity import recall
-
-        page = rt.vault.resolve_entity(a["entity"], tags=tags)
-        answer = recall(rt.vault.reader, page.id, budget=budget,
-                        overview=bool(a.get("overview")))
+    # A remote caller's recall is not recorded: it must not move the recency signal that ranks
+    # everyone's results.
+    answer = rt.vault.recall(a["entity"], budget=budget, overview=bool(a.get("overview")),
+                             tags=a.get("tags", ()), record=rt.caller.trusted)
     return answer.to_dict()
 
 
@@ -255,7 +247,11 @@ def _page(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
         held = rt.vault.facts(data["path"], as_of=as_of, believed_on=believed_on)
         data["facts"] = held.get("facts", []) if isinstance(held, dict) else held
         data["facts_as_of"], data["facts_believed_on"] = as_of, believed_on
-    return answers.page(data)
+    out = answers.page(data)
+    if data.get("items"):
+        # The page's commitments, asks and decisions, each with its status and citation.
+        out["items"] = data["items"]
+    return out
 
 
 def _graph(rt: Runtime, a: dict[str, Any]) -> Any:
@@ -442,16 +438,16 @@ def build_tools() -> list[ToolSpec]:
         ToolSpec(
             "recall", "recall",
             "What is known about one entity (person, project, topic…): summary, active facts, "
-            "latest timeline, neighbours, cited.",
+            "open items (promises, asks, decisions), latest timeline, neighbours, cited.",
             _obj({"entity": _str("name or question"), "budget": _int("max tokens"),
                   "overview": {"type": "boolean"},
                   "tags": _list(_str("the page has all"))}, ("entity",)),
             _recall, read_only=True, idempotent=True,
-            cut=answers.cut_lists("overview", "neighbours", "timeline", "facts")),
+            cut=answers.cut_lists("overview", "neighbours", "timeline", "facts", "items")),
         ToolSpec(
             "page", "recall",
             "Read one page by title, alias or vault path: summary, tags, fields, facts, "
-            "timeline, links; or its Markdown.",
+            "items, timeline, links; or its Markdown.",
             _obj({"ref": _str(), "format": _enum(("fields", "markdown")), "as_of": _str(),
                   "believed_on": _str()}, ("ref",)),
             _page, read_only=True, idempotent=True),

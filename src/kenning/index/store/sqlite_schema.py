@@ -323,7 +323,67 @@ def _v6(db: sqlite3.Connection) -> None:
                    [(n + 1, _name(m)) for n, m in enumerate(MIGRATIONS[:5])])
 
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2, _v3, _v4, _v5, _v6]
+def _v7(db: sqlite3.Connection) -> None:
+    """items: commitments, asks and decisions, and their parties"""
+    _run_script(
+        db,
+        """
+        -- One row per item line of a page (docs/vault-format.md §6b). ``key`` is the item's
+        -- identity: its block id (``i-…``, the build's) when it has one, else the page path and
+        -- a hash of the line's kind and words; the same key on several pages is one item.
+        CREATE TABLE items (
+            id INTEGER PRIMARY KEY,
+            page_id INTEGER NOT NULL REFERENCES pages(id) ON DELETE CASCADE,
+            line INTEGER NOT NULL,
+            key TEXT NOT NULL,
+            section TEXT NOT NULL,
+            kind TEXT NOT NULL,            -- commitment | ask | decision
+            text TEXT NOT NULL,
+            checked INTEGER,               -- 1 [x], 0 [ ], NULL no box
+            date TEXT,
+            due TEXT,
+            completion TEXT,
+            closed TEXT,
+            because TEXT,
+            rejected TEXT NOT NULL,        -- JSON list
+            about TEXT NOT NULL,           -- JSON list
+            status TEXT NOT NULL,          -- open | done | decided | superseded
+            superseded_by TEXT,
+            source TEXT,
+            block_id TEXT
+        );
+        CREATE INDEX items_page ON items(page_id);
+        CREATE INDEX items_key ON items(key);
+        CREATE INDEX items_due ON items(due);
+        -- Who promised/asked/decided (role 'who'), to whom ('to') and what it is about ('about'),
+        -- one row per party: the
+        -- raw value, the name it looks up (norm, key as links have them), and what it resolved
+        -- to: the owner (me = 1), a page (page_id), or neither (kept as the name).
+        CREATE TABLE item_parties (
+            id INTEGER PRIMARY KEY,
+            item_id INTEGER NOT NULL REFERENCES items(id) ON DELETE CASCADE,
+            page_id INTEGER NOT NULL REFERENCES pages(id) ON DELETE CASCADE,
+            role TEXT NOT NULL,            -- who | to | about
+            ord INTEGER NOT NULL,
+            raw TEXT NOT NULL,
+            norm TEXT,                     -- NULL: the owner, or the page the item is on
+            ref_key TEXT,
+            plain INTEGER NOT NULL DEFAULT 0,
+            me INTEGER NOT NULL DEFAULT 0,
+            party_id INTEGER,              -- the page the party resolved to
+            resolution TEXT                -- NULL: not resolved yet
+        );
+        CREATE INDEX item_parties_item ON item_parties(item_id);
+        CREATE INDEX item_parties_page ON item_parties(page_id);
+        CREATE INDEX item_parties_party ON item_parties(party_id);
+        CREATE INDEX item_parties_norm ON item_parties(norm);
+        -- Pages indexed before v7 have no items: re-parse every file on the next run.
+        UPDATE files SET mtime_ns = -1, hash = '';
+        """,
+    )
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2, _v3, _v4, _v5, _v6, _v7]
 SCHEMA_VERSION = len(MIGRATIONS)
 RECORDED_FROM = 6  # the first migration recorded as it is applied (the table came with it)
 
