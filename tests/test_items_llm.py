@@ -346,3 +346,30 @@ def test_text_on_lines() -> None:
     assert text_on_lines("Revised deck to Sarah by Thursday", [line])    # 3 of 4 words
     assert not text_on_lines("Send the signed NDA to legal", [line])
     assert not text_on_lines("the and of", [line])                       # no words at all
+
+
+# -- with the real extractor --------------------------------------------------------------------
+
+def echo(body: dict[str, Any]) -> dict[str, Any]:
+    """A model that returns every suggestion it was sent, as sent."""
+    user = body["messages"][1]["content"]
+    sources = []
+    for n, block in enumerate(re.split(r"^## Source \d+: ", user, flags=re.M)[1:], 1):
+        items = [json.loads(s) for s in block.splitlines() if s.startswith('{"kind":')]
+        sources.append({"source": n, "items": items})
+    return answer({"sources": sources})
+
+
+def test_an_echoing_model_over_the_extractors_items_changes_nothing(server: ChatServer,
+                                                                     tmp_path: Path) -> None:
+    from kenning.builder.items.extract import extract_items
+
+    root = make_vault(tmp_path / "v", server)
+    owner = Owner.load(root)
+    rules = extract_items(EMAIL, EMAIL_TEXT, owner)
+    assert rules.items, "the extractor found nothing to echo"
+    server.script = [echo]
+    model = model_for(root)
+    [out] = model.refine([(EMAIL, EMAIL_TEXT, rules)])
+    assert model.warnings == [] and model.requests[0].outcome == "model"
+    assert out is rules
