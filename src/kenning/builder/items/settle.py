@@ -1,0 +1,95 @@
+"""Closing items across sources: a commitment is done when the same person later delivers to an
+overlapping audience something that matches it (its words, or an "as promised" cue with some
+shared word); an ask is answered when its addressee writes later in the same thread.
+
+Deterministic (inputs are sorted first), idempotent (settling settled items changes nothing) and
+monotone (a done item is never reopened; a person's "done" is kept)."""
+
+from __future__ import annotations
+
+import re
+
+from kenning.builder.items import cues as cu
+from kenning.builder.items.extract import _same
+from kenning.builder.items.model import ASK, COMMITMENT, OPEN, Delivery, Item, Party, Reply
+
+MIN_OVERLAP = 0.34   # shared content words over the smaller side, without an "as promised" cue
+_PROMISED = re.compile(r"(?i)\b(?:as promised|as (?:I|we) said|as discussed|as agreed|"
+                       r"per (?:my|our) (?:email|note|promise)|following up on)\b")
+
+
+def _audience_overlaps(item: Item, d: Delivery) -> bool:
+    if not item.to:
+        return True
+    if not d.to:
+        return False
+    return any(_same(a, b) for a in item.to for b in d.to)
+
+
+def _key(p: Party | None) -> str:
+    return "owner" if p is not None and p.owner else (p.key if p is not None else "")
+
+
+def settle(items: list[Item], deliveries: list[Delivery], replies: list[Reply]) -> list[Item]:
+    """``items`` with open commitments and asks closed by later deliveries and replies (in
+    the input order; only status/closed_by/closed_on change)."""
+    out = list(items)
+    order = sorted(range(len(out)), key=lambda i: (out[i].date or "", out[i].source,
+                                                   out[i].line))
+    by_who: dict[str, list[int]] = {}
+    for i in order:
+        it = out[i]
+        if it.status == OPEN and it.kind == COMMITMENT and it.who is not None:
+            by_who.setdefault(_key(it.who), []).append(i)
+            if it.who.name and not it.who.owner:
+                by_who.setdefault("name:" + it.who.name.casefold().split()[0], []).append(i)
+    for d in sorted(deliveries, key=lambda d: (d.date or "", d.source, d.line)):
+        candidates = list(dict.fromkeys(
+            by_who.get(_key(d.who), [])
+            + (by_who.get("name:" + d.who.name.casefold().split()[0], [])
+               if d.who.name and not d.who.owner else [])))
+        best, best_score = None, 0.0
+        dw = cu.words(d.text)
+        promised = bool(_PROMISED.search(d.text))
+        for i in candidates:
+            it = out[i]
+            if it.status != OPEN or not _same(it.who, d.who):
+                continue
+            if it.date and d.date and d.date < it.date:
+                continue
+            if it.source == d.source and it.line >= d.line:
+                continue
+            if it.source == d.source and it.message and it.message == d.message:
+                continue
+            if not _audience_overlaps(it, d):
+                continue
+            iw = cu.words(it.text)
+            shared = len(iw & dw)
+            if not shared:
+                continue
+            score = shared / max(1, min(len(iw), len(dw)))
+            if score < MIN_OVERLAP and not (promised and shared >= 1):
+                continue
+            if score > best_score:
+                best, best_score = i, score
+        if best is not None:
+            out[best] = out[best].done(d.citation, d.date)
+    by_thread: dict[str, list[Reply]] = {}
+    for r in replies:
+        by_thread.setdefault(r.thread or r.source, []).append(r)
+    for rs in by_thread.values():
+        rs.sort(key=lambda r: (r.date or "", r.source, r.line))
+    for i in order:
+        it = out[i]
+        if it.kind != ASK or it.status != OPEN or not it.to:
+            continue
+        for r in by_thread.get(it.thread or it.source, []):
+            if r.source == it.source and r.line <= it.line:
+                continue
+            if r.date and it.date and r.date < it.date:
+                continue
+            if _same(r.who, it.who) or not any(_same(p, r.who) for p in it.to):
+                continue
+            out[i] = it.done(r.citation, r.date)
+            break
+    return out
