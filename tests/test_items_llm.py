@@ -171,7 +171,7 @@ def test_a_valid_answer_adds_a_missed_item_and_drops_a_false_one(server: ChatSer
     user = server.chats()[0]["messages"][1]["content"]
     suggestions = [json.loads(s) for s in user.splitlines() if s.startswith('{"kind":')]
     assert [(s["kind"], s["line"], s["who"], s["to"]) for s in suggestions] == [
-        ("commitment", DECK, "me", ["Sarah Chen"]), ("ask", MOVE, "me", ["Sarah Chen"])]
+        ("commitment", DECK, "me", ["sarah@horizon.vc"]), ("ask", MOVE, "me", ["sarah@horizon.vc"])]
     assert f"L{DECK}: I'll get the revised deck over to you by Thursday." in user
     assert "> Could you send me" not in user  # quoted lines are not sent, so never cited
     assert '"email": "sarah@horizon.vc"' in user
@@ -345,7 +345,9 @@ def test_text_on_lines() -> None:
     assert text_on_lines("get the revised deck over by Thursday", [line])
     assert text_on_lines("Revised deck to Sarah by Thursday", [line])    # 3 of 4 words
     assert not text_on_lines("Send the signed NDA to legal", [line])
-    assert not text_on_lines("the and of", [line])                       # no words at all
+    assert text_on_lines("I'll do it.", ["Sure, I'll do it."])                   # short words count
+    assert not text_on_lines("I'll do it.", [line])
+    assert not text_on_lines("", [line])
 
 
 # -- with the real extractor --------------------------------------------------------------------

@@ -70,8 +70,7 @@ __all__ = ["ITEMS_SCHEMA", "SYSTEM_PROMPT", "ItemModel", "ItemValidator", "Reque
 
 MAX_REQUEST_CHARS = 24_000   # numbered source lines per request, shared by its units
 MAX_REQUEST_SOURCES = 8      # units per request
-MAX_LINE_CHARS = 400         # a longer line is cut when sent (its words past the cut are not
-                             # evidence for an item's text)
+MAX_LINE_CHARS = 2_000       # a longer line is cut when sent (mail often has a paragraph a line)
 MAX_ITEM_LINES = 8           # an item spans at most this many lines
 MAX_ITEMS_PER_UNIT = 60
 MAX_TEXT_CHARS = 300
@@ -191,13 +190,15 @@ def _words(text: str) -> list[str]:
 
 def text_on_lines(text: str, lines: list[str]) -> bool:
     """The item text is on the cited lines: at least :data:`MIN_OVERLAP` of its words (letters
-    and digits, three or more, minus function words, case-folded) occur among the lines' words
-    — and at least one does. A light paraphrase or trimming passes; a sentence that is not
-    there does not."""
-    words = _words(text)
+    and digits, three or more, minus function words, case-folded; every word when that leaves
+    none) occur among the lines' words — and at least one does. A light paraphrase or trimming
+    passes; a sentence that is not there does not."""
+    words, have = _words(text), set(_words(" ".join(lines)))
+    if not words:  # "I'll do it.": only short words, so all of them count
+        words = [m.group(0).casefold() for m in _WORD.finditer(text)]
+        have = {m.group(0).casefold() for m in _WORD.finditer(" ".join(lines))}
     if not words:
         return False
-    have = set(_words(" ".join(lines)))
     found = sum(1 for w in words if w in have)
     return found >= 1 and found / len(words) >= MIN_OVERLAP
 
@@ -375,11 +376,13 @@ def _units(index: int, path: str, text: str, items: SourceItems, owner: Owner,
 
 
 def _party_label(p: Party | None) -> str | None:
+    """How a suggestion names a party: "me", its address, else its name (exact, and what
+    :func:`match_participant` reads back first)."""
     if p is None:
         return None
     if p.owner:
         return "me"
-    return p.name or p.email
+    return p.email or p.name
 
 
 def _closed_line(item: Item) -> int | None:
@@ -533,7 +536,7 @@ class ItemValidator:
         if end - line >= MAX_ITEM_LINES:
             self.err(f"{where}: an item spans at most {MAX_ITEM_LINES} lines")
             return None
-        cited = [u.lines[n] for n in range(line, end + 1) if n in u.lines]
+        cited = [u.raw[n - 1] for n in range(line, end + 1) if n in u.lines]
         text = _clean(x.get("text"), MAX_TEXT_CHARS) if isinstance(x.get("text"), str) else ""
         if not text:
             self.err(f"{where}: the text is empty")
@@ -680,6 +683,10 @@ def match_participant(value: str, people: list[Participant], me: Participant | N
     from kenning.builder.mentions import is_owner_name
 
     raw = " ".join(value.split())
+    if raw.casefold() not in _OWNER_WORDS:
+        same = [p for p in people if raw == (p.party.email or p.party.name)]
+        if len(same) == 1:  # exactly as a suggestion names it
+            return same[0]
     angle = _ANGLE.search(raw)
     email = (angle.group(1) if angle else raw if "@" in raw else "").strip().lower() or None
     name = _ANGLE.sub("", raw).strip(" \"'") if angle else (None if email else raw)
