@@ -98,6 +98,10 @@ def register(main: click.Group) -> None:
         click.echo(f"Mentions: {report.mentions} ({report.linked} on pages, "
                    f"{report.unresolved} unresolved). Pages: {len(report.pages_created)} new, "
                    f"{len(report.pages_updated)} updated, {len(report.renamed)} renamed.")
+        if report.items_found or report.items_total:
+            click.echo(f"Items: {report.items_found} found in this build's sources, "
+                       f"{report.items_new} new, {report.items_closed} closed; "
+                       f"{report.items_total} held in all.")
         for path in report.pages_created[:20]:
             click.echo(f"  + {path}")
         if len(report.pages_created) > 20:
@@ -106,6 +110,11 @@ def register(main: click.Group) -> None:
             click.echo(f"  {old} → {new}")
         for warning in report.warnings[:50]:
             click.secho(f"warning: {warning}", fg="yellow", err=True)
+        for note in report.item_notes[:10]:
+            click.echo(f"note: {note}", err=True)
+        if len(report.item_notes) > 10:
+            click.echo(f"note: … and {len(report.item_notes) - 10} more item note(s) "
+                       "(kenning build --json)", err=True)
 
     @main.command()
     @click.argument("keep")

@@ -58,6 +58,13 @@ class BuildReport:
     pages_updated: list[str] = field(default_factory=list)
     renamed: list[tuple[str, str]] = field(default_factory=list)
     sources_revisited: int = 0  # second pass: sources resolved again against the final index
+    # The items pass (builder/items): commitments, asks and decisions.
+    items_found: int = 0        # in the sources whose items this build extracted
+    items_new: int = 0          # not held by an earlier build
+    items_closed: int = 0       # closed by this build (delivered, answered)
+    items_total: int = 0        # held after settling
+    item_notes: list[str] = field(default_factory=list)  # one line each, naming the file
+    items_seconds: float = 0.0
     strictness: str = ""
     strictness_why: str = ""
     warnings: list[str] = field(default_factory=list)
@@ -480,6 +487,9 @@ def _build(root: Path, batch_size: int, dry_run: bool, progress: Progress | None
                 ws.commit()
     if rows is None and migrated:
         rows = st.read_log(root)  # the log follows pages that moved to their titles
+    if rows is not None or _items_wanted(root):
+        _items_pass(root, ws, state, infos, rows, owner, loader, owned | created, report,
+                    dry_run, intend)
     if not dry_run and (rows is not None or removed):
         _save(root, state, rows, intend)
     elif not dry_run and not paths and not state.pages:
@@ -496,6 +506,45 @@ def _build(root: Path, batch_size: int, dry_run: bool, progress: Progress | None
         report.diff = ws.diff()
     report.seconds = round(time.perf_counter() - started, 3)
     return report
+
+
+def _items_wanted(root: Path) -> bool:
+    """The items state is missing or older than the extractor (and one is installed)."""
+    try:
+        from kenning.builder.items.write import needed
+    except ImportError:
+        return False
+    try:
+        return needed(root)
+    except ImportError:
+        return False
+
+
+def _items_pass(root: Path, ws: Any, state: BuildState, infos: dict[str, SourceInfo],
+                rows: list[dict[str, Any]] | None, owner: Any, loader: Any, owned: set[str],
+                report: BuildReport, dry_run: bool, intend: Any) -> None:
+    """Commitments, asks and decisions onto their pages (:mod:`kenning.builder.items.write`)."""
+    from kenning.builder import state as st
+
+    try:
+        import kenning.builder.items.extract  # noqa: F401
+        import kenning.builder.items.settle  # noqa: F401
+        from kenning.builder.items.write import run_items
+    except ImportError:
+        return  # the extractor is not in this tree yet
+    if rows is None:
+        rows = st.read_log(root)
+    for r in rows:
+        if r.get("page"):
+            r["page"] = state.follow(r["page"])
+    out = run_items(root, ws, hashes=dict(state.sources), infos=infos, rows=rows, owner=owner,
+                    index=loader.load(), owned=owned, follow=state.follow, dry_run=dry_run,
+                    intend=intend)
+    report.items_found, report.items_new = out.found, out.new
+    report.items_closed, report.items_total = out.closed, out.total
+    report.item_notes = out.notes
+    report.warnings.extend(out.warnings)
+    report.items_seconds = out.seconds
 
 
 def _carried_keys(ws: Any) -> set[str]:
