@@ -375,3 +375,86 @@ def test_an_echoing_model_over_the_extractors_items_changes_nothing(server: Chat
     [out] = model.refine([(EMAIL, EMAIL_TEXT, rules)])
     assert model.warnings == [] and model.requests[0].outcome == "model"
     assert out is rules
+
+
+# -- end to end: `kenning build` with a model ---------------------------------------------------
+
+PROMISE = "Consider the budget spreadsheet mine to finish before Friday."
+
+
+def _mbox(path: Path) -> None:
+    import mailbox
+    from email.message import EmailMessage
+
+    msg = EmailMessage()
+    msg["From"] = "Sarah Chen <sarah@horizon.vc>"
+    msg["To"] = "Alex Morgan <alex@kestrel.dev>"
+    msg["Subject"] = "Budget review"
+    msg["Date"] = "Mon, 02 Mar 2026 09:00:00 +0000"
+    msg["Message-ID"] = "<budget-1@horizon.vc>"
+    msg.set_content(f"Hi Alex,\n\nThanks for the review this morning.\n{PROMISE}\n\nSarah\n")
+    box = mailbox.mbox(str(path))
+    box.add(msg)
+    box.close()
+
+
+def items_or_resolution(body: dict[str, Any]) -> dict[str, Any]:
+    """Resolution requests: the resolver's own suggestions (tests/test_build_llm.py). Items
+    requests: every suggestion, except that the promise's line gets the model's own item."""
+    from test_build_llm import echo_model
+
+    if body["messages"][0]["content"] != SYSTEM_PROMPT:
+        return echo_model(body)
+    sources = []
+    for n, block in enumerate(re.split(r"^## Source \d+: ", body["messages"][1]["content"],
+                                       flags=re.M)[1:], 1):
+        at = [int(m.group(1)) for m in re.finditer(r"^L(\d+): (.*)$", block, re.M)
+              if PROMISE in m.group(2)]
+        items = [s for s in (json.loads(x) for x in block.splitlines()
+                             if x.startswith('{"kind":')) if s["line"] not in at]
+        items += [item("commitment", line, "finish the budget spreadsheet before Friday",
+                       "sarah@horizon.vc", ["me"], due="2026-03-06", due_text="before Friday")
+                  for line in at]
+        sources.append({"source": n, "items": items})
+    return answer({"sources": sources})
+
+
+def test_kenning_build_puts_the_models_validated_item_on_the_page(server: ChatServer,
+                                                                  tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from kenning.cli import main
+
+    root, runner = tmp_path / "v", CliRunner()
+    assert runner.invoke(main, ["init", str(root)]).exit_code == 0
+    (root / ".kenning/config.yaml").write_text(
+        OWNER + f"llm:\n  url: {server.url}\n  model: test-chat\n  api_key_env: {KEY_ENV}\n"
+                "  max_retries: 0\n", encoding="utf-8")
+    _mbox(tmp_path / "mail.mbox")
+    result = runner.invoke(main, ["-C", str(root), "sync", "email", str(tmp_path / "mail.mbox")])
+    assert result.exit_code == 0, result.output
+    server.script = [items_or_resolution] * 20
+    result = runner.invoke(main, ["-C", str(root), "build"])
+    assert result.exit_code == 0, result.output
+    assert "fell back" not in result.output
+
+    asked = [b for b in server.chats() if b["messages"][0]["content"] == SYSTEM_PROMPT]
+    assert len(asked) == 1
+    [source] = sorted((root / "sources/email").glob("*.md"))
+    rel = source.relative_to(root).as_posix()[:-3]
+    line = line_of(source.read_text(encoding="utf-8"), PROMISE)
+    pages = [p for p in (root / "people").glob("*.md") if "Sarah" in p.name]
+    assert len(pages) == 1, sorted(p.name for p in (root / "people").glob("*.md"))
+    text = pages[0].read_text(encoding="utf-8")
+    [written] = [x for x in text.splitlines() if "finish the budget spreadsheet" in x]
+    assert text.index("## Commitments") < text.index(written)
+    assert written.startswith("- [ ] 2026-03-02 — finish the budget spreadsheet before Friday")
+    assert "[due:: 2026-03-06]" in written and "[to:: me]" in written
+    assert f"[source:: [[{rel}#L{line}]]]" in written   # cited by code to the validated line
+
+    # A second build changes no byte and asks the model nothing more.
+    before = {p: p.read_bytes() for p in root.rglob("*.md")}
+    calls = len(server.chats())
+    assert runner.invoke(main, ["-C", str(root), "build"]).exit_code == 0
+    assert {p: p.read_bytes() for p in root.rglob("*.md")} == before
+    assert len(server.chats()) == calls
