@@ -527,7 +527,7 @@ def _items_pass(root: Path, ws: Any, state: BuildState, infos: dict[str, SourceI
     from kenning.builder import state as st
 
     try:
-        import kenning.builder.items.extract  # noqa: F401
+        import kenning.builder.items.extract
         import kenning.builder.items.settle  # noqa: F401
         from kenning.builder.items.write import run_items
     except ImportError:

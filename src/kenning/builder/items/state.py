@@ -12,8 +12,10 @@ Records (``"r"`` names the kind of record):
   the last settling), so a build can tell which items it closed;
 - ``line``: per (page, item id), the exact line the build last wrote there (``wrote``) and,
   when a person's edit kept the build from writing, the line the evidence asks for now
-  (``evidence``): a line whose text is no longer ``wrote`` is the person's; a ``line`` record
-  whose id is not on its page any more is a line the person deleted.
+  (``evidence``), and ``sig``, what the sources say of the item without line numbers (a
+  change of it against a person's kept line is a warning): a line whose text is no longer
+  ``wrote`` is the person's; a ``line`` record whose id is not on its page any more is a line
+  the person deleted.
 
 Written through the build's journal (``intend``) like ``state.json``: a killed build rolls it
 back with the pages.
@@ -104,7 +106,7 @@ class ItemsState:
             return
         if kind == "line":
             self.lines[(str(rec["page"]), str(rec["id"]))] = {
-                k: v for k, v in rec.items() if k in ("wrote", "evidence")}
+                k: v for k, v in rec.items() if k in ("wrote", "evidence", "sig")}
             return
         source = str(rec["source"])
         src = self.sources.get(source)

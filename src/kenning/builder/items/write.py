@@ -7,6 +7,7 @@ live"; docs/build.md, "Items").
 from __future__ import annotations
 
 import contextlib
+import json
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from kenning.builder.items.state import (
 )
 
 MAX_NOTES = 200
+_SECTION_RANK = {"commitments": 0, "open items": 1, "action items": 2, "decisions": 3}
 
 
 @dataclass
@@ -162,23 +164,33 @@ def run_items(root: Path, ws: Any, *, hashes: dict[str, str], infos: dict[str, A
         parties=_parties(rows, owner), meeting_pages=meeting_pages(ws),
         topic_pages=topic_pages(index),
         subject_pages=subject_pages(rows, {s: r.title_line for s, r in istate.sources.items()}))
-    cites: dict[str, list[str]] = defaultdict(list)
+    # What the evidence for each item is, without line numbers (a thread that grows is
+    # rendered again and its lines move; that is no new evidence).
+    said: dict[str, set[str]] = defaultdict(set)
     for rec in istate.sources.values():
         for d in rec.items:
-            cites[d["id"]].append(d["citation"])
+            said[d["id"]].add(f"{d['source']}|{d.get('message') or ''}|{d.get('date') or ''}")
+    sigs = {it.id: _signature(it, said.get(it.id, set())) for it in settled}
     from kenning.vault.writes import write_lock
 
     with write_lock(root) if not dry_run else contextlib.nullcontext():
-        write_pages(ws, istate, settled, places, _may_edit(owned), out, changed,
-                    {k: sorted(set(v)) for k, v in cites.items()})
+        write_pages(ws, istate, settled, places, _may_edit(owned), out, changed, sigs)
         ws.commit()
     if not dry_run:
         istate.save(root, intend=intend)
     if len(out.notes) > MAX_NOTES:
         extra = len(out.notes) - MAX_NOTES
-        out.notes = out.notes[:MAX_NOTES] + [f"… and {extra} more item note(s)"]
+        out.notes = [*out.notes[:MAX_NOTES], f"… and {extra} more item note(s)"]
     out.seconds = round(time.perf_counter() - started, 3)
     return out
+
+
+def _signature(it: Item, said: set[str]) -> str:
+    """What the sources say of an item, as a person's kept edit is compared with: status,
+    due, when and where it was closed (by file, not line), and every statement of it."""
+    closed = (it.closed_by or "").split("#", 1)[0]
+    return json.dumps([it.status, it.due, it.closed_on, closed, sorted(said)],
+                      ensure_ascii=False)
 
 
 def _refine(root: Path, extracted: list[tuple[str, str, SourceItems]],
@@ -225,9 +237,9 @@ def _parties(rows: list[dict[str, Any]], owner: Any) -> Any:
 def _may_edit(owned: set[str]) -> Callable[[str, str], bool]:
     """A page Kenning created, or a typed entity page (as the build's Applier decides)."""
     from kenning import vocabulary
+    from kenning.errors import VocabularyError
     from kenning.vault import frontmatter as fmod
     from kenning.vault.created import may_write
-    from kenning.errors import VocabularyError
 
     def check(path: str, text: str) -> bool:
         if path in owned:
@@ -251,7 +263,7 @@ def _order(it: Item) -> tuple[str, str, int, str]:
 
 def write_pages(ws: Any, istate: ItemsState, settled: list[Item], places: Places,
                 may_edit: Callable[[str, str], bool], out: ItemsReport, changed: set[str],
-                cites: dict[str, list[str]]) -> None:
+                sigs: dict[str, str]) -> None:
     """Put each item's line on its pages; a line a person changed or deleted is theirs."""
     from kenning.vault.page import add_item, parse_page, render_item, replace_item
 
@@ -271,7 +283,7 @@ def write_pages(ws: Any, istate: ItemsState, settled: list[Item], places: Places
         rendered = {i: render_item(line) for i, line in want.items()}
         if set(recs) == set(want) and all(
                 recs[i].get("evidence", recs[i].get("wrote")) == r
-                and recs[i].get("cites") == cites.get(i, []) for i, r in rendered.items()):
+                and recs[i].get("sig") == sigs.get(i) for i, r in rendered.items()):
             continue  # nothing changed since the last build wrote this page
         text = ws.read(page)
         if text is None:
@@ -294,14 +306,14 @@ def write_pages(ws: Any, istate: ItemsState, settled: list[Item], places: Places
             r = rendered[item_id]
             rec = recs.get(item_id)
             cur = on_page.get(item_id)
-            new_rec: dict[str, Any] = {"wrote": r, "cites": cites.get(item_id, [])}
+            new_rec: dict[str, Any] = {"wrote": r, "sig": sigs.get(item_id)}
             if cur is None:
                 if rec is not None:
                     # The person deleted the line: it is not put back (the state keeps it).
                     gone = {k: v for k, v in rec.items() if k == "wrote"}
                     if r != rec.get("wrote"):
                         gone["evidence"] = r
-                    istate.lines[(page, item_id)] = {**gone, "cites": new_rec["cites"]}
+                    istate.lines[(page, item_id)] = {**gone, "sig": new_rec["sig"]}
                     continue
                 adds.append(line)
                 istate.lines[(page, item_id)] = new_rec
@@ -315,10 +327,10 @@ def write_pages(ws: Any, istate: ItemsState, settled: list[Item], places: Places
                 istate.lines[(page, item_id)] = new_rec
                 continue
             # The person's line: kept as it is; new evidence is named in a warning.
-            prev = (rec.get("evidence", rec.get("wrote")), rec.get("cites")) if rec else None
-            if prev is not None and prev != (r, new_rec["cites"]):
+            prev = rec.get("sig") if rec else None
+            if prev is not None and prev != new_rec["sig"] and _disagree(cur, line):
                 out.warnings.append(_contradiction(page, cur, want[item_id]))
-            kept: dict[str, Any] = {"evidence": r, "cites": new_rec["cites"]}
+            kept: dict[str, Any] = {"evidence": r, "sig": new_rec["sig"]}
             if rec is not None and rec.get("wrote"):
                 kept = {"wrote": rec["wrote"], **kept}
             istate.lines[(page, item_id)] = kept
@@ -336,10 +348,17 @@ def write_pages(ws: Any, istate: ItemsState, settled: list[Item], places: Places
             for n in sorted(removals, reverse=True):
                 del keep[n - 1]
             text = "\n".join(keep)
-        for line in adds:
+        # New sections in one order on every page: Commitments, Open items, Action items,
+        # Decisions (a section that exists takes its lines at its end).
+        for line in sorted(adds, key=lambda x: _SECTION_RANK.get(x.section, 9)):
             text = add_item(text, line)
             out.lines_added += 1
         ws.write(page, text)
+
+
+def _disagree(mine: Any, theirs: Any) -> bool:
+    """The person's line and the sources' differ on what matters: done or not, the due date."""
+    return mine.status != theirs.status or bool(theirs.due and mine.due != theirs.due)
 
 
 def _contradiction(page: str, cur: Any, line: Any) -> str:
