@@ -458,3 +458,16 @@ def test_kenning_build_puts_the_models_validated_item_on_the_page(server: ChatSe
     assert runner.invoke(main, ["-C", str(root), "build"]).exit_code == 0
     assert {p: p.read_bytes() for p in root.rglob("*.md")} == before
     assert len(server.chats()) == calls
+
+
+def test_two_alike_suggestions_on_one_line_are_each_kept_once(server: ChatServer,
+                                                              tmp_path: Path) -> None:
+    root = make_vault(tmp_path / "v", server)
+    one = Item("ask", "Could you send me the signed NDA", EMAIL, NDA, NDA, "2026-03-02", ME,
+               (SARAH,), thread=EMAIL)
+    two = Item("ask", "send me the signed NDA before the board meeting", EMAIL, NDA, NDA,
+               "2026-03-02", ME, (SARAH,), thread=EMAIL)
+    rules = SourceItems(EMAIL, [one, two])
+    server.script = [echo]
+    [out] = model_for(root).refine([(EMAIL, EMAIL_TEXT, rules)])
+    assert out is rules and [i.text for i in out.items] == [one.text, two.text]

@@ -803,8 +803,12 @@ class ItemModel:
             lo, hi = u.covers
             old = [it for it in items if lo <= it.line <= hi]
             new: list[Item] = []
+            free = list(old)  # one answer keeps one suggestion: the same text first
             for it in answered:
-                kept = next((s for s in old if _same(it, s)), None)
+                alike = [s for s in free if _same(it, s)]
+                kept = next((s for s in alike if s.text == it.text), alike[0] if alike else None)
+                if kept is not None:
+                    free = [s for s in free if s is not kept]
                 new.append(kept if kept is not None else it)
             if [id(x) for x in new] != [id(x) for x in old]:
                 changed = True
