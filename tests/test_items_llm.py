@@ -471,3 +471,40 @@ def test_two_alike_suggestions_on_one_line_are_each_kept_once(server: ChatServer
     server.script = [echo]
     [out] = model_for(root).refine([(EMAIL, EMAIL_TEXT, rules)])
     assert out is rules and [i.text for i in out.items] == [one.text, two.text]
+
+
+def test_a_long_source_goes_in_slices_and_each_answers_for_its_own_lines(
+        server: ChatServer, tmp_path: Path) -> None:
+    root = make_vault(tmp_path / "v", server)
+    filler = "\n".join(f"Note {n}: the figures for week {n} are in the shared folder."
+                       for n in range(40))
+    text = EMAIL_TEXT.replace("Sarah, thanks for the call today.\n", filler + "\n")
+    deck, nda = line_of(text, "revised deck"), line_of(text, "Could you send me")
+    rules = SourceItems(EMAIL, [Item("commitment", "get the revised deck over to you by Thursday",
+                                     EMAIL, deck, deck, "2026-03-02", ME, (SARAH,),
+                                     due="2026-03-05", thread=EMAIL)])
+
+    def add_nda(body: dict[str, Any]) -> dict[str, Any]:
+        """Echo, plus the ask on the slice that holds its line."""
+        doc = json.loads(echo(body)["message"]["content"])
+        for entry, (_, block) in zip(doc["sources"], _blocks(body), strict=True):
+            if f"\nL{nda}: " in block:
+                entry["items"].append({**NDA_ITEM, "line": nda, "end": nda, "status": "open",
+                                       "closed_by": None})
+        return answer(doc)
+
+    server.script = [add_nda] * 10
+    model = model_for(root)
+    model.max_chars = 1_200
+    [out] = model.refine([(EMAIL, text, rules)])
+    heads = [h for b in server.chats() for h in re.findall(r"— part (\d+) of (\d+), lines",
+                                                            b["messages"][1]["content"])]
+    assert len(heads) >= 3 and {n for _, n in heads} == {str(len(heads))}
+    assert model.warnings == [] and all(r.outcome == "model" for r in model.requests)
+    assert [(i.kind, i.line, i.origin) for i in out.items] == [
+        ("commitment", deck, "rule"), ("ask", nda, "model")]
+
+
+def _blocks(body: dict[str, Any]) -> list[tuple[int, str]]:
+    user = body["messages"][1]["content"]
+    return list(enumerate(re.split(r"^## Source \d+: ", user, flags=re.M)[1:], 1))
