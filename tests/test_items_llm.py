@@ -298,7 +298,6 @@ def unit() -> Any:
     ({"kind": "promise"}, "kind 'promise' is not one of"),
     ({"line": 2, "end": 2}, "were not sent"),
     ({"who": "Tom Baker"}, "'Tom Baker' is not a participant"),
-    ({"who": None}, "a commitment needs a who"),
     ({"to": ["nobody@elsewhere.example"]}, "is not an address of a participant"),
     ({"due": "2026-02-30"}, "is not a real date"),
     ({"due": "2026-02-20"}, "before the message date 2026-03-02"),
@@ -335,9 +334,12 @@ def test_the_validator_accepts_a_stated_past_date_and_short_names(unit: Any) -> 
     v = ItemValidator([unit], Owner(emails=frozenset({"alex@kestrel.dev"})))
     decision = item("decision", MOVE, "move the pilot to April", "Sarah", [],
                     rejected=["keeping March"])
-    [[a, b]] = v.run({"sources": [{"source": 1, "items": [DECK_ITEM, decision]}]}) or [[]]
+    nobody = item("ask", NDA, "Could you send me the signed NDA", None, [])  # who unstated
+    [[a, b, c]] = v.run({"sources": [{"source": 1, "items": [DECK_ITEM, decision, nobody]}]}) \
+        or [[]]
     assert b.who == SARAH and b.rejected == ("keeping March",) and b.status == "decided"
     assert a.due == "2026-03-05" and a.origin == "model"
+    assert c.who is None and c.to == ()
 
 
 def test_text_on_lines() -> None:

@@ -543,9 +543,7 @@ class ItemValidator:
         elif not text_on_lines(text, cited):
             self.err(f"{where}: the text {one_line(text, 80)!r} is not on L{line}-L{end}; "
                      "use the words of the cited lines")
-        who = self.party(where, "who", u, x.get("who"))
-        if x.get("who") is None and kind != DECISION:
-            self.err(f"{where}: a {kind} needs a who (a participant, or \"me\")")
+        who = self.party(where, "who", u, x.get("who"))  # null: not stated (as the rules)
         raw_to = x.get("to") or []
         if not isinstance(raw_to, list):
             self.err(f"{where}: to must be a list")
