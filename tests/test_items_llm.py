@@ -510,3 +510,39 @@ def test_a_long_source_goes_in_slices_and_each_answers_for_its_own_lines(
 def _blocks(body: dict[str, Any]) -> list[tuple[int, str]]:
     user = body["messages"][1]["content"]
     return list(enumerate(re.split(r"^## Source \d+: ", user, flags=re.M)[1:], 1))
+
+
+CHAT = "sources/chats/2026-03-02-chat-with-sarah.md"
+CHAT_TEXT = """---
+type: source
+kind: chat
+title: Chat with Sarah
+date: 2026-03-02
+participants:
+  - Alex Morgan
+  - Sarah Chen
+---
+# Chat with Sarah
+
+- **Alex Morgan** (10:08): Can you look at the pilot budget?
+
+- **Sarah Chen** (2026-03-03 09:15): Morning! I'll have the budget notes to you tomorrow.
+"""
+
+
+def test_a_chat_turn_on_a_later_day_dates_the_item_and_bounds_its_due(server: ChatServer,
+                                                                       tmp_path: Path) -> None:
+    root = make_vault(tmp_path / "v", server)
+    write(root, CHAT, CHAT_TEXT)
+    turn = line_of(CHAT_TEXT, "budget notes")
+    promise = item("commitment", turn, "I'll have the budget notes to you tomorrow.", "Sarah",
+                   ["me"], due="2026-03-04", due_text="tomorrow")
+    server.script = [reply(promise), reply({**promise, "due": "2026-03-01"}),
+                     reply({**promise, "due": "2026-03-01"})]
+    model = model_for(root)
+    [out] = model.refine([(CHAT, CHAT_TEXT, SourceItems(CHAT))])
+    [it] = out.items
+    assert (it.date, it.due, it.who) == ("2026-03-03", "2026-03-04", Party("Sarah Chen"))
+    assert [p.owner for p in it.to] == [True]
+    [same] = model.refine([(CHAT, CHAT_TEXT, SourceItems(CHAT))])  # a due before that day
+    assert same.items == [] and "before the message date 2026-03-03" in model.warnings[0]

@@ -165,6 +165,8 @@ ITEMS_SCHEMA: dict[str, Any] = _obj({
 
 _DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _HEADER_DAY = re.compile(r"^## (\d{4}-\d{2}-\d{2})\b")
+# A chat turn: "- **Name** (10:08):" on the chat's day, "(2025-11-21 09:00)" on another.
+_TURN_TIME = re.compile(r"^- \*\*[^*]+\*\* \((?:(\d{4}-\d{2}-\d{2}) )?\d{1,2}:\d{2}\)")
 _ANGLE = re.compile(r"<([^<>\s]+@[^<>\s]+)>")
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _CITED_LINE = re.compile(r"#L(\d+)")
@@ -274,13 +276,16 @@ class RequestRecord:
 
 
 def _line_days(raw: list[str], body_start: int, default: str | None) -> dict[int, str | None]:
-    """File line → the date of the message header above it (else the source's date)."""
+    """File line → the date of the message header or chat turn it is in (else the source's
+    date)."""
     out: dict[int, str | None] = {}
     current = default
     for n in range(body_start, len(raw) + 1):
         m = _HEADER_DAY.match(raw[n - 1])
         if m:
             current = m.group(1)
+        elif (t := _TURN_TIME.match(raw[n - 1])) is not None:
+            current = t.group(1) or default
         out[n] = current
     return out
 
