@@ -120,6 +120,7 @@ def run(root: Path, mode: str, labels: dict[str, Any] | None, located: Any) -> d
         model = ItemModel(root, ChatClient(LLMConfig(url=server.url, model="scripted",
                                                      max_retries=0)), owner)
         refined = model.refine(inputs)
+        sizes = sorted(len(b["messages"][1]["content"]) for b in server.chats())
     finally:
         server.close()
     reasons = Counter(r.error.split(": ", 1)[-1][:120] for r in model.requests
@@ -127,7 +128,9 @@ def run(root: Path, mode: str, labels: dict[str, Any] | None, located: Any) -> d
     out: dict[str, Any] = {"mode": mode, "sources": len(inputs), **model.summary(),
                            "unchanged_sources": sum(1 for a, (_, _, b) in
                                                     zip(refined, inputs, strict=True) if a is b),
-                           "first_reasons": reasons.most_common(5)}
+                           "first_reasons": reasons.most_common(5),
+                           "user_chars": {"median": sizes[len(sizes) // 2] if sizes else 0,
+                                          "max": sizes[-1] if sizes else 0}}
     out.pop("tokens", None)
     if labels is not None:
         from kenning.evaluate.items import score

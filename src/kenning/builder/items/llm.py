@@ -73,6 +73,7 @@ MAX_REQUEST_SOURCES = 8      # units per request
 MAX_LINE_CHARS = 2_000       # a longer line is cut when sent (mail often has a paragraph a line)
 MAX_ITEM_LINES = 8           # an item spans at most this many lines
 MAX_ITEMS_PER_UNIT = 60
+MAX_PARTICIPANTS_SHOWN = 60  # a list mail to 400 people shows its senders and 60 in all
 MAX_TEXT_CHARS = 300
 MAX_FAILURES = 2             # transport failures in a row before the model is left alone
 MIN_OVERLAP = 0.6            # share of an item text's words that must be on its cited lines
@@ -260,7 +261,16 @@ class Unit:
         return max(self.lines) if self.lines else 0
 
     def size(self) -> int:
-        return sum(len(s) + 8 for s in self.lines.values())
+        """Characters this unit adds to a request (lines, suggestions, participants shown)."""
+        return (sum(len(s) + 8 for s in self.lines.values())
+                + sum(len(json.dumps(suggestion_record(it))) for it in self.suggestions)
+                + 80 * min(len(self.participants), MAX_PARTICIPANTS_SHOWN))
+
+    def shown(self) -> list[Participant]:
+        """The participants listed in the request: senders first, at most
+        :data:`MAX_PARTICIPANTS_SHOWN` (validation knows them all)."""
+        ranked = sorted(self.participants, key=lambda p: "from" not in p.roles)
+        return ranked[:MAX_PARTICIPANTS_SHOWN]
 
 
 @dataclass
@@ -421,11 +431,14 @@ def build_request(units: list[Unit]) -> str:
         if u.owner is not None:
             parts.append(json.dumps({"who": "me", "name": u.owner.party.name,
                                      "email": u.owner.party.email}, ensure_ascii=False))
-        for p in u.participants:
+        for p in u.shown():
             rec: dict[str, Any] = {"name": p.party.name, "email": p.party.email}
             if p.roles:
                 rec["roles"] = list(p.roles)
             parts.append(json.dumps(rec, ensure_ascii=False))
+        if len(u.participants) > MAX_PARTICIPANTS_SHOWN:
+            parts.append(f"(and {len(u.participants) - MAX_PARTICIPANTS_SHOWN} more "
+                         "recipients, by the addresses in the lines)")
         parts.append("Suggestions (rule-based items, JSON, one per line):")
         parts += [json.dumps(suggestion_record(it), ensure_ascii=False)
                   for it in u.suggestions] or ["(none)"]
