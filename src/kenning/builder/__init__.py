@@ -538,7 +538,7 @@ def _items_pass(root: Path, ws: Any, state: BuildState, infos: dict[str, SourceI
         if r.get("page"):
             r["page"] = state.follow(r["page"])
     out = run_items(root, ws, hashes=dict(state.sources), infos=infos, rows=rows, owner=owner,
-                    index=loader.load(), owned=owned, follow=state.follow, dry_run=dry_run,
+                    index=loader.load, owned=owned, follow=state.follow, dry_run=dry_run,
                     intend=intend)
     report.items_found, report.items_new = out.found, out.new
     report.items_closed, report.items_total = out.closed, out.total

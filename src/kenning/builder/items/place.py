@@ -130,8 +130,15 @@ class Places:
 
     parties: Parties
     meeting_pages: dict[str, str]        # meeting source → its page
-    topic_pages: dict[str, str]          # folded name or alias → topic/project page (unique)
+    topics: Callable[[], dict[str, str]]  # folded name or alias → topic/project page (unique)
     subject_pages: dict[str, list[str]]  # source → project/topic pages made from its subject
+    _topics: dict[str, str] | None = None
+
+    @property
+    def topic_pages(self) -> dict[str, str]:
+        if self._topics is None:
+            self._topics = self.topics()  # read only when an item names a topic
+        return self._topics
 
     def about_pages(self, item: Item) -> list[str]:
         out: list[str] = []

@@ -78,12 +78,12 @@ def _record(si: SourceItems, digest: str | None, title_line: int | None) -> Sour
 
 
 def run_items(root: Path, ws: Any, *, hashes: dict[str, str], infos: dict[str, Any],
-              rows: list[dict[str, Any]], owner: Any, index: Any, owned: set[str],
+              rows: list[dict[str, Any]], owner: Any, index: Callable[[], Any], owned: set[str],
               follow: Callable[[str | None], str | None], dry_run: bool,
               intend: Any = None) -> ItemsReport:
     """The items pass (see the module docstring). ``hashes``: every source the build holds →
     the hash of its bytes (``state.sources``); ``infos``: this build's parsed sources;
-    ``rows``: the whole mention log; ``index``: the final entity index; ``owned``: the pages
+    ``rows``: the whole mention log; ``index``: gives the final entity index; ``owned``: the pages
     Kenning created (the rest it may write only when typed)."""
     import time
 
@@ -162,7 +162,7 @@ def run_items(root: Path, ws: Any, *, hashes: dict[str, str], infos: dict[str, A
 
     places = Places(
         parties=_parties(rows, owner), meeting_pages=meeting_pages(ws),
-        topic_pages=topic_pages(index),
+        topics=lambda: topic_pages(index()),
         subject_pages=subject_pages(rows, {s: r.title_line for s, r in istate.sources.items()}))
     # What the evidence for each item is, without line numbers (a thread that grows is
     # rendered again and its lines move; that is no new evidence).
