@@ -117,7 +117,7 @@ _DECISION_HEAD = re.compile(
     r"agreed|agreement|final\s+(?:answer|decision|call|word)|verdict|the\s+call|ruling)"
     r"(?:\*\*)?\s*(?:\*\*)?[:—–-](?:\*\*)?\s*(?P<what>\S.*)$", re.IGNORECASE)
 _DECISION = re.compile(
-    r"(?<![\w'’])(?:(?:we|We|I|the team|The team|everyone|Everyone|all|All)(?:['’]ve|\s+have|"
+    r"(?<![\w'’])(?:(?:we|We|I|the team|The team|everyone|Everyone)(?:['’]ve|\s+have|"
     r"\s+had|\s+all|\s+finally|\s+now)*\s+(?P<v>decided|agreed|settled|chosen|chose|opted|"
     r"landed|concluded|resolved|picked|selected|committed|aligned)\b(?P<what>.*)|"
     r"(?:we|We)(?:['’]re|\s+are|['’]ll|\s+will)\s+(?:going|go|sticking|staying)\s+with\s+"
@@ -241,8 +241,58 @@ _REPORTED = re.compile(r"[\"“”]\s*,?\s*(?:he|she|they|[A-Z][a-z]+)\s+(?:said
                        r"\b(?:said|says|told reporters|according to)\b.{0,40}[\"“]|^[\"“]")
 
 
-def read(sentence: str, *, in_actions: bool = False, names: frozenset[str] = frozenset()
-         ) -> list[Cue]:
+# Spoken promises about the talk itself ("I'll now present", "let me just check", "we will
+# proceed to petitions"): immediate, not to-dos.
+_IMMEDIATE = re.compile(r"\b(?:now|just|first|next|here|quickly|real quick|right now|right away|"
+                        r"for a (?:second|moment|minute)|again|briefly|today's meeting)\b",
+                        re.IGNORECASE)
+_TALK = frozenset("""present explain start begin go move proceed continue talk say mention add
+finish rise repeat answer respond ask introduce summarize summarise recap clarify elaborate
+comment speak wrap close open conclude turn pass hand stop leave try read note switch play
+""".split())
+_TALK_ASK = _TALK | frozenset("""give show bring explain tell repeat clarify draw describe
+elaborate say hear see walk""".split())
+_OBJECT = re.compile(r"\b(?:the|a|an|my|our|your|his|her|their|some|these|those|this|that)\s+"
+                     r"(?!(?:one|way|point|thing|question|bit|time|moment|second)\b)[a-z0-9][\w-]+",
+                     re.IGNORECASE)
+_TAKE_AWAY = re.compile(r"\b(?:after|before|for)\s+(?:the|this|our)\s+(?:next\s+)?(?:meeting|"
+                        r"call|session)|\boffline\b|\bby then\b|\bnext time\b|"
+                        r"\b(?:send|email|e-mail|mail|forward|share|circulate)\b.{0,40}"
+                        r"\b(?:me|us|everyone|the team|the group|round|around)\b",
+                        re.IGNORECASE)
+
+
+def _spoken_keeps(cue: Cue, text: str) -> bool:
+    """A promise or ask said aloud in a meeting counts when it names a time, or (promises) an
+    action on a thing that is not the talk itself, or (asks) something to do after the
+    meeting or a vocative with please."""
+    from kenning.builder.items.dates import find_phrase
+
+    if find_phrase(text) is not None:
+        return True
+    if cue.kind == "ask":
+        if _TAKE_AWAY.search(text) or (cue.vocative is not None and re.search(
+                r"(?i)\bplease\b", text)):
+            return True
+        m = _ASK.search(text)
+        if m is None or not m.group("modal"):
+            return False
+        verb = (m.group("verb") or "").casefold()
+        tail = text[m.end("verb"):] if m.group("verb") else ""
+        return verb not in _TALK_ASK and not _IMMEDIATE.search(text[m.start():][:40]) \
+            and bool(_OBJECT.search(tail))
+    m = _COMMIT.search(text)
+    if m is None:
+        return cue.subject is not None and bool(_OBJECT.search(text))
+    rest = m.group("rest")
+    word, tail = _first_word(rest)
+    if word in _TALK or _IMMEDIATE.search(rest.split(",")[0][:40]):
+        return False
+    return bool(_OBJECT.search(tail)) or bool(_TAKE_AWAY.search(tail))
+
+
+def read(sentence: str, *, in_actions: bool = False, names: frozenset[str] = frozenset(),
+         spoken: bool = False) -> list[Cue]:
     """The cues one sentence carries (usually none, at most one of each kind). ``names``:
     the first names and full names of the source's people (folded), for third-party
     commitments and vocatives; ``in_actions``: the sentence is a line of an action-item
@@ -250,6 +300,9 @@ def read(sentence: str, *, in_actions: bool = False, names: frozenset[str] = fro
     text = clean(sentence)
     if len(text) < 3 or len(text) > 600 or _REPORTED.search(text):
         return []
+    head = text.split()[:3]
+    if len(head) == 3 and all(w.isupper() and len(w) > 1 for w in head):
+        return []  # a shouted banner ("PLEASE MARK YOUR CALENDAR"), not a sentence
     out: list[Cue] = []
     decision = _decision(text)
     if decision is not None:
@@ -263,9 +316,13 @@ def read(sentence: str, *, in_actions: bool = False, names: frozenset[str] = fro
             out.append(Cue("commitment", text, subject=_action_owner(text, names)))
         return out
     commitment = _commitment(text, names)
+    if commitment is not None and spoken and not _spoken_keeps(commitment, text):
+        commitment = None
     if commitment is not None and delivery is None:
         out.append(commitment)
     ask = _ask(text, names)
+    if ask is not None and spoken and not _spoken_keeps(ask, text):
+        ask = None
     if ask is not None and commitment is None:
         out.append(ask)
     return out
@@ -297,6 +354,11 @@ def _commitment(text: str, names: frozenset[str]) -> Cue | None:
     if m is not None and (m.group("modal") or m.group("subj").lower().startswith(
             ("let", "lem", "happy", "glad", "pleased")) or "have" in m.group("subj").lower()):
         before = text[: m.start()]
+        if before.strip() and not re.search(
+                r"(?:^|[,;:(—–-]|\.\.\.|\b(?:and|but|so|then|also|okay|ok|well|yes|yeah|sure|um|uh|"
+                r"fine|right|great|absolutely|today|tomorrow|meanwhile|anyway|otherwise|"
+                r"instead|first|next|later|now|alright|honestly))\s*$", before, re.IGNORECASE):
+            return None  # the subject opens no clause ("One example I can give you is …")
         if _COND.search(before) or re.search(r"\b(?:said|told|thought|hoped|wished|promised|"
                                              r"asked|wondered|mentioned|so that|in order|"
                                              r"until|before|after|unless|where|which|that|"
@@ -326,6 +388,9 @@ def _commitment(text: str, names: frozenset[str]) -> Cue | None:
             return None
         if word in _STATES and not _STATE_ACTIONS.match(tail):
             return None
+        if re.match(r"^\S+(?:\s+(?:in|up|out|on))?\s+that\s+(?!one\b|part\b|item\b)", tail) \
+                and not re.match(r"^(?:make sure|ensure|see to it)", tail):
+            return None  # "I will chime in that …", "we'll add that …": a remark, not a task
         follow_up = bool(_FOLLOW_UP.match(tail)) and not re.search(
             r"^\S+(?: \S+)?\s+(?:back\s+)?(?:with|on|about|regarding|re)\s+(?:the|your|our|my|a|an|"
             r"this|that|those|these|some|more|details|numbers|figures|results|answers)\b", tail)
@@ -392,7 +457,8 @@ def _action_owner(text: str, names: frozenset[str]) -> str | None:
 def _ask(text: str, names: frozenset[str]) -> Cue | None:
     from kenning.builder.items.dates import find_phrase
 
-    if _BOILER.search(text) or _SOCIAL.match(text):
+    if _BOILER.search(text) or _SOCIAL.match(text) or re.fullmatch(
+            r"(?i)(?:please\s+)?let (?:me|us) know[.!]?", text):
         return None
     vocative = _vocative(text, names)
     m = _ASK.search(text)
@@ -480,6 +546,9 @@ def _decision(text: str) -> Cue | None:
             return None
         if m.group("v") and m.group("v") in ("landed",) and " on " not in text[m.end("v"):][:5]:
             return None
+        if m.group("v") and re.match(r"\s+(?:I|we)(?:['’]d|['’]ll|\s+would|\s+will|\s+should)\b",
+                                     text[m.end("v"):]):
+            return None  # "so I decided I'd have a look": a plan, not a decision
         if m.group("v") and m.group("v") == "agreed" and not re.match(
                 r"\s+(?:to|that|on|upon)\b", text[m.end("v"):]):
             return None

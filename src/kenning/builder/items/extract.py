@@ -141,7 +141,8 @@ class _Extractor:
                 if rd and rd[0].kind == "decision":
                     found = rd[:1]
             else:
-                found = cu.read(sentence, in_actions=in_actions, names=self.names)
+                found = cu.read(sentence, in_actions=in_actions, names=self.names,
+                                spoken=unit.kind == "turn")
             for cue in found:
                 index = self._cue(unit, cue, lines, checkbox == "x")
                 if cue.kind == DECISION and index is not None:
@@ -301,14 +302,35 @@ def _because(text: str) -> str | None:
     return m.group(1).strip() if m else None
 
 
+def _first_name(name: str) -> str | None:
+    """The given name a text may call someone by ("Priya" for Priya Raman); None for labels
+    such as "The Chair", "Hon. Bill Morneau" or "Project Manager"."""
+    from kenning.builder import names as nm
+
+    words = name.split()
+    if len(words) < 2 or not words[0][:1].isupper() or not words[1][:1].isupper() \
+            or "." in words[0]:
+        return None
+    first = words[0].casefold()
+    if len(first) < 2 or first in _TITLES:
+        return None
+    return first if nm.fold(first) in nm.given_names() or first.isalpha() else None
+
+
+# Words that open a label, not a name ("The Chair", "Project Manager", "Hon Bill Morneau").
+_TITLES = frozenset("""the a an mr mrs ms miss mx dr hon honourable honorable right madam mister
+sir dame lord lady prof professor project user industrial marketing grad phd postdoc speaker
+chair vice deputy senior junior chief head team product sales account customer support
+engineering design""".split())
+
+
 def _names(people: list[Party]) -> frozenset[str]:
     out: set[str] = set()
     for p in people:
         if p.name:
-            name = p.name.casefold()
-            out.add(name)
-            first = name.split()[0]
-            if len(first) > 1:
+            out.add(p.name.casefold())
+            first = _first_name(p.name)
+            if first:
                 out.add(first)
     return frozenset(out)
 
@@ -318,7 +340,9 @@ def _by_name(people: list[Party]) -> dict[str, Party]:
     for p in people:
         if p.name:
             out.setdefault(p.name.casefold(), p)
-            out.setdefault(p.name.casefold().split()[0], p)
+            first = _first_name(p.name)
+            if first:
+                out.setdefault(first, p)
     return out
 
 
