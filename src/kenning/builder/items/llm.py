@@ -251,6 +251,7 @@ class Unit:
     day_of: dict[int, str | None]  # file line → date of the message / meeting it is in
     part: tuple[int, int] = (1, 1) # slice k of n
     covers: tuple[int, int] = (0, 0)  # the file lines whose items this unit answers for
+    body: frozenset[int] = frozenset()  # every line of the source that is sent, in any slice
 
     @property
     def first(self) -> int:
@@ -386,7 +387,8 @@ def _units(index: int, path: str, text: str, items: SourceItems, owner: Owner,
         hi = len(raw) if k == len(slices) else min(slices[k]) - 1
         mine = [it for it in items.items if lo <= it.line <= hi]
         units.append(Unit(index, path, info.kind, info.date, info.title, lines, raw,
-                          participants, me, mine, days, (k, len(slices)), (lo, hi)))
+                          participants, me, mine, days, (k, len(slices)), (lo, hi),
+                          frozenset(sent)))
     return units
 
 
@@ -656,7 +658,8 @@ class ItemValidator:
         if status != DONE:
             self.err(f"{where}: status {status!r} is not open or done")
             return OPEN, None, None
-        if not isinstance(closed, int) or isinstance(closed, bool) or closed not in u.lines \
+        # A later slice of a long source may hold the answer: any later line of it that is sent.
+        if not isinstance(closed, int) or isinstance(closed, bool) or closed not in u.body \
                 or closed <= end:
             self.err(f"{where}: status done needs closed_by, a later numbered line of the same "
                      f"source (after L{end}), not {closed!r}")
