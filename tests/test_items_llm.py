@@ -565,3 +565,22 @@ def test_a_suggestion_closed_in_a_later_slice_is_kept(server: ChatServer, tmp_pa
     [out] = model.refine([(EMAIL, text, rules)])
     assert len(model.requests) >= 2 and model.warnings == []
     assert out is rules
+
+
+def test_a_slice_never_cuts_through_a_suggestion(server: ChatServer, tmp_path: Path) -> None:
+    root = make_vault(tmp_path / "v", server)
+    filler = "\n".join(f"Note {n}: the figures for week {n} are in the shared folder."
+                       for n in range(60))
+    text = EMAIL_TEXT.replace("Sarah, thanks for the call today.\n", filler + "\n")
+    lines = text.split("\n")
+    first = line_of(text, "Note 17:")
+    rules = SourceItems(EMAIL, [Item("commitment", "the figures for week 17 and week 18", EMAIL,
+                                     first, first + 1, "2026-03-02", ME, (SARAH,),
+                                     thread=EMAIL)])
+    assert "week 18" in lines[first]  # the statement runs over two lines
+    for budget in range(600, 1_400, 37):  # wherever the cut would fall
+        server.script = [echo] * 20
+        model = model_for(root)
+        model.max_chars = budget
+        [out] = model.refine([(EMAIL, text, rules)])
+        assert out is rules and model.warnings == [], budget

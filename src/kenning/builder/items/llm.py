@@ -372,11 +372,13 @@ def _units(index: int, path: str, text: str, items: SourceItems, owner: Owner,
         sent[n] = line[:MAX_LINE_CHARS]
     if not sent:
         return []
-    # A long source is cut into slices of whole lines, each within the request budget.
+    # A long source is cut into slices of whole lines, each within the request budget, never
+    # inside the lines of a suggestion.
+    inside = {n for it in items.items for n in range(it.line + 1, it.end + 1)}
     slices: list[dict[int, str]] = [{}]
     used = 0
     for n, line in sent.items():
-        if slices[-1] and used + len(line) + 8 > budget:
+        if slices[-1] and used + len(line) + 8 > budget and n not in inside:
             slices.append({})
             used = 0
         slices[-1][n] = line
