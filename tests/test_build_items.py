@@ -99,6 +99,9 @@ def items_state(root: Path) -> list[dict]:
 
 def test_items_land_on_the_right_pages(tmp_path: Path) -> None:
     root = vault(tmp_path)
+    planned = cli(root, "build", "--dry-run")
+    assert "+- [ ] 2026-10-05 — I'll send you the revised deck by Thursday." in planned
+    assert not (root / ".kenning" / "build" / "items.jsonl").exists()
     out = cli(root, "build")
     assert "Items: 4 found in this build's sources, 4 new, 0 closed; 4 held in all." in out
     deck = line_of(root, THREAD, "revised deck")

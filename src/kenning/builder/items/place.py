@@ -48,10 +48,12 @@ class Parties:
     """A source's parties as pages, from the mention-log rows (source, line, text, email, page,
     kind, rule): the address or name a row resolved in that source is that row's page; an
     address resolved in any source is that page elsewhere too (the address book made it one
-    person). The owner is :data:`OWNER`, never a page; someone with no page is a plain name."""
+    person). The owner is :data:`OWNER`, never a page; someone with no page is a plain name.
+    ``sources``: the sources whose names are looked up (None: all)."""
 
     def __init__(self, rows: Iterable[dict[str, Any]],
-                 is_owner: Callable[[Party], bool] | None = None) -> None:
+                 is_owner: Callable[[Party], bool] | None = None,
+                 sources: set[str] | None = None) -> None:
         self.is_owner = is_owner or (lambda p: False)
         self.by_email: dict[tuple[str, str], str] = {}
         self.by_name: dict[tuple[str, str], str] = {}
@@ -73,6 +75,8 @@ class Parties:
                     self.owner_emails.add(email)
                 else:
                     emails[email][value] += 1
+            if sources is not None and source not in sources:
+                continue  # names are looked up only in the sources that hold items
             text = _fold(str(r.get("text") or ""))
             if text:
                 self.by_name.setdefault((source, text), value)

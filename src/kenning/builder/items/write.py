@@ -161,7 +161,9 @@ def run_items(root: Path, ws: Any, *, hashes: dict[str, str], infos: dict[str, A
             istate.lines.setdefault((to, item_id), rec)
 
     places = Places(
-        parties=_parties(rows, owner), meeting_pages=meeting_pages(ws),
+        parties=_parties(rows, owner, {it.source for it in settled}),
+        meeting_pages=meeting_pages(ws) if any(
+            it.source.startswith("sources/meetings/") for it in settled) else {},
         topics=lambda: topic_pages(index()),
         subject_pages=subject_pages(rows, {s: r.title_line for s, r in istate.sources.items()}))
     # What the evidence for each item is, without line numbers (a thread that grows is
@@ -221,7 +223,7 @@ def _settle(settle: Callable[..., list[Item]], istate: ItemsState) -> list[Item]
     return list(out.values())
 
 
-def _parties(rows: list[dict[str, Any]], owner: Any) -> Any:
+def _parties(rows: list[dict[str, Any]], owner: Any, sources: set[str]) -> Any:
     from kenning.builder.items.place import Parties
     from kenning.builder.mentions import is_owner_name
 
@@ -231,7 +233,7 @@ def _parties(rows: list[dict[str, Any]], owner: Any) -> Any:
         return bool(party.email and party.email.lower() in emails) or \
             is_owner_name(owner, party.name)
 
-    return Parties(rows, is_owner)
+    return Parties(rows, is_owner, sources)
 
 
 def _may_edit(owned: set[str]) -> Callable[[str, str], bool]:
