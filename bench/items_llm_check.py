@@ -14,6 +14,9 @@ two models over the real sources and the real extractor's items —
   to, due, status, a same-source closing line; an item closed in a later source is answered
   open and left to settle). Every request should be accepted, and the score is the ceiling the
   model path allows: what a perfect model gets through validation.
+- **forge** (``--mode forge``) echoes and adds one fabricated commitment per source: another
+  source's item text cited at a real line of this one. Every such request should be refused
+  (twice) and fall back; an accepted one is a fabrication the text check let through.
 
 Prints, per mode, requests accepted / fallen back (with the first reasons) and, on a corpus, the
 ``kenning eval items`` scores of rules only and of rules + model.
@@ -53,6 +56,35 @@ def echo(body: dict[str, Any]) -> dict[str, Any]:
         {"source": n, "items": [json.loads(s) for s in block.splitlines()
                                 if s.startswith('{"kind":')]}
         for n, (_, block) in enumerate(_blocks(body), 1)]})
+
+
+FORGED: list[bool] = []  # per fabricated item: whether the text check alone would accept it
+
+
+def forge(pool: list[str]) -> Any:
+    """Echo, plus one fabricated commitment per source: another source's item text, cited at
+    the middle line that was sent. Only the text-on-lines check can refuse it."""
+    from llm_server import answer
+
+    def reply(body: dict[str, Any]) -> dict[str, Any]:
+        sources = []
+        for n, (path, block) in enumerate(_blocks(body), 1):
+            items = [json.loads(s) for s in block.splitlines() if s.startswith('{"kind":')]
+            sent = sorted(int(x) for x in _LINE.findall(block))
+            text = pool[sum(map(ord, path)) % len(pool)] if pool else "I will send it."
+            if sent and text not in block:
+                line = sent[len(sent) // 2]
+                from kenning.builder.items.llm import text_on_lines
+
+                shown = re.search(rf"^L{line}: (.*)$", block, re.M)
+                FORGED.append(text_on_lines(text, [shown.group(1) if shown else ""]))
+                items.append({"kind": "commitment", "line": line, "end": line, "text": text,
+                              "who": "me", "to": [], "due": None, "due_text": None,
+                              "status": "open", "closed_by": None, "because": None,
+                              "rejected": [], "about": []})
+            sources.append({"source": n, "items": items})
+        return answer({"sources": sources})
+    return reply
 
 
 def _label(p: dict[str, Any] | None, block: str) -> str | None:
@@ -115,7 +147,9 @@ def run(root: Path, mode: str, labels: dict[str, Any] | None, located: Any) -> d
         inputs.append((rel, text, extract_items(rel, text, owner)))
     server = ChatServer()
     try:
-        responder = echo if mode == "echo" else oracle(labels or {}, located)
+        pool = sorted({i.text for _, _, r in inputs for i in r.items})
+        responder = echo if mode == "echo" else forge(pool) if mode == "forge" else \
+            oracle(labels or {}, located)
         server.script = [responder] * 100_000
         model = ItemModel(root, ChatClient(LLMConfig(url=server.url, model="scripted",
                                                      max_retries=0)), owner)
@@ -132,6 +166,9 @@ def run(root: Path, mode: str, labels: dict[str, Any] | None, located: Any) -> d
                            "user_chars": {"median": sizes[len(sizes) // 2] if sizes else 0,
                                           "max": sizes[-1] if sizes else 0}}
     out.pop("tokens", None)
+    if mode == "forge":
+        out["forged_items"] = len(FORGED)
+        out["forged_passing_the_text_check"] = sum(FORGED)
     if labels is not None:
         from kenning.evaluate.items import score
 
@@ -153,7 +190,7 @@ def run(root: Path, mode: str, labels: dict[str, Any] | None, located: Any) -> d
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("corpus", type=Path)
-    ap.add_argument("--mode", choices=("echo", "oracle", "both"), default="both")
+    ap.add_argument("--mode", choices=("echo", "oracle", "forge", "both"), default="both")
     args = ap.parse_args(argv)
     from kenning.evaluate.items import is_corpus, load_labels, locate_all
 
@@ -161,8 +198,8 @@ def main(argv: list[str] | None = None) -> int:
     if is_corpus(args.corpus):
         labels = load_labels(args.corpus)
         located = locate_all(args.corpus, labels)
-    elif args.mode != "echo":
-        ap.error(f"{args.corpus} has no labels.json: only --mode echo")
+    elif args.mode not in ("echo", "forge"):
+        ap.error(f"{args.corpus} has no labels.json: only --mode echo or forge")
     modes = ("echo", "oracle") if args.mode == "both" else (args.mode,)
     for mode in modes:
         print(json.dumps(run(args.corpus, mode, labels, located), indent=1))
