@@ -45,6 +45,13 @@ def slow(seconds: float, then: Reply | None = None) -> Reply:
     return {"kind": "slow", "seconds": seconds, "then": then or answer("{}")}
 
 
+def _system(body: Any) -> str | None:
+    messages = body.get("messages") if isinstance(body, dict) else None
+    if isinstance(messages, list) and messages and isinstance(messages[0], dict):
+        return messages[0].get("content")
+    return None
+
+
 class ChatServer:
     def __init__(self, *, key: str | None = None, model: str = "test-chat",
                  json_schema: bool = True) -> None:
@@ -92,9 +99,12 @@ class ChatServer:
 
     # -- recording -------------------------------------------------------------------------------
 
-    def chats(self) -> list[dict[str, Any]]:
-        """Bodies of the chat completion requests, in order."""
-        return [r["body"] for r in self.requests if r["path"] == "/v1/chat/completions"]
+    def chats(self, system: str | None = None) -> list[dict[str, Any]]:
+        """Bodies of the chat completion requests, in order (with ``system``: only those whose
+        first message is that system prompt — one stage's requests when several use the model
+        in one build)."""
+        return [r["body"] for r in self.requests if r["path"] == "/v1/chat/completions"
+                and (system is None or _system(r["body"]) == system)]
 
     # -- answering -------------------------------------------------------------------------------
 

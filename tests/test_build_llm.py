@@ -196,7 +196,7 @@ def test_model_reads_a_page_and_resolves_an_ambiguous_first_name(server: ChatSer
                      decide({"Sarah": SARAH_CHEN, "Tom Baker": TOM})]
     report, resolver = build(root)
 
-    first, second, third = server.chats()
+    first, second, third = server.chats(SYSTEM_PROMPT)
     sent = request_mentions(first)
     sarah = next(m for m in sent if m["text"] == "Sarah")
     # The deterministic suggestion sent along: ambiguous between the two Sarahs.
@@ -218,7 +218,10 @@ def test_model_reads_a_page_and_resolves_an_ambiguous_first_name(server: ChatSer
     meeting = (root / "meetings/2026-03-02 Pilot review.md").read_text()
     assert "Sarah Chen" in meeting and "Sarah Park" not in meeting
     assert "people/Sarah Park.md" not in report.pages_updated
-    assert resolver.warnings == [] and report.warnings == []
+    # (The items pass asks the same server afterwards and finds the script empty: its own
+    # fallback warning is tested in tests/test_items_llm.py.)
+    assert resolver.warnings == [] and [
+        w for w in report.warnings if not w.startswith("LLM items of ")] == []
     assert resolver.batches[0].outcome == "llm" and resolver.batches[0].attempts == 1
     assert resolver.batches[0].extras.aliases == [(sarah["id"], "Sarah")]
     # Requests: structured output, temperature 0, tools offered, the key as a Bearer header.
@@ -251,7 +254,7 @@ def test_invalid_json_is_retried_once_with_the_error_shown(server: ChatServer,
     server.script = [answer('{"decisions": [ {"mention": 1, '),
                      decide({"Sarah": SARAH_CHEN, "Tom Baker": TOM})]
     _, resolver = build(root)
-    second = server.chats()[1]
+    second = server.chats(SYSTEM_PROMPT)[1]
     retry = second["messages"][-1]
     assert retry["role"] == "user" and "rejected" in retry["content"]
     assert "not JSON" in retry["content"]
@@ -269,7 +272,7 @@ def test_invalid_twice_falls_back_to_the_deterministic_resolver_with_one_warning
     resolver = make_resolver(root, warn=warned.append)
     assert resolver is not None
     run_build(root, resolver=resolver)
-    assert len(server.chats()) == 2
+    assert len(server.chats(SYSTEM_PROMPT)) == 2
     assert len(warned) == 1 and warned == resolver.warnings
     assert "\n" not in warned[0] and MEETING in warned[0]
     assert "fell back to the deterministic resolver" in warned[0] and "invalid twice" in warned[0]
@@ -286,7 +289,7 @@ def test_a_page_that_does_not_exist_rejects_the_whole_batch(server: ChatServer,
     server.script = [decide({"Sarah": SARAH_CHEN, "Tom Baker": invented}),
                      decide({"Sarah": SARAH_CHEN, "Tom Baker": invented})]
     _, resolver = build(root)
-    retry = server.chats()[1]["messages"][-1]["content"]
+    retry = server.chats(SYSTEM_PROMPT)[1]["messages"][-1]["content"]
     assert "people/Tom Baker 2.md" in retry and "does not exist" in retry
     rows = log_rows(root)
     # Sarah's valid decision was not applied: all or nothing.
@@ -366,7 +369,7 @@ def test_injected_instructions_stay_data_and_cannot_merge_pages(server: ChatServ
     server.script = [merge_all, merge_all]
     _, resolver = build(root)
 
-    first, second = server.chats()
+    first, second = server.chats(SYSTEM_PROMPT)
     for body in (first, second):
         system = body["messages"][0]
         assert system == {"role": "system", "content": SYSTEM_PROMPT}
@@ -397,7 +400,7 @@ def test_a_merge_of_new_addresses_by_name_is_refused(server: ChatServer, tmp_pat
     server.script = [decide({"Tom Lee": {"action": "link", "page": "people/Tom Baker.md"}}),
                      decide({"Tom Lee": {"action": "link", "page": "people/Sarah Chen.md"}})]
     _, resolver = build(root)
-    retry = server.chats()[1]["messages"][-1]["content"]
+    retry = server.chats(SYSTEM_PROMPT)[1]["messages"][-1]["content"]
     assert "'Tom Lee' does not fit people/Tom Baker.md" in retry
     assert log_rows(root)["Tom Lee"]["rule"] != "llm"
     assert "Tom Lee" not in (root / "people/Tom Baker.md").read_text()

@@ -775,6 +775,26 @@ def eval_resolution(path: Path, enron: bool, workdir: Path | None, batch_size: i
     click.echo(resolution.to_json(result) if as_json else resolution.format_report(result))
 
 
+@eval_group.command("items")
+@click.argument("path", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--examples", type=click.IntRange(0, 10_000), default=0, show_default=True,
+              help="Also list this many missed, spurious and wrong items.")
+@JSON_OPTION
+def eval_items(path: Path, examples: int, as_json: bool) -> None:
+    """Item extraction (commitments, asks, decisions) on a labelled corpus made by
+    bench/items_corpus.py: a vault with PATH/labels.json and PATH/sources/.
+
+    Runs the extractor over every source file, settles deliveries and replies, and prints per
+    kind precision/recall/F1, the accuracy of who, due, status, to, rejected and closed_by on
+    the matched items, and how many distractors produced an item. Nothing is written. The
+    label format is documented in kenning.evaluate.items.
+    """
+    from kenning.evaluate import items
+
+    result = items.run_items(path, examples=examples)
+    click.echo(items.to_json(result) if as_json else items.format_report(result))
+
+
 # -- health / demo -------------------------------------------------------------------------
 
 
