@@ -45,9 +45,8 @@ _H1 = re.compile(r"^# (.+?)\s*#*\s*$")
 _LINK_VALUE = re.compile(r"\[\[([^\]|#]+)(?:#[^\]|]*)?(?:\|([^\]]*))?\]\]")
 _TL_SOURCE = re.compile(r"^[-*+] \d{4}.*\[source:: \[\[sources/(email|meetings|chats|calendar)/"
                         r"([^\]#|]+)")
-# Email threads a person wrote listed on their timeline per calendar month.
-EMAILS_PER_MONTH = 2
 _TL_LINE = re.compile(r"^[-*+] \d{4}(?:-\d{2}){0,2} ")  # a timeline entry, not a fact
+_TL_MONTH = re.compile(r"^- \d{4}-\d{2} — ")  # a month line (timeline.py)
 _WORKS_AT = re.compile(r"^[-*+] works_at:: \[\[([^\]|#]+)")
 _ATTENDING = frozenset({"attendee", "speaker"})
 # Unresolved attendee mentions that name nobody, so they are no attendee either.
@@ -614,7 +613,10 @@ class Applier:
         return out
 
     def _entries(self, u: Update, text: str | None) -> list[TimelineEntry]:
-        have = set()
+        from kenning.builder.timeline import folded_sources, folded_texts
+
+        rec = self.state.pages.get(u.path, {})
+        have = folded_sources(rec) if text else set()
         if text:
             for line in text.split("\n"):
                 m = _TL_SOURCE.match(line)
@@ -624,17 +626,14 @@ class Applier:
                     have.add(line.split("[source:: [[", 1)[1].split("#", 1)[0].split("]", 1)[0])
         # A person's page lists a subject once: the first thread of it they wrote (a weekly
         # meeting, a message filed twice, a thread split in two are counted, not repeated).
-        # At most EMAILS_PER_MONTH threads a month are listed, so a prolific writer's page stays
-        # a page (the summary counts them all, the email sources hold them).
+        # Every other line is written; older months fold into one line each (timeline.py),
+        # so a prolific writer's page stays a page without losing a thread.
         said: set[str] | None = None
-        months: Counter[str] = Counter()
         if u.type == PERSON:
-            said = set()
+            said = folded_texts(rec) if text else set()
             for line in (text or "").split("\n"):
                 if _TL_LINE.match(line) and " — " in line:
                     said.add(line.split(" — ", 1)[1].split(" [source::", 1)[0].strip())
-                    if "[source:: [[sources/email/" in line:
-                        months[line[2:9]] += 1
         out = []
         for source, entry in sorted(u.timeline.items(), key=lambda kv: (kv[1].date, kv[0])):
             if source[:-3] in have or source in have:
@@ -642,17 +641,20 @@ class Applier:
             if said is not None:
                 if entry.text in said:
                     continue
-                if source.startswith("sources/email/"):
-                    if months[entry.date[:7]] >= EMAILS_PER_MONTH:
-                        continue
-                    months[entry.date[:7]] += 1
                 said.add(entry.text)
             out.append(entry)
         return sorted(out, key=lambda e: (e.date, e.source or ""))
 
+    def _fold(self, u: Update, text: str, entries: list[TimelineEntry]) -> str:
+        """The page with ``entries`` added to its timeline and its old months folded
+        (:mod:`.timeline`)."""
+        from kenning.builder.timeline import fold
+
+        return fold(text, self.state.pages.setdefault(u.path, {}), entries)
+
     def _new_text(self, u: Update) -> str:
-        return new_page(title=u.title, frontmatter=self._frontmatter(u),
-                        facts=self._facts(u, None), timeline=self._entries(u, None))
+        return self._fold(u, new_page(title=u.title, frontmatter=self._frontmatter(u),
+                                      facts=self._facts(u, None)), self._entries(u, None))
 
     def _edit(self, u: Update, text: str) -> str:
         fm = fmod.read(text)
@@ -702,7 +704,8 @@ class Applier:
                 updates["last_seen"] = u.last_seen
         if updates:
             text = set_frontmatter(text, updates)
-        return append_entries(text, self._entries(u, text))
+        entries = self._entries(u, text)
+        return self._fold(u, text, entries) if entries else text
 
     def _summarize(self, u: Update, text: str, data: dict[str, Any]) -> str:
         if u.type == PERSON and not u.new:
@@ -849,16 +852,21 @@ def summary_for(kind: str, title: str, text: str, data: dict[str, Any],
     """A short deterministic summary from the page itself (frontmatter and timeline) and, for a
     person, what the mention log says (``seen``): threads in all, how many they wrote, and who
     they appear with most."""
+    from kenning.builder.timeline import month_counts
+
     counts: dict[str, set[str]] = defaultdict(set)
+    folded: Counter[str] = Counter()  # sources that month lines stand for
     for line in text.split("\n"):
         m = _TL_SOURCE.match(line)
-        if m:
+        if m and _TL_MONTH.match(line):
+            folded.update(month_counts(line))
+        elif m:
             counts[m.group(1)].add(m.group(2))
     last = data.get("last_seen")
     parts = []
     for key, word in (("email", "email thread"), ("meetings", "meeting"), ("chats", "chat"),
                       ("calendar", "calendar event")):
-        n = len(counts.get(key, ()))
+        n = len(counts.get(key, ())) + folded.get(key, 0)
         if kind == PERSON and seen is not None:
             total = max(n, seen.sources.get(key, 0))
             if key == "email":
