@@ -47,6 +47,7 @@ _TL_SOURCE = re.compile(r"^[-*+] \d{4}.*\[source:: \[\[sources/(email|meetings|c
                         r"([^\]#|]+)")
 _TL_LINE = re.compile(r"^[-*+] \d{4}(?:-\d{2}){0,2} ")  # a timeline entry, not a fact
 _TL_MONTH = re.compile(r"^- \d{4}-\d{2} — ")  # a month line (timeline.py)
+_CITED_SOURCE = re.compile(r"\[\[(sources/(?:meetings|calendar)/[^\]#|]+)")
 _WORKS_AT = re.compile(r"^[-*+] works_at:: \[\[([^\]|#]+)")
 _ATTENDING = frozenset({"attendee", "speaker"})
 # Unresolved attendee mentions that name nobody, so they are no attendee either.
@@ -218,6 +219,7 @@ class Update:
     facts: list[Fact] = field(default_factory=list)
     timeline: dict[str, TimelineEntry] = field(default_factory=dict)  # source path → entry
     attendees: list[str] = field(default_factory=list)
+    topics: list[str] = field(default_factory=list)  # a meeting's ``## Topics`` lines
     rename_to: str | None = None
 
     def seen(self, day: str | None, last: str | None = None) -> None:
@@ -268,6 +270,7 @@ class Applier:
         self.owned: set[str] | None = None  # pages Kenning created (None: every page)
         self.final: dict[str, tuple[str, dict[str, Any]]] = {}  # path → (text, frontmatter)
         self.claimed: dict[str, set[str]] | None = None  # folded name → pages holding it
+        self._citing: dict[str, str] | None = None  # meeting source → the page citing it
 
     # -- targets ---------------------------------------------------------------------------
 
@@ -431,14 +434,15 @@ class Applier:
         elif m.via == "chat":
             text = f"Chat {subject}"
         elif m.via == "calendar":
-            text = ("Organized" if "organizer" in m.roles else "Invited to") + f" {subject}"
+            text = ("Organized" if "organizer" in m.roles else "Invited to") + \
+                f" {self._meeting_link(info) or subject}"
         else:
             text = f"Mentioned in {subject}"
         return TimelineEntry(0, day, text, cite(m.source, m.line))
 
     def _meeting_link(self, info: SourceInfo) -> str | None:
         # Called for a resolved attendee, so _meetings writes this page in the same batch.
-        if info.kind != "meeting" or info.bulk:
+        if info.kind not in ("meeting", "calendar") or info.bulk:
             return None
         return link(self.meeting_path(info), _clean(info.title))
 
@@ -449,7 +453,7 @@ class Applier:
         # an attendee all the same, never a guessed link.
         by_source: dict[str, list[tuple[str | None, str]]] = defaultdict(list)
         for m, d, path in zip(mentions, decisions, targets, strict=True):
-            if m.kind != PERSON or not (m.via in _ATTENDING or (
+            if m.kind != PERSON or not (m.via in _ATTENDING or m.via == "calendar" or (
                     m.via == "owner" and _ATTENDING.intersection(m.roles))):
                 continue
             if path is None and (d.rule in _NO_ATTENDEE or str(d.rule).startswith("not-a-")
@@ -458,6 +462,12 @@ class Applier:
             entry = (path, "" if path else nm.normalize_space(m.name or m.text))
             if entry not in by_source[m.source]:
                 by_source[m.source].append(entry)
+        # A transcript naming no one still joins the page of its one-off event (and the
+        # event the page of its transcript).
+        for source, info in self.infos.items():
+            if source not in by_source and info.kind in ("meeting", "calendar") and \
+                    not info.bulk and self._joins(info):
+                by_source[source] = []
         for source, people in by_source.items():
             info = self.infos[source]
             path = self.meeting_path(info)
@@ -477,6 +487,20 @@ class Applier:
                     continue
                 title = self.updates[p].title if p in self.updates else stem(p)
                 u.add(u.attendees, link(p, title))
+            if info.kind == "calendar":
+                # One line per occurrence (a series' page lists its dates; a one-off event's
+                # page, which its transcript shares, has one).
+                for day, line, note in info.occurrences:
+                    what = "Calendar event" + (f" ({_clean(note)})" if note else "")
+                    u.timeline.setdefault(f"{source}#L{line}",
+                                          TimelineEntry(0, day, what, cite(source, line)))
+                continue
+            if info.topics:
+                from kenning.builder.meetings import topic_lines
+
+                for line in topic_lines(source, info.topics):
+                    if line not in u.topics:
+                        u.topics.append(line)
             if info.date:  # a timeline line needs a date; an undated transcript has none
                 u.timeline.setdefault(source, TimelineEntry(0, info.date, "Transcript",
                                                             cite(source, info.first_line)))
@@ -487,6 +511,19 @@ class Applier:
         hit = self.meeting_paths.get(info.path)
         if hit is not None:
             return hit
+        # A transcript and the one-off calendar event sync linked to it are one meeting: the
+        # page of either is the page of both (a recurring series has a page of its own).
+        same = self._same_meeting(info)
+        if same:
+            pages = self._pages_citing()
+            found = sorted({pages[s[:-3]] for s in same if s[:-3] in pages})
+            if found:
+                self.meeting_paths[info.path] = found[0]
+                return found[0]
+            for other in same:
+                if other in self.meeting_paths:
+                    self.meeting_paths[info.path] = self.meeting_paths[other]
+                    return self.meeting_paths[other]
         cites = re.compile(re.escape(f"[[{info.path[:-3]}") + r"[#|\]]")
         # An older Kenning named the page after the source file; the build moves it first.
         legacy = "meetings/" + info.path.rsplit("/", 1)[-1]
@@ -494,7 +531,8 @@ class Applier:
         if text is not None and cites.search(text):
             self.meeting_paths[info.path] = legacy
             return legacy
-        base = "meetings/" + meeting_file_name(info.date, _clean(info.title) or stem(info.path))
+        day = None if info.kind == "calendar" and info.recurring else info.date
+        base = "meetings/" + meeting_file_name(day, _clean(info.title) or stem(info.path))
         path, n = base, 1
         while True:
             text = self.ws.read(path)
@@ -507,6 +545,42 @@ class Applier:
         self.meeting_paths[info.path] = path
         self.taken.add(name_key(path))
         return path
+
+    def _same_meeting(self, info: SourceInfo) -> list[str]:
+        """The sources that are the same meeting as ``info``: a one-off event's linked
+        transcripts, a transcript's linked event when that event is one-off."""
+        if info.kind == "calendar":
+            return [] if info.recurring else list(info.linked)
+        out = []
+        for event in info.linked:
+            other = self.infos.get(event)
+            if other is not None:
+                if not other.recurring:
+                    out.append(event)
+                continue
+            text = self.ws.read(event)
+            if text is None:
+                continue
+            data = fmod.read(text).data
+            if not data.get("recurrence") and str(data.get("occurrences") or "1") == "1":
+                out.append(event)
+        return out
+
+    def _joins(self, info: SourceInfo) -> bool:
+        """A page of the same meeting exists or is being written."""
+        same = self._same_meeting(info)
+        return bool(same) and (any(s in self.meeting_paths for s in same) or any(
+            s[:-3] in self._pages_citing() for s in same))
+
+    def _pages_citing(self) -> dict[str, str]:
+        """Meeting and calendar source (path without ``.md``) → the meeting page citing it."""
+        if self._citing is None:
+            self._citing = {}
+            for rel in sorted(self.ws.listdir("meetings")):
+                text = self.ws.read(rel) or ""
+                for m in _CITED_SOURCE.finditer(text):
+                    self._citing.setdefault(m.group(1), rel)
+        return self._citing
 
     # -- writing ---------------------------------------------------------------------------
 
@@ -717,6 +791,9 @@ class Applier:
         return text if new is None else new
 
     def _meeting_text(self, u: Update) -> str | None:
+        from kenning.builder.meetings import set_topics
+
+        rec = self.state.pages.setdefault(u.path, {})
         text = self.ws.read(u.path)
         if text is None:
             data: dict[str, Any] = {"type": "meeting"}
@@ -724,7 +801,8 @@ class Applier:
                 data["date"] = u.first_seen
             if u.attendees:
                 data["attendees"] = list(u.attendees)
-            return new_page(title=u.title, frontmatter=data, timeline=self._entries(u, None))
+            text = set_topics(new_page(title=u.title, frontmatter=data), u.topics, rec)
+            return self._fold(u, text, self._entries(u, None))
         fm = fmod.read(text)
         if fm.error:
             return None
@@ -732,7 +810,14 @@ class Applier:
         added = [a for a in u.attendees if a not in current]
         if added:
             text = set_frontmatter(text, {"attendees": current + added})
-        return append_entries(text, self._entries(u, text))
+        if u.first_seen and not fm.data.get("date"):
+            text = set_frontmatter(text, {"date": u.first_seen})
+        if u.topics:
+            now = {t.split("[source:: [[", 1)[1].split("#", 1)[0] for t in u.topics}
+            have = [t for t in rec.get("topics") or [] if not any(f"[[{n}#" in t for n in now)]
+            text = set_topics(text, have + u.topics, rec)
+        entries = self._entries(u, text)
+        return self._fold(u, text, entries) if entries else text
 
     def _remember(self, u: Update, text: str, data: dict[str, Any]) -> None:
         rec = self.state.pages.setdefault(u.path, {})
