@@ -271,6 +271,7 @@ class Applier:
         self.final: dict[str, tuple[str, dict[str, Any]]] = {}  # path → (text, frontmatter)
         self.claimed: dict[str, set[str]] | None = None  # folded name → pages holding it
         self._citing: dict[str, str] | None = None  # meeting source → the page citing it
+        self.meeting_titles: dict[str, str] = {}  # meeting page → its title
 
     # -- targets ---------------------------------------------------------------------------
 
@@ -444,7 +445,20 @@ class Applier:
         # Called for a resolved attendee, so _meetings writes this page in the same batch.
         if info.kind not in ("meeting", "calendar") or info.bulk:
             return None
-        return link(self.meeting_path(info), _clean(info.title))
+        path = self.meeting_path(info)
+        return link(path, self._meeting_title(path, info))
+
+    def _meeting_title(self, path: str, info: SourceInfo) -> str:
+        """The title of a meeting's page: the page's own, else the first source's that took
+        the path (an event and its transcript may be titled differently)."""
+        if path in self.updates:
+            return self.updates[path].title
+        title = self.meeting_titles.get(path)
+        if title is None:
+            text = self.ws.read(path)
+            title = None if text is None else first_h1(text, fmod.read(text).body_start)
+            title = self.meeting_titles[path] = title or _clean(info.title) or stem(path)
+        return title
 
     def _meetings(self, mentions: list[Mention], decisions: list[Decision],
                   targets: list[str | None]) -> None:
@@ -474,7 +488,7 @@ class Applier:
             if info.bulk or (path not in self.updates and not self.ws.exists(path)
                              and not any(p for p, _ in people)):
                 continue
-            u = self._update(path, "meeting", _clean(info.title) or stem(path),
+            u = self._update(path, "meeting", self._meeting_title(path, info),
                              new=not self.ws.exists(path))
             u.seen(info.date)
             linked = {p for p, _ in people if p}
@@ -544,6 +558,8 @@ class Applier:
             path = f"{base[:-3]} {n}.md"
         self.meeting_paths[info.path] = path
         self.taken.add(name_key(path))
+        if self.ws.read(path) is None:
+            self.meeting_titles.setdefault(path, _clean(info.title) or stem(info.path))
         return path
 
     def _same_meeting(self, info: SourceInfo) -> list[str]:
