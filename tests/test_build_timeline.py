@@ -137,12 +137,18 @@ def test_a_newer_thread_moves_the_window_and_folds_what_fell_out(tmp_path: Path)
         _eml(tmp_path / "mail1", n, subject, day)
     _run(root, "sync", "email", str(tmp_path / "mail1"))
     _run(root, "build")
+    # The page was saved with Windows line endings (a person's editor): they stay.
+    page = root / "people" / "Dana Fox.md"
+    page.write_bytes(page.read_bytes().replace(b"\n", b"\r\n"))
     # 2026-08-01: the window now starts 2026-06-02, so April's two threads fold too.
     _eml(tmp_path / "mail2", 20, "Quarterly numbers", "2026-08-01")
     _run(root, "sync", "email", str(tmp_path / "mail2"))
     _run(root, "build")
+    raw = page.read_bytes()
+    assert raw.count(b"\n") == raw.count(b"\r\n") and not raw.endswith(b"\r\n\r")
+    page.write_bytes(raw.replace(b"\r\n", b"\n"))
     c = {s: _cite(root, s) for s, _ in [*SUBJECTS, ("Quarterly numbers", "")]}
-    lines = _timeline(root / "people" / "Dana Fox.md")
+    lines = _timeline(page)
     assert lines[1:] == [
         f"- 2026-02-03 — Wrote in email “Office move” [source:: {c['Office move']}]",
         f"- 2026-04 — 2 emails, mostly about Launch [source:: {c['Launch checklist']}]"

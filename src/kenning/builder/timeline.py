@@ -195,7 +195,7 @@ def fold(text: str, rec: dict[str, Any], new: Iterable[TimelineEntry] = ()) -> s
                 continue
             if "[source:: [[sources/" in line:
                 theirs.add(mm.group("month"))  # the build's month line, edited by a person
-        keep.append(line)
+        keep.append(lines[start + i])  # as it is, line ending and all
     if not entries:
         if known:
             rec.pop("folded", None)
@@ -221,7 +221,7 @@ def fold(text: str, rec: dict[str, Any], new: Iterable[TimelineEntry] = ()) -> s
             out.append((e[0] + " " + e[2], f"- {e[0]} — {e[1]} [source:: {e[2]}]"))
     out.sort()
     merged: list[str] = []
-    pending = [line for _, line in out]
+    pending = [line + cr for _, line in out]
     keys = [k for k, _ in out]
     j = 0
     for line in keep:
@@ -243,9 +243,9 @@ def fold(text: str, rec: dict[str, Any], new: Iterable[TimelineEntry] = ()) -> s
         rec["folded"] = dict(sorted(folded.items()))
     else:
         rec.pop("folded", None)
-    if merged == body:
+    if merged == lines[start:end]:
         return text
-    return "\n".join(lines[:start] + [m + cr for m in merged] + lines[end:])
+    return "\n".join(lines[:start] + merged + lines[end:])
 
 
 def folded_sources(rec: dict[str, Any]) -> set[str]:
