@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from kenning.cli import main
@@ -210,3 +211,28 @@ def test_topics_are_the_notes_sections_cited_by_line_range(tmp_path: Path) -> No
     source.write_text(source.read_text(encoding="utf-8") + "\n", encoding="utf-8")
     _run(root, "build")
     assert page.read_text(encoding="utf-8") == edited
+
+
+QMSUM = Path(__file__).resolve().parents[2] / "shared" / "eval" / "meetings" / "qmsum" / \
+    "transcripts" / "ES2004a.json"
+
+
+@pytest.mark.skipif(not QMSUM.exists(), reason="QMSum eval data not present")
+def test_qmsum_topics_cite_the_turns_their_spans_cover(tmp_path: Path) -> None:
+    root = _vault(tmp_path)
+    folder = tmp_path / "qmsum"
+    folder.mkdir()
+    (folder / "2026-05-04-es2004a.json").write_bytes(QMSUM.read_bytes())
+    _run(root, "sync", "meetings", str(folder))
+    _run(root, "build")
+    source = root / "sources/meetings/2026-05-04-es2004a.md"
+    rows = source.read_text(encoding="utf-8").split("\n")
+    turns = [n for n, row in enumerate(rows, 1) if row.startswith("- **")]
+    expected = []
+    for topic in json.loads(QMSUM.read_text(encoding="utf-8"))["topic_list"]:
+        cites = " ".join(f"[source:: [[sources/meetings/2026-05-04-es2004a"
+                         f"#L{turns[int(a)]}-L{turns[int(b)]}]]]"
+                         for a, b in topic["relevant_text_span"][:3])
+        expected.append(f"- {' '.join(topic['topic'].split())} {cites}")
+    page = next((root / "meetings").glob("2026-05-04 *.md")).read_text(encoding="utf-8")
+    assert page.split("## Topics\n\n", 1)[1].split("\n\n", 1)[0].split("\n") == expected

@@ -88,7 +88,7 @@ def about(subjects: list[str]) -> str:
     how many different ones there are."""
     seen: Counter[str] = Counter()
     first: dict[str, int] = {}
-    form: dict[str, str] = {}
+    forms: dict[str, Counter[str]] = {}
     order = 0
     for s in subjects:
         words = []
@@ -98,7 +98,7 @@ def about(subjects: list[str]) -> str:
                 continue
             if key not in words:
                 words.append(key)
-                form.setdefault(key, w)
+                forms.setdefault(key, Counter())[w] += 1
         for key in words:
             seen[key] += 1
             if key not in first:
@@ -106,7 +106,9 @@ def about(subjects: list[str]) -> str:
                 order += 1
     shared = sorted((k for k, n in seen.items() if n >= 2), key=lambda k: (-seen[k], first[k]))
     if shared:
-        return "mostly about " + ", ".join(form[k] for k in shared[:WORDS_SHOWN])
+        # Each word as it is written most often (ties: the form first written).
+        shown = [max(forms[k].items(), key=lambda kv: kv[1])[0] for k in shared[:WORDS_SHOWN]]
+        return "mostly about " + ", ".join(shown)
     distinct = list(dict.fromkeys(" ".join(s.split()) for s in subjects if s.strip()))
     if len(distinct) <= SUBJECTS_LISTED:
         return "about " + ", ".join(f"“{s}”" for s in distinct)
