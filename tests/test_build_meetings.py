@@ -175,9 +175,17 @@ def test_transcript_built_first_then_its_event_joins_the_page(tmp_path: Path) ->
     pages = sorted(p.name for p in (root / "meetings").glob("*.md"))
     assert [p for p in pages if "ricing" in p] == ["2026-03-10 pricing review.md"]
     text = (root / "meetings" / "2026-03-10 pricing review.md").read_text(encoding="utf-8")
-    # The transcript's line was written before sync added `event:` to its frontmatter (its
-    # citation keeps the line it had then); the event's line joins it.
-    assert _timeline(text) == [_expected_pricing(root)[0], transcript_line]
+    # Sync added `event:` to the transcript's frontmatter, so its turns moved down a line: the
+    # transcript's line now cites where its first turn is (on the attendees' pages too).
+    assert _timeline(text) == _expected_pricing(root)
+    assert transcript_line not in _expected_pricing(root)
+    omar = (root / "people" / "Omar Haddad.md").read_text(encoding="utf-8")
+    talk = root / "sources/meetings/2026-03-10-pricing-review.md"
+    turn = next(i for i, row in enumerate(talk.read_text(encoding="utf-8").split("\n"), 1)
+                if row.startswith("- **") and "Omar Haddad:" in row)
+    attended = [r for r in _timeline(omar) if r.startswith("- 2026-03-10 — Attended")]
+    assert attended == ["- 2026-03-10 — Attended [[2026-03-10 pricing review|pricing review]] "
+                        f"[source:: [[sources/meetings/2026-03-10-pricing-review#L{turn}]]]"]
     before = _snapshot(root)
     _run(root, "build")
     assert _snapshot(root) == before

@@ -702,7 +702,11 @@ class Applier:
             out.append(f)
         return out
 
-    def _entries(self, u: Update, text: str | None) -> list[TimelineEntry]:
+    def _entries(self, u: Update, text: str | None,
+                 refresh: list[TimelineEntry] | None = None) -> list[TimelineEntry]:
+        """The timeline entries of ``u`` the page does not list yet; those of sources it
+        already cites go to ``refresh`` (they replace their line when the source's lines
+        moved)."""
         from kenning.builder.timeline import folded_sources, folded_texts
 
         rec = self.state.pages.get(u.path, {})
@@ -727,6 +731,8 @@ class Applier:
         out = []
         for source, entry in sorted(u.timeline.items(), key=lambda kv: (kv[1].date, kv[0])):
             if source[:-3] in have or source in have:
+                if refresh is not None:
+                    refresh.append(entry)
                 continue
             if said is not None:
                 if entry.text in said:
@@ -735,12 +741,13 @@ class Applier:
             out.append(entry)
         return sorted(out, key=lambda e: (e.date, e.source or ""))
 
-    def _fold(self, u: Update, text: str, entries: list[TimelineEntry]) -> str:
+    def _fold(self, u: Update, text: str, entries: list[TimelineEntry],
+              refresh: list[TimelineEntry] | None = None) -> str:
         """The page with ``entries`` added to its timeline and its old months folded
         (:mod:`.timeline`)."""
         from kenning.builder.timeline import fold
 
-        return fold(text, self.state.pages.setdefault(u.path, {}), entries)
+        return fold(text, self.state.pages.setdefault(u.path, {}), entries, refresh or ())
 
     def _new_text(self, u: Update) -> str:
         return self._fold(u, new_page(title=u.title, frontmatter=self._frontmatter(u),
@@ -794,8 +801,9 @@ class Applier:
                 updates["last_seen"] = u.last_seen
         if updates:
             text = set_frontmatter(text, updates)
-        entries = self._entries(u, text)
-        return self._fold(u, text, entries) if entries else text
+        refresh: list[TimelineEntry] = []
+        entries = self._entries(u, text, refresh)
+        return self._fold(u, text, entries, refresh) if entries or refresh else text
 
     def _summarize(self, u: Update, text: str, data: dict[str, Any]) -> str:
         if u.type == PERSON and not u.new:
@@ -832,8 +840,9 @@ class Applier:
             now = {t.split("[source:: [[", 1)[1].split("#", 1)[0] for t in u.topics}
             have = [t for t in rec.get("topics") or [] if not any(f"[[{n}#" in t for n in now)]
             text = set_topics(text, have + u.topics, rec)
-        entries = self._entries(u, text)
-        return self._fold(u, text, entries) if entries else text
+        refresh: list[TimelineEntry] = []
+        entries = self._entries(u, text, refresh)
+        return self._fold(u, text, entries, refresh) if entries or refresh else text
 
     def _remember(self, u: Update, text: str, data: dict[str, Any]) -> None:
         rec = self.state.pages.setdefault(u.path, {})

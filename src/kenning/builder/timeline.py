@@ -149,20 +149,30 @@ def _cutoff(newest: str) -> str:
         return newest
 
 
-def fold(text: str, rec: dict[str, Any], new: Iterable[TimelineEntry] = ()) -> str:
+def _path(cite: str) -> str:
+    return cite[2:].split("]", 1)[0].split("#", 1)[0].split("|", 1)[0]
+
+
+def fold(text: str, rec: dict[str, Any], new: Iterable[TimelineEntry] = (),
+         refresh: Iterable[TimelineEntry] = ()) -> str:
     """``text`` with the timeline entries ``new`` added and its timeline folded (see the module
     docstring); ``rec`` is the page's build state, whose ``folded`` record is read and updated.
-    Returns ``text`` itself when nothing changes."""
+    A new entry that is a build line already there (same date, text and source) citing another
+    line of the source replaces it (the source grew: sync added frontmatter or an occurrence);
+    an entry of ``refresh`` only ever replaces one. Returns ``text`` itself when nothing
+    changes."""
     from kenning.vault.page import append_timeline, render_timeline
 
     added: list[tuple[str, str, str]] = []
-    for e in new:
-        line = render_timeline(e)
-        m = _BUILD_LINE.match(line)
-        if m is None:
-            text = append_timeline(text, e)  # not in the build's form: written as it is
-        else:
-            added.append((m.group("date"), m.group("text"), m.group("source")))
+    renew: list[tuple[str, str, str]] = []
+    for bucket, items in ((added, new), (renew, refresh)):
+        for e in items:
+            line = render_timeline(e)
+            m = _BUILD_LINE.match(line)
+            if m is not None:
+                bucket.append((m.group("date"), m.group("text"), m.group("source")))
+            elif bucket is added:
+                text = append_timeline(text, e)  # not in the build's form: written as it is
     lines = text.split("\n")
     span = _section(lines)
     if span is None:
@@ -176,7 +186,7 @@ def fold(text: str, rec: dict[str, Any], new: Iterable[TimelineEntry] = ()) -> s
     start, end = span
     cr = "\r" if any(line.endswith("\r") for line in lines[start:end]) else ""
     known: dict[str, dict[str, Any]] = rec.get("folded") or {}
-    entries: list[tuple[str, str, str]] = list(added)
+    entries: list[tuple[str, str, str]] = []
     keep: list[str] = []          # the person's lines (and blank lines), in order
     had_months: set[str] = set()  # months whose build line is on the page
     theirs: set[str] = set()      # months a person's month line stands for
@@ -198,6 +208,15 @@ def fold(text: str, rec: dict[str, Any], new: Iterable[TimelineEntry] = ()) -> s
             if "[source:: [[sources/" in line:
                 theirs.add(mm.group("month"))  # the build's month line, edited by a person
         keep.append(lines[start + i])  # as it is, line ending and all
+    # The sources' current lines replace the lines they had (same date, text and source).
+    where = {(e[0], e[1], _path(e[2])): e for e in entries}
+    gone: set[tuple[str, str, str]] = set()
+    for e in added + renew:
+        old = where.get((e[0], e[1], _path(e[2])))
+        if old is not None and old != e:
+            gone.add(old)
+    entries = [e for e in entries if e not in gone]
+    entries += added + [e for e in renew if (e[0], e[1], _path(e[2])) in where]
     if not entries:
         if known:
             rec.pop("folded", None)
