@@ -155,3 +155,51 @@ def test_a_newer_thread_moves_the_window_and_folds_what_fell_out(tmp_path: Path)
         f" [source:: {c['Launch date']}]",
         f"- 2026-08-01 — Wrote in email “Quarterly numbers” [source:: {c['Quarterly numbers']}]",
     ]
+
+
+def _eml_from(folder: Path, n: int, sender: str, subject: str, day: str) -> None:
+    _eml(folder, n, subject, day)
+    path = folder / f"{n:03d}.eml"
+    path.write_text(path.read_text(encoding="utf-8").replace(
+        "From: Dana Fox <dana@foxworks.example>", f"From: {sender}"), encoding="utf-8")
+
+
+def test_a_merged_page_brings_its_month_lines_and_they_keep_folding(tmp_path: Path) -> None:
+    root = _vault(tmp_path)
+    for n, (subject, day) in enumerate(SUBJECTS):
+        _eml(tmp_path / "mail1", n, subject, day)
+    dee = "Dee Fox <dee@elsewhere.example>"
+    for n, (subject, day) in enumerate([("Budget review", "2025-11-03"),
+                                        ("Budget numbers", "2025-11-10"),
+                                        ("Catch up", "2026-03-01")], 30):
+        _eml_from(tmp_path / "mail1", n, dee, subject, day)
+    _run(root, "sync", "email", str(tmp_path / "mail1"))
+    _run(root, "build")
+    c = {s: _cite(root, s) for s, _ in SUBJECTS}
+    for s in ("Budget review", "Budget numbers", "Catch up"):
+        path = next(p for p in sorted((root / "sources" / "email").glob("*.md"))
+                    if frontmatter.read(p.read_text(encoding="utf-8")).data.get("subject") == s)
+        line = next(i for i, row in enumerate(path.read_text(encoding="utf-8").split("\n"), 1)
+                    if row.startswith("## ") and "Dee Fox" in row)
+        c[s] = f"[[sources/email/{path.stem}#L{line}]]"
+    month = (f"- 2025-11 — 2 emails, mostly about Budget [source:: {c['Budget review']}]"
+             f" [source:: {c['Budget numbers']}]")
+    assert _timeline(root / "people" / "Dee Fox.md")[0] == month
+    result = CliRunner().invoke(main, ["-C", str(root), "merge", "people/Dana Fox.md",
+                                       "people/Dee Fox.md"])
+    assert result.exit_code == 0, result.output
+    page = root / "people" / "Dana Fox.md"
+    assert month in _timeline(page)
+    # A late thread from Dee's address in that month: the moved month line counts it.
+    _eml_from(tmp_path / "mail2", 40, dee, "Budget final", "2025-11-24")
+    _run(root, "sync", "email", str(tmp_path / "mail2"))
+    _run(root, "build")
+    path = next(p for p in sorted((root / "sources" / "email").glob("*.md"))
+                if frontmatter.read(p.read_text(encoding="utf-8")).data.get("subject")
+                == "Budget final")
+    line = next(i for i, row in enumerate(path.read_text(encoding="utf-8").split("\n"), 1)
+                if row.startswith("## ") and "Dee Fox" in row)
+    lines = _timeline(page)
+    assert lines[0] == (f"- 2025-11 — 3 emails, mostly about Budget [source:: "
+                        f"{c['Budget review']}] [source:: [[sources/email/{path.stem}#L{line}]]]")
+    assert month not in lines
