@@ -151,6 +151,11 @@ def test_event_and_transcript_are_one_page_citing_both(tmp_path: Path) -> None:
     omar = (root / "people" / "Omar Haddad.md").read_text(encoding="utf-8")
     assert "Invited to [[2026-03-10 Pricing review|Pricing review]]" in omar
     assert "Attended [[2026-03-10 Pricing review|Pricing review]]" in omar
+    # The attendees' `attended` edges to the one page, in the index's graph.
+    CliRunner().invoke(main, ["-C", str(root), "index"])
+    edges = _run(root, "graph", "neighbors", "meetings/2026-03-10 Pricing review.md")
+    assert sorted({e["path"] for e in edges if e["rel"] == "attended"}) == \
+        ["people/Dana Kim.md", "people/Omar Haddad.md"]
     # A recurring series is one page of its own, a line per occurrence.
     standup = (root / "meetings" / "Team standup.md").read_text(encoding="utf-8")
     event = root / "sources/calendar/2026-03-02-team-standup.md"
