@@ -40,7 +40,7 @@ _BUILD_LINE = re.compile(r"^- (?P<date>\d{4}-\d{2}-\d{2}) — (?P<text>.+?) "
                          r"\[source:: (?P<source>\[\[sources/[^\[\]]+\]\])\]$")
 _MONTH_LINE = re.compile(r"^- (?P<month>\d{4}-\d{2}) — ")
 _DATED = re.compile(r"^[-*+] (?P<date>\d{4}(?:-\d{2}){0,2})[ ]")
-_HEADING = re.compile(r"^#{1,2} ")
+_ANY_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _SUBJECT = re.compile(r"“([^”]*)”|\[\[[^\]|]*\|([^\]]*)\]\]|\[\[([^\]]*)\]\]")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9'&-]*[A-Za-z0-9]|[A-Za-z]")
 _KINDS = (("email", "email", "emails"), ("meetings", "meeting", "meetings"),
@@ -124,9 +124,11 @@ def month_line(month: str, entries: list[tuple[str, str, str]]) -> str:
 
 
 def _section(lines: list[str]) -> tuple[int, int] | None:
-    """(first line after ``## Timeline``, end) of the timeline section, or None."""
+    """(first line after the first timeline heading, end) of the timeline section, or None:
+    a heading of level 2 or deeper reading ``Timeline`` (any case), running to the next heading
+    of the same or a higher level (vault-format.md, "Sections")."""
     fence = False
-    start = None
+    start = level = None
     for i, raw in enumerate(lines):
         line = raw.rstrip("\r")
         if line.lstrip().startswith(("```", "~~~")):
@@ -134,10 +136,14 @@ def _section(lines: list[str]) -> tuple[int, int] | None:
             continue
         if fence:
             continue
+        m = _ANY_HEADING.match(line)
+        if m is None:
+            continue
+        depth = len(m.group(1))
         if start is None:
-            if line.strip() == "## Timeline":
-                start = i + 1
-        elif _HEADING.match(line):
+            if depth >= 2 and m.group(2).strip().casefold() == "timeline":
+                start, level = i + 1, depth
+        elif level is not None and depth <= level:
             return start, i
     return (start, len(lines)) if start is not None else None
 
@@ -182,7 +188,8 @@ def fold(text: str, rec: dict[str, Any], new: Iterable[TimelineEntry] = (),
         text = append_timeline(text, first)
         lines = text.split("\n")
         span = _section(lines)
-        assert span is not None
+        if span is None:  # not a section the writer and this reader agree on: leave it
+            return text
     start, end = span
     cr = "\r" if any(line.endswith("\r") for line in lines[start:end]) else ""
     known: dict[str, dict[str, Any]] = rec.get("folded") or {}
