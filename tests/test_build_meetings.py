@@ -91,6 +91,9 @@ def _inputs(tmp_path: Path) -> tuple[Path, Path]:
     talks.mkdir()
     (talks / "2026-03-10-pricing-review.vtt").write_text(VTT, encoding="utf-8")
     (talks / "2026-03-12-roadmap-sync.md").write_text(NOTES, encoding="utf-8")
+    (talks / "2026-03-09-team-standup.vtt").write_text(
+        "WEBVTT\n\n00:00:01.000 --> 00:00:03.000\n<v Lena Park>Nothing blocking.\n",
+        encoding="utf-8")
     return cal, talks
 
 
@@ -163,6 +166,16 @@ def test_event_and_transcript_are_one_page_citing_both(tmp_path: Path) -> None:
         f"- {day} — Calendar event [source:: [[sources/calendar/2026-03-02-team-standup"
         f"#L{_line(event, '- ' + day)}]]]" for day in ("2026-03-02", "2026-03-09", "2026-03-16")]
     assert frontmatter.read(standup).data["attendees"] == ["[[Dana Kim]]", "[[Lena Park]]"]
+    # The transcript of one occurrence keeps its own page, citing that occurrence.
+    occurrence = root / "sources/meetings/2026-03-09-team-standup.md"
+    assert frontmatter.read(occurrence.read_text(encoding="utf-8")).data["event"] == \
+        "[[sources/calendar/2026-03-02-team-standup]]"
+    page = next(p for p in (root / "meetings").glob("2026-03-09 *.md"))
+    assert _timeline(page.read_text(encoding="utf-8")) == [
+        "- 2026-03-09 — Calendar event, one of [[Team standup]] [source:: [[sources/calendar/"
+        f"2026-03-02-team-standup#L{_line(event, '- 2026-03-09')}]]]",
+        "- 2026-03-09 — Transcript [source:: [[sources/meetings/2026-03-09-team-standup"
+        f"#L{_line(occurrence, '- **')}]]]"]
     before = _snapshot(root)
     _run(root, "build")
     assert _snapshot(root) == before

@@ -17,7 +17,7 @@ something wrong.
 transcript does, its organizer and attendees on it; an event and a transcript linked by sync
 (``meeting:`` on the event, ``event:`` on the transcript) are one page citing both. A recurring
 series is one page (``meetings/<title>.md``) with a line per occurrence; its transcripts keep
-their own dated pages.
+their own dated pages, each citing its occurrence.
 """
 
 from __future__ import annotations

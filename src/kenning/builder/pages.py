@@ -509,6 +509,10 @@ class Applier:
                     u.timeline.setdefault(f"{source}#L{line}",
                                           TimelineEntry(0, day, what, cite(source, line)))
                 continue
+            for event in info.linked:
+                entry = self._series_occurrence(event, info)
+                if entry is not None:
+                    u.timeline.setdefault(f"{event}#series", entry)
             if info.topics:
                 from kenning.builder.meetings import topic_lines
 
@@ -581,6 +585,35 @@ class Applier:
             if not data.get("recurrence") and str(data.get("occurrences") or "1") == "1":
                 out.append(event)
         return out
+
+    def _series_occurrence(self, event: str, info: SourceInfo) -> TimelineEntry | None:
+        """For a transcript sync linked to a recurring series: the line citing the series'
+        occurrence on the transcript's date, linking the series' page when there is one (a
+        one-off event shares the transcript's page instead)."""
+        from kenning.builder.meetings import occurrences
+
+        if not info.date or event in self._same_meeting(info):
+            return None
+        other = self.infos.get(event)
+        if other is None:
+            text = self.ws.read(event)
+            if text is None:
+                return None
+            fm = fmod.read(text)
+            title = str(fm.data.get("title") or stem(event))
+            other = SourceInfo(event, "calendar", title, None, recurring=True,
+                               occurrences=occurrences(text.split("\n"), fm.body_start))
+        line = next((n for day, n, _ in other.occurrences if day == info.date), None)
+        if line is None:
+            return None
+        series = self.meeting_paths.get(event) or "meetings/" + meeting_file_name(
+            None, _clean(other.title) or stem(event))
+        name = _clean(other.title) or stem(event)
+        shown = link(series, name) if series in self.updates or (
+            self.ws.read(series) is not None and re.search(
+                re.escape(f"[[{event[:-3]}") + r"[#|\]]", self.ws.read(series) or "")) \
+            else f"“{name}”"
+        return TimelineEntry(0, info.date, f"Calendar event, one of {shown}", cite(event, line))
 
     def _joins(self, info: SourceInfo) -> bool:
         """A page of the same meeting exists or is being written."""
