@@ -102,8 +102,11 @@ def test_old_months_fold_and_a_hand_written_line_survives(tmp_path: Path) -> Non
     # but citing nothing, and a note indented under a build line.
     text = page.read_text(encoding="utf-8")
     mine = "- 2026-01-15 — Met Dana for coffee; she prefers Thursdays."
+    # ... and one in the build's very form, citing a source: it is still the person's.
+    cited = (f"- 2026-01-13 — Dana's feedback was about the enterprise tier "
+             f"[source:: {c['Pricing tiers feedback']}]")
     office = f"- 2026-02-03 — Wrote in email “Office move” [source:: {c['Office move']}]"
-    text = text.replace(office, f"{mine}\n{office}\n  - she is moving to Lisbon")
+    text = text.replace(office, f"{cited}\n{mine}\n{office}\n  - she is moving to Lisbon")
     page.write_text(text, encoding="utf-8")
 
     # A late thread in the folded month: January's line counts it and cites it as its last.
@@ -114,6 +117,7 @@ def test_old_months_fold_and_a_hand_written_line_survives(tmp_path: Path) -> Non
     assert _timeline(page) == [
         f"- 2026-01 — 4 emails, mostly about Pricing, tiers [source:: {c['Pricing tiers draft']}]"
         f" [source:: {c['Pricing tiers final']}]",
+        cited,
         mine,
         office,
         "  - she is moving to Lisbon",

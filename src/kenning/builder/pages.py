@@ -841,7 +841,8 @@ class Applier:
     def _summarize(self, u: Update, text: str, data: dict[str, Any]) -> str:
         if u.type == PERSON and not u.new:
             return text  # rewritten once at the end of the build (write_person_summaries)
-        summary = summary_for(u.type, u.title, text, data)
+        summary = summary_for(u.type, u.title, text, data,
+                              folded=_folded(self.state.pages.get(u.path, {})))
         if summary is None:
             return text
         new = own_summary_replaced(text, summary, self.state.pages.get(u.path, {}))
@@ -883,7 +884,8 @@ class Applier:
         # Only a summary the build wrote is the build's to rewrite later: a summary that was on
         # a page before the build first touched it is the person's.
         if current is not None and (u.new or
-                                    current.strip() == summary_for(u.type, u.title, text, data)):
+                                    current.strip() == summary_for(
+                                        u.type, u.title, text, data, folded=_folded(rec))):
             rec["summary"] = current.strip()
         for key in ("organization", "role"):
             if u.type == PERSON and key == "organization" and u.organization:
@@ -990,26 +992,40 @@ def correspondence(rows: list[dict[str, Any]], titles: dict[str, str]) -> dict[s
     return out
 
 
+def _folded(rec: dict[str, Any]) -> set[str]:
+    from kenning.builder.timeline import folded_sources
+
+    return folded_sources(rec)
+
+
 def summary_for(kind: str, title: str, text: str, data: dict[str, Any],
-                seen: Correspondence | None = None) -> str | None:
+                seen: Correspondence | None = None,
+                folded: set[str] | None = None) -> str | None:
     """A short deterministic summary from the page itself (frontmatter and timeline) and, for a
     person, what the mention log says (``seen``): threads in all, how many they wrote, and who
     they appear with most."""
     from kenning.builder.timeline import month_counts
 
+    # Sources its timeline cites; a month line stands for sources it does not all name: those
+    # are ``folded`` (the build state's record, source paths), else the counts the line says.
     counts: dict[str, set[str]] = defaultdict(set)
-    folded: Counter[str] = Counter()  # sources that month lines stand for
+    said: Counter[str] = Counter()
     for line in text.split("\n"):
         m = _TL_SOURCE.match(line)
         if m and _TL_MONTH.match(line):
-            folded.update(month_counts(line))
+            if folded is None:
+                said.update(month_counts(line))
         elif m:
             counts[m.group(1)].add(m.group(2))
+    for path in folded or ():
+        parts = path.split("/", 2)
+        if len(parts) == 3:
+            counts[parts[1]].add(parts[2])
     last = data.get("last_seen")
     parts = []
     for key, word in (("email", "email thread"), ("meetings", "meeting"), ("chats", "chat"),
                       ("calendar", "calendar event")):
-        n = len(counts.get(key, ())) + folded.get(key, 0)
+        n = len(counts.get(key, ())) + said.get(key, 0)
         if kind == PERSON and seen is not None:
             total = max(n, seen.sources.get(key, 0))
             if key == "email":
@@ -1084,7 +1100,8 @@ def write_person_summaries(ws: Workspace, state: BuildState, rows: list[dict[str
         rec = state.pages.get(path)
         if fm.error or rec is None:
             continue
-        summary = summary_for(PERSON, titles[path], text, fm.data, stats.get(path))
+        summary = summary_for(PERSON, titles[path], text, fm.data, stats.get(path),
+                              folded=_folded(rec))
         new = None if summary is None else own_summary_replaced(text, summary, rec)
         if new is None:
             continue

@@ -38,6 +38,11 @@ SUBJECTS_LISTED = 3  # a month of at most this many lines names its subjects ins
 
 _BUILD_LINE = re.compile(r"^- (?P<date>\d{4}-\d{2}-\d{2}) — (?P<text>.+?) "
                          r"\[source:: (?P<source>\[\[sources/[^\[\]]+\]\])\]$")
+# How the build's own lines start (pages.py ``_timeline``, meeting lines); a line in the build's
+# form saying anything else is the build's only when it wrote it (a model's line, kept in
+# ``rec["model"]``), so a person's "- 2026-03-02 — Met at the offsite [source:: …]" stays.
+_VERBS = ("Wrote in email ", "Received email ", "Copied on email ", "Attended ", "Chat ",
+          "Organized ", "Invited to ", "Mentioned in ", "Transcript", "Calendar event")
 _MONTH_LINE = re.compile(r"^- (?P<month>\d{4}-\d{2}) — ")
 _DATED = re.compile(r"^[-*+] (?P<date>\d{4}(?:-\d{2}){0,2})[ ]")
 _ANY_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
@@ -193,6 +198,7 @@ def fold(text: str, rec: dict[str, Any], new: Iterable[TimelineEntry] = (),
     start, end = span
     cr = "\r" if any(line.endswith("\r") for line in lines[start:end]) else ""
     known: dict[str, dict[str, Any]] = rec.get("folded") or {}
+    model = set(rec.get("model") or [])
     entries: list[tuple[str, str, str]] = []
     keep: list[str] = []          # the person's lines (and blank lines), in order
     had_months: set[str] = set()  # months whose build line is on the page
@@ -202,7 +208,7 @@ def fold(text: str, rec: dict[str, Any], new: Iterable[TimelineEntry] = (),
         nxt = body[i + 1] if i + 1 < len(body) else ""
         child = bool(nxt.strip()) and nxt[:1] in (" ", "\t")
         m = _BUILD_LINE.match(line)
-        if m and not child:
+        if m and not child and (m.group("text").startswith(_VERBS) or line in model):
             entries.append((m.group("date"), m.group("text"), m.group("source")))
             continue
         mm = _MONTH_LINE.match(line)
@@ -271,6 +277,12 @@ def fold(text: str, rec: dict[str, Any], new: Iterable[TimelineEntry] = (),
         rec["folded"] = dict(sorted(folded.items()))
     else:
         rec.pop("folded", None)
+    written = sorted(line for key, line in out if len(key) > 7 and not line.split(
+        " — ", 1)[1].startswith(_VERBS))
+    if written:
+        rec["model"] = written
+    else:
+        rec.pop("model", None)
     if merged == lines[start:end]:
         return text
     return "\n".join(lines[:start] + merged + lines[end:])
