@@ -93,6 +93,13 @@ class SourceInfo:
     # (display name, address) pairs written in the text: forwarded and quoted headers
     # ("cc: "Wenner, Adam" <awenner@velaw.com>", "From: Jeff Dasovich [mailto:…]").
     paired: list[tuple[str, str]] = field(default_factory=list)
+    # Meetings and calendar events (see builder/meetings.py): the sources sync linked to this
+    # one (a transcript's event, an event's transcripts), a transcript's topics (name,
+    # ``#Lstart-Lend``), an event's occurrences (date, line, note) and whether it repeats.
+    linked: tuple[str, ...] = ()
+    topics: list[tuple[str, str]] = field(default_factory=list)
+    occurrences: list[tuple[str, int, str]] = field(default_factory=list)
+    recurring: bool = False
 
 
 _FOLDER_KIND = {"email": "email", "meetings": "meeting", "chats": "chat", "calendar": "calendar"}
@@ -182,11 +189,22 @@ def extract(path: str, text: str, owner: Owner) -> SourceInfo:
     if kind == "email":
         _email(info, data, lines, fm_lines, body_start, owner)
     elif kind == "meeting":
+        from kenning.builder.meetings import linked_sources, topics
+
         _meeting(info, data, lines, fm_lines, body_start, owner)
+        info.linked = linked_sources(data.get("event"))
+        info.topics = topics(lines, body_start, data)
     elif kind == "chat":
         _chat(info, data, lines, fm_lines, body_start, owner)
     elif kind == "calendar":
+        from kenning.builder.meetings import linked_sources, occurrences
+
         _calendar(info, data, lines, fm_lines, body_start, owner)
+        info.linked = linked_sources(data.get("meeting"))
+        info.occurrences = occurrences(lines, body_start)
+        info.recurring = bool(data.get("recurrence")) or len(info.occurrences) > 1
+        if info.occurrences:
+            info.first_line = info.occurrences[0][1]
     _text(info, lines, body_start, owner)
     return info
 

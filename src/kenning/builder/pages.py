@@ -45,9 +45,9 @@ _H1 = re.compile(r"^# (.+?)\s*#*\s*$")
 _LINK_VALUE = re.compile(r"\[\[([^\]|#]+)(?:#[^\]|]*)?(?:\|([^\]]*))?\]\]")
 _TL_SOURCE = re.compile(r"^[-*+] \d{4}.*\[source:: \[\[sources/(email|meetings|chats|calendar)/"
                         r"([^\]#|]+)")
-# Email threads a person wrote listed on their timeline per calendar month.
-EMAILS_PER_MONTH = 2
 _TL_LINE = re.compile(r"^[-*+] \d{4}(?:-\d{2}){0,2} ")  # a timeline entry, not a fact
+_TL_MONTH = re.compile(r"^- \d{4}-\d{2} — ")  # a month line (timeline.py)
+_CITED_SOURCE = re.compile(r"\[\[(sources/(?:meetings|calendar)/[^\]#|]+)")
 _WORKS_AT = re.compile(r"^[-*+] works_at:: \[\[([^\]|#]+)")
 _ATTENDING = frozenset({"attendee", "speaker"})
 # Unresolved attendee mentions that name nobody, so they are no attendee either.
@@ -219,6 +219,7 @@ class Update:
     facts: list[Fact] = field(default_factory=list)
     timeline: dict[str, TimelineEntry] = field(default_factory=dict)  # source path → entry
     attendees: list[str] = field(default_factory=list)
+    topics: list[str] = field(default_factory=list)  # a meeting's ``## Topics`` lines
     rename_to: str | None = None
 
     def seen(self, day: str | None, last: str | None = None) -> None:
@@ -269,6 +270,8 @@ class Applier:
         self.owned: set[str] | None = None  # pages Kenning created (None: every page)
         self.final: dict[str, tuple[str, dict[str, Any]]] = {}  # path → (text, frontmatter)
         self.claimed: dict[str, set[str]] | None = None  # folded name → pages holding it
+        self._citing: dict[str, str] | None = None  # meeting source → the page citing it
+        self.meeting_titles: dict[str, str] = {}  # meeting page → its title
 
     # -- targets ---------------------------------------------------------------------------
 
@@ -432,16 +435,30 @@ class Applier:
         elif m.via == "chat":
             text = f"Chat {subject}"
         elif m.via == "calendar":
-            text = ("Organized" if "organizer" in m.roles else "Invited to") + f" {subject}"
+            text = ("Organized" if "organizer" in m.roles else "Invited to") + \
+                f" {self._meeting_link(info) or subject}"
         else:
             text = f"Mentioned in {subject}"
         return TimelineEntry(0, day, text, cite(m.source, m.line))
 
     def _meeting_link(self, info: SourceInfo) -> str | None:
         # Called for a resolved attendee, so _meetings writes this page in the same batch.
-        if info.kind != "meeting" or info.bulk:
+        if info.kind not in ("meeting", "calendar") or info.bulk:
             return None
-        return link(self.meeting_path(info), _clean(info.title))
+        path = self.meeting_path(info)
+        return link(path, self._meeting_title(path, info))
+
+    def _meeting_title(self, path: str, info: SourceInfo) -> str:
+        """The title of a meeting's page: the page's own, else the first source's that took
+        the path (an event and its transcript may be titled differently)."""
+        if path in self.updates:
+            return self.updates[path].title
+        title = self.meeting_titles.get(path)
+        if title is None:
+            text = self.ws.read(path)
+            title = None if text is None else first_h1(text, fmod.read(text).body_start)
+            title = self.meeting_titles[path] = title or _clean(info.title) or stem(path)
+        return title
 
     def _meetings(self, mentions: list[Mention], decisions: list[Decision],
                   targets: list[str | None]) -> None:
@@ -450,7 +467,7 @@ class Applier:
         # an attendee all the same, never a guessed link.
         by_source: dict[str, list[tuple[str | None, str]]] = defaultdict(list)
         for m, d, path in zip(mentions, decisions, targets, strict=True):
-            if m.kind != PERSON or not (m.via in _ATTENDING or (
+            if m.kind != PERSON or not (m.via in _ATTENDING or m.via == "calendar" or (
                     m.via == "owner" and _ATTENDING.intersection(m.roles))):
                 continue
             if path is None and (d.rule in _NO_ATTENDEE or str(d.rule).startswith("not-a-")
@@ -459,13 +476,19 @@ class Applier:
             entry = (path, "" if path else nm.normalize_space(m.name or m.text))
             if entry not in by_source[m.source]:
                 by_source[m.source].append(entry)
+        # A transcript naming no one still joins the page of its one-off event (and the
+        # event the page of its transcript).
+        for source, info in self.infos.items():
+            if source not in by_source and info.kind in ("meeting", "calendar") and \
+                    not info.bulk and self._joins(info):
+                by_source[source] = []
         for source, people in by_source.items():
             info = self.infos[source]
             path = self.meeting_path(info)
             if info.bulk or (path not in self.updates and not self.ws.exists(path)
                              and not any(p for p, _ in people)):
                 continue
-            u = self._update(path, "meeting", _clean(info.title) or stem(path),
+            u = self._update(path, "meeting", self._meeting_title(path, info),
                              new=not self.ws.exists(path))
             u.seen(info.date)
             linked = {p for p, _ in people if p}
@@ -478,6 +501,24 @@ class Applier:
                     continue
                 title = self.updates[p].title if p in self.updates else stem(p)
                 u.add(u.attendees, link(p, title))
+            if info.kind == "calendar":
+                # One line per occurrence (a series' page lists its dates; a one-off event's
+                # page, which its transcript shares, has one).
+                for day, line, note in info.occurrences:
+                    what = "Calendar event" + (f" ({_clean(note)})" if note else "")
+                    u.timeline.setdefault(f"{source}#L{line}",
+                                          TimelineEntry(0, day, what, cite(source, line)))
+                continue
+            for event in info.linked:
+                entry = self._series_occurrence(event, info)
+                if entry is not None:
+                    u.timeline.setdefault(f"{event}#series", entry)
+            if info.topics:
+                from kenning.builder.meetings import topic_lines
+
+                for line in topic_lines(source, info.topics):
+                    if line not in u.topics:
+                        u.topics.append(line)
             if info.date:  # a timeline line needs a date; an undated transcript has none
                 u.timeline.setdefault(source, TimelineEntry(0, info.date, "Transcript",
                                                             cite(source, info.first_line)))
@@ -488,6 +529,19 @@ class Applier:
         hit = self.meeting_paths.get(info.path)
         if hit is not None:
             return hit
+        # A transcript and the one-off calendar event sync linked to it are one meeting: the
+        # page of either is the page of both (a recurring series has a page of its own).
+        same = self._same_meeting(info)
+        if same:
+            pages = self._pages_citing()
+            found = sorted({pages[s[:-3]] for s in same if s[:-3] in pages})
+            if found:
+                self.meeting_paths[info.path] = found[0]
+                return found[0]
+            for other in same:
+                if other in self.meeting_paths:
+                    self.meeting_paths[info.path] = self.meeting_paths[other]
+                    return self.meeting_paths[other]
         cites = re.compile(re.escape(f"[[{info.path[:-3]}") + r"[#|\]]")
         # An older Kenning named the page after the source file; the build moves it first.
         legacy = "meetings/" + info.path.rsplit("/", 1)[-1]
@@ -495,7 +549,8 @@ class Applier:
         if text is not None and cites.search(text):
             self.meeting_paths[info.path] = legacy
             return legacy
-        base = "meetings/" + meeting_file_name(info.date, _clean(info.title) or stem(info.path))
+        day = None if info.kind == "calendar" and info.recurring else info.date
+        base = "meetings/" + meeting_file_name(day, _clean(info.title) or stem(info.path))
         path, n = base, 1
         while True:
             text = self.ws.read(path)
@@ -507,7 +562,74 @@ class Applier:
             path = f"{base[:-3]} {n}.md"
         self.meeting_paths[info.path] = path
         self.taken.add(name_key(path))
+        if self.ws.read(path) is None:
+            self.meeting_titles.setdefault(path, _clean(info.title) or stem(info.path))
         return path
+
+    def _same_meeting(self, info: SourceInfo) -> list[str]:
+        """The sources that are the same meeting as ``info``: a one-off event's linked
+        transcripts, a transcript's linked event when that event is one-off."""
+        if info.kind == "calendar":
+            return [] if info.recurring else list(info.linked)
+        out = []
+        for event in info.linked:
+            other = self.infos.get(event)
+            if other is not None:
+                if not other.recurring:
+                    out.append(event)
+                continue
+            text = self.ws.read(event)
+            if text is None:
+                continue
+            data = fmod.read(text).data
+            if not data.get("recurrence") and str(data.get("occurrences") or "1") == "1":
+                out.append(event)
+        return out
+
+    def _series_occurrence(self, event: str, info: SourceInfo) -> TimelineEntry | None:
+        """For a transcript sync linked to a recurring series: the line citing the series'
+        occurrence on the transcript's date, linking the series' page when there is one (a
+        one-off event shares the transcript's page instead)."""
+        from kenning.builder.meetings import occurrences
+
+        if not info.date or event in self._same_meeting(info):
+            return None
+        other = self.infos.get(event)
+        if other is None:
+            text = self.ws.read(event)
+            if text is None:
+                return None
+            fm = fmod.read(text)
+            title = str(fm.data.get("title") or stem(event))
+            other = SourceInfo(event, "calendar", title, None, recurring=True,
+                               occurrences=occurrences(text.split("\n"), fm.body_start))
+        line = next((n for day, n, _ in other.occurrences if day == info.date), None)
+        if line is None:
+            return None
+        series = self.meeting_paths.get(event) or "meetings/" + meeting_file_name(
+            None, _clean(other.title) or stem(event))
+        name = _clean(other.title) or stem(event)
+        shown = link(series, name) if series in self.updates or (
+            self.ws.read(series) is not None and re.search(
+                re.escape(f"[[{event[:-3]}") + r"[#|\]]", self.ws.read(series) or "")) \
+            else f"“{name}”"
+        return TimelineEntry(0, info.date, f"Calendar event, one of {shown}", cite(event, line))
+
+    def _joins(self, info: SourceInfo) -> bool:
+        """A page of the same meeting exists or is being written."""
+        same = self._same_meeting(info)
+        return bool(same) and (any(s in self.meeting_paths for s in same) or any(
+            s[:-3] in self._pages_citing() for s in same))
+
+    def _pages_citing(self) -> dict[str, str]:
+        """Meeting and calendar source (path without ``.md``) → the meeting page citing it."""
+        if self._citing is None:
+            self._citing = {}
+            for rel in sorted(self.ws.listdir("meetings")):
+                text = self.ws.read(rel) or ""
+                for m in _CITED_SOURCE.finditer(text):
+                    self._citing.setdefault(m.group(1), rel)
+        return self._citing
 
     # -- writing ---------------------------------------------------------------------------
 
@@ -613,8 +735,15 @@ class Applier:
             out.append(f)
         return out
 
-    def _entries(self, u: Update, text: str | None) -> list[TimelineEntry]:
-        have = set()
+    def _entries(self, u: Update, text: str | None,
+                 refresh: list[TimelineEntry] | None = None) -> list[TimelineEntry]:
+        """The timeline entries of ``u`` the page does not list yet; those of sources it
+        already cites go to ``refresh`` (they replace their line when the source's lines
+        moved)."""
+        from kenning.builder.timeline import folded_sources, folded_texts
+
+        rec = self.state.pages.get(u.path, {})
+        have = folded_sources(rec) if text else set()
         if text:
             for line in text.split("\n"):
                 m = _TL_SOURCE.match(line)
@@ -624,35 +753,38 @@ class Applier:
                     have.add(line.split("[source:: [[", 1)[1].split("#", 1)[0].split("]", 1)[0])
         # A person's page lists a subject once: the first thread of it they wrote (a weekly
         # meeting, a message filed twice, a thread split in two are counted, not repeated).
-        # At most EMAILS_PER_MONTH threads a month are listed, so a prolific writer's page stays
-        # a page (the summary counts them all, the email sources hold them).
+        # Every other line is written; older months fold into one line each (timeline.py),
+        # so a prolific writer's page stays a page without losing a thread.
         said: set[str] | None = None
-        months: Counter[str] = Counter()
         if u.type == PERSON:
-            said = set()
+            said = folded_texts(rec) if text else set()
             for line in (text or "").split("\n"):
                 if _TL_LINE.match(line) and " — " in line:
                     said.add(line.split(" — ", 1)[1].split(" [source::", 1)[0].strip())
-                    if "[source:: [[sources/email/" in line:
-                        months[line[2:9]] += 1
         out = []
         for source, entry in sorted(u.timeline.items(), key=lambda kv: (kv[1].date, kv[0])):
             if source[:-3] in have or source in have:
+                if refresh is not None:
+                    refresh.append(entry)
                 continue
             if said is not None:
                 if entry.text in said:
                     continue
-                if source.startswith("sources/email/"):
-                    if months[entry.date[:7]] >= EMAILS_PER_MONTH:
-                        continue
-                    months[entry.date[:7]] += 1
                 said.add(entry.text)
             out.append(entry)
         return sorted(out, key=lambda e: (e.date, e.source or ""))
 
+    def _fold(self, u: Update, text: str, entries: list[TimelineEntry],
+              refresh: list[TimelineEntry] | None = None) -> str:
+        """The page with ``entries`` added to its timeline and its old months folded
+        (:mod:`.timeline`)."""
+        from kenning.builder.timeline import fold
+
+        return fold(text, self.state.pages.setdefault(u.path, {}), entries, refresh or ())
+
     def _new_text(self, u: Update) -> str:
-        return new_page(title=u.title, frontmatter=self._frontmatter(u),
-                        facts=self._facts(u, None), timeline=self._entries(u, None))
+        return self._fold(u, new_page(title=u.title, frontmatter=self._frontmatter(u),
+                                      facts=self._facts(u, None)), self._entries(u, None))
 
     def _edit(self, u: Update, text: str) -> str:
         fm = fmod.read(text)
@@ -702,18 +834,24 @@ class Applier:
                 updates["last_seen"] = u.last_seen
         if updates:
             text = set_frontmatter(text, updates)
-        return append_entries(text, self._entries(u, text))
+        refresh: list[TimelineEntry] = []
+        entries = self._entries(u, text, refresh)
+        return self._fold(u, text, entries, refresh) if entries or refresh else text
 
     def _summarize(self, u: Update, text: str, data: dict[str, Any]) -> str:
         if u.type == PERSON and not u.new:
             return text  # rewritten once at the end of the build (write_person_summaries)
-        summary = summary_for(u.type, u.title, text, data)
+        summary = summary_for(u.type, u.title, text, data,
+                              folded=_folded(self.state.pages.get(u.path, {})))
         if summary is None:
             return text
         new = own_summary_replaced(text, summary, self.state.pages.get(u.path, {}))
         return text if new is None else new
 
     def _meeting_text(self, u: Update) -> str | None:
+        from kenning.builder.meetings import set_topics
+
+        rec = self.state.pages.setdefault(u.path, {})
         text = self.ws.read(u.path)
         if text is None:
             data: dict[str, Any] = {"type": "meeting"}
@@ -721,7 +859,8 @@ class Applier:
                 data["date"] = u.first_seen
             if u.attendees:
                 data["attendees"] = list(u.attendees)
-            return new_page(title=u.title, frontmatter=data, timeline=self._entries(u, None))
+            text = set_topics(new_page(title=u.title, frontmatter=data), u.topics, rec)
+            return self._fold(u, text, self._entries(u, None))
         fm = fmod.read(text)
         if fm.error:
             return None
@@ -729,7 +868,15 @@ class Applier:
         added = [a for a in u.attendees if a not in current]
         if added:
             text = set_frontmatter(text, {"attendees": current + added})
-        return append_entries(text, self._entries(u, text))
+        if u.first_seen and not fm.data.get("date"):
+            text = set_frontmatter(text, {"date": u.first_seen})
+        if u.topics:
+            now = {t.split("[source:: [[", 1)[1].split("#", 1)[0] for t in u.topics}
+            have = [t for t in rec.get("topics") or [] if not any(f"[[{n}#" in t for n in now)]
+            text = set_topics(text, have + u.topics, rec)
+        refresh: list[TimelineEntry] = []
+        entries = self._entries(u, text, refresh)
+        return self._fold(u, text, entries, refresh) if entries or refresh else text
 
     def _remember(self, u: Update, text: str, data: dict[str, Any]) -> None:
         rec = self.state.pages.setdefault(u.path, {})
@@ -737,7 +884,8 @@ class Applier:
         # Only a summary the build wrote is the build's to rewrite later: a summary that was on
         # a page before the build first touched it is the person's.
         if current is not None and (u.new or
-                                    current.strip() == summary_for(u.type, u.title, text, data)):
+                                    current.strip() == summary_for(
+                                        u.type, u.title, text, data, folded=_folded(rec))):
             rec["summary"] = current.strip()
         for key in ("organization", "role"):
             if u.type == PERSON and key == "organization" and u.organization:
@@ -844,21 +992,40 @@ def correspondence(rows: list[dict[str, Any]], titles: dict[str, str]) -> dict[s
     return out
 
 
+def _folded(rec: dict[str, Any]) -> set[str]:
+    from kenning.builder.timeline import folded_sources
+
+    return folded_sources(rec)
+
+
 def summary_for(kind: str, title: str, text: str, data: dict[str, Any],
-                seen: Correspondence | None = None) -> str | None:
+                seen: Correspondence | None = None,
+                folded: set[str] | None = None) -> str | None:
     """A short deterministic summary from the page itself (frontmatter and timeline) and, for a
     person, what the mention log says (``seen``): threads in all, how many they wrote, and who
     they appear with most."""
+    from kenning.builder.timeline import month_counts
+
+    # Sources its timeline cites; a month line stands for sources it does not all name: those
+    # are ``folded`` (the build state's record, source paths), else the counts the line says.
     counts: dict[str, set[str]] = defaultdict(set)
+    said: Counter[str] = Counter()
     for line in text.split("\n"):
         m = _TL_SOURCE.match(line)
-        if m:
+        if m and _TL_MONTH.match(line):
+            if folded is None:
+                said.update(month_counts(line))
+        elif m:
             counts[m.group(1)].add(m.group(2))
+    for path in folded or ():
+        parts = path.split("/", 2)
+        if len(parts) == 3:
+            counts[parts[1]].add(parts[2])
     last = data.get("last_seen")
     parts = []
     for key, word in (("email", "email thread"), ("meetings", "meeting"), ("chats", "chat"),
                       ("calendar", "calendar event")):
-        n = len(counts.get(key, ()))
+        n = len(counts.get(key, ())) + said.get(key, 0)
         if kind == PERSON and seen is not None:
             total = max(n, seen.sources.get(key, 0))
             if key == "email":
@@ -933,7 +1100,8 @@ def write_person_summaries(ws: Workspace, state: BuildState, rows: list[dict[str
         rec = state.pages.get(path)
         if fm.error or rec is None:
             continue
-        summary = summary_for(PERSON, titles[path], text, fm.data, stats.get(path))
+        summary = summary_for(PERSON, titles[path], text, fm.data, stats.get(path),
+                              folded=_folded(rec))
         new = None if summary is None else own_summary_replaced(text, summary, rec)
         if new is None:
             continue

@@ -390,6 +390,10 @@ def merge_pages(ws: Workspace, state: BuildState, keep: str, other: str) -> dict
     if rec_b:
         rec_a = state.pages.setdefault(keep, {})
         rec_a["keys"] = sorted(set(rec_a.get("keys", [])) | set(rec_b.get("keys", [])))
+        # The merged page's month lines moved with its timeline: what they stand for too
+        # (builder/timeline.py; a month KEEP folded itself stays KEEP's).
+        for month, folded in (rec_b.get("folded") or {}).items():
+            rec_a.setdefault("folded", {}).setdefault(month, folded)
     state.renamed[other] = keep
     targets = [Target(other, keep, a.title, _targets_for(other, b.title), b.title)]
     changed = rewrite_links(ws, targets)

@@ -203,6 +203,7 @@ def build_doc(meeting: Meeting, path: Path, where: str, report: SyncReport, *,
         "source_format": meeting.source_format,
         "original_file": path.name,
         "topic_list": meeting.topics or None,
+        "topic_turns": meeting.topic_spans or None,
     }
     if day and not meeting.date:
         fields["date_source"] = "file name"

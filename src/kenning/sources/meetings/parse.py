@@ -79,6 +79,8 @@ class Meeting:
     export_id: str | None = None
     notes: str = ""  # summary / notes from the export (Markdown)
     topics: list[str] = field(default_factory=list)
+    # Per topic, the turn spans it covers (QMSum's relevant_text_span: 0-based, inclusive).
+    topic_spans: list[list[list[int]]] = field(default_factory=list)
     no_speakers: bool = False
     warnings: list[str] = field(default_factory=list)  # what was repaired while reading
 
@@ -692,9 +694,13 @@ def _qmsum(item: dict[str, Any]) -> Meeting:
         if not isinstance(row, dict):
             continue
         turns.append(Turn(_text(row.get("speaker")) or UNKNOWN, _text(row.get("content"))))
-    topics = [_text(t.get("topic")) for t in item.get("topic_list") or []
-              if isinstance(t, dict) and t.get("topic")]
+    listed = [t for t in item.get("topic_list") or [] if isinstance(t, dict) and t.get("topic")]
+    topics = [_text(t.get("topic")) for t in listed]
+    spans = [[[int(a), int(b)] for a, b in (span for span in t.get("relevant_text_span") or []
+                                             if isinstance(span, list) and len(span) == 2)
+              if str(a).isdigit() and str(b).isdigit()] for t in listed]
     return Meeting(source_format="qmsum", turns=turns, topics=topics,
+                   topic_spans=spans if any(spans) else [],
                    no_speakers=not any(t.speaker != UNKNOWN for t in turns))
 
 
