@@ -163,7 +163,7 @@ def test_a_page_named_with_an_item_word_is_that_page(v: Vault) -> None:
 def test_item_words_are_whole_words_and_a_question_without_a_name_says_what_to_run(
         v: Vault) -> None:
     from kenning.errors import PageNotFound
-    from kenning.items import intent
+    from kenning.recall.items import intent
 
     assert intent("who is Sarah's owner?")[0] is False  # "owner" is not "owe"
     assert intent("the committee")[0] is False

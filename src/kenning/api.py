@@ -393,7 +393,7 @@ class Vault:
         without the item words, and the entity's items lead the answer. ``record`` notes the
         recall in the activity that ranks results (a remote caller's must not).
         """
-        from kenning import items as item_answers
+        from kenning.recall import items as item_answers
         from kenning.recall.entity import recall
 
         about_items, rest, kind = item_answers.intent(question)
@@ -437,7 +437,7 @@ class Vault:
         ``everything`` (the question asked about items) the done ones after them; the owner's
         to the page first when ``mine_first``."""
         from kenning.index.queries.items import ItemFilter, item_copies
-        from kenning.items import merge, order
+        from kenning.recall.items import merge, order
 
         store = self.reader
         today = _today()
@@ -473,8 +473,8 @@ class Vault:
         are dates; ``overdue`` means open with a due date before ``today`` (default: today,
         or ``KENNING_TODAY``).
         """
-        from kenning import items as answers
         from kenning.index.queries.items import ItemFilter, item_copies
+        from kenning.recall import items as answers
 
         kinds = (kind,) if isinstance(kind, str) else tuple(kind or ())
         bad = [k for k in kinds if k not in answers.KINDS]
@@ -538,7 +538,7 @@ class Vault:
         """
         from kenning.graph import queries
         from kenning.index.queries import pages
-        from kenning.items import compact as compact_item
+        from kenning.recall.items import compact as compact_item
         from kenning.recall.search import cite
 
         page = self.find(ref)
@@ -926,7 +926,7 @@ class Vault:
         (when ``project`` names a page)."""
         from datetime import timedelta
 
-        from kenning.items import line
+        from kenning.recall.items import line
 
         today = _today()
         try:

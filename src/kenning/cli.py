@@ -361,7 +361,7 @@ def recall(ctx: click.Context, question: tuple[str, ...], budget: int, overview:
                 ("Connected", answer.neighbours, lambda n: f"{', '.join(n['relations'])} "
                                                             f"{n['title']}"))
     if answer.items:
-        from kenning.items import line as item_line
+        from kenning.recall.items import line as item_line
 
         label = "Items" if answer.items_first else "Open items"
         shown = [{"status": "open", "overdue": False, **i} for i in answer.items]

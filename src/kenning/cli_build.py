@@ -75,15 +75,17 @@ def register(main: click.Group) -> None:
         """Build people, organization, project, topic and meeting pages from new or changed
         sources."""
         from kenning.builder import run_build
+        from kenning.builder.items.llm import ItemModel
         from kenning.builder.llm import make_resolver
 
         root = vault_root(ctx)
-        # With an `llm:` config the model decides each batch (validated, with the deterministic
-        # resolver as its suggestion and fallback); without one nothing changes.
+        # With an `llm:` config the model decides each batch and proposes each source's items
+        # (validated, with the deterministic results as its suggestions and fallback); without
+        # one nothing changes.
         resolver = make_resolver(root)
         with progress_bar("Building", "sources") as progress:
             report = run_build(root, batch_size=batch_size, dry_run=dry_run, progress=progress,
-                               resolver=resolver)
+                               resolver=resolver, item_model=ItemModel.from_vault(root))
         if resolver is not None:
             report.warnings.extend(resolver.warnings)
         if as_json:

@@ -35,7 +35,7 @@ def items(ctx: click.Context, kinds: tuple[str, ...], who: str | None, to: str |
     """Commitments, asks and decisions: overdue first, then due soonest, then newest; each
     cited to its source line (path#Lstart-Lend)."""
     from kenning.api import Vault
-    from kenning.items import line
+    from kenning.recall.items import line
 
     vault = Vault.open((ctx.find_root().obj or {}).get("vault"))
     found = vault.items(kind=kinds, who=who, to=to, status=status, due_before=due_before,

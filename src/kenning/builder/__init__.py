@@ -192,12 +192,18 @@ def _contacts(infos: dict[str, SourceInfo]) -> set[str]:
 
 
 def run_build(root: Path | str, *, batch_size: int = DEFAULT_BATCH, dry_run: bool = False,
-              progress: Progress | None = None, resolver: Resolver | None = None) -> BuildReport:
+              progress: Progress | None = None, resolver: Resolver | None = None,
+              item_model: Any = None) -> BuildReport:
     """Build entity pages from new or changed sources (see the module docstring).
 
     A build is one unit (:mod:`.journal`): every file it changes is journaled first, and a
     build that did not finish is rolled back by the next, which then builds from where the
-    killed one started. Temp files of writes a kill cut short are removed first."""
+    killed one started. Temp files of writes a kill cut short are removed first.
+
+    ``resolver`` and ``item_model`` are the configured model's entity resolution
+    (:func:`kenning.builder.llm.make_resolver`) and item pass
+    (:meth:`kenning.builder.items.llm.ItemModel.from_vault`); without them the build is
+    deterministic."""
     from kenning.builder.journal import begin, build_lock, interrupted, rollback
     from kenning.vault.fsio import sweep_temp_files
 
@@ -208,7 +214,7 @@ def run_build(root: Path | str, *, batch_size: int = DEFAULT_BATCH, dry_run: boo
         notes = ["the last build was interrupted: `kenning build` rolls its changes back first; "
                  "this dry run shows the changes against its half-written pages"] \
             if interrupted(root) else []
-        return _build(root, batch_size, True, progress, resolver, None, notes)
+        return _build(root, batch_size, True, progress, resolver, None, notes, item_model)
     with build_lock(root) as notes:
         swept = sweep_temp_files(root)
         if swept:
@@ -216,7 +222,8 @@ def run_build(root: Path | str, *, batch_size: int = DEFAULT_BATCH, dry_run: boo
                          + ", ".join(swept[:5]) + (" …" if len(swept) > 5 else ""))
         journal = begin(root)
         try:
-            report = _build(root, batch_size, False, progress, resolver, journal, notes)
+            report = _build(root, batch_size, False, progress, resolver, journal, notes,
+                            item_model)
         except BaseException:
             # A build that failed undoes itself now (a kill is undone by the next run).
             with contextlib.suppress(Exception):
@@ -227,7 +234,8 @@ def run_build(root: Path | str, *, batch_size: int = DEFAULT_BATCH, dry_run: boo
 
 
 def _build(root: Path, batch_size: int, dry_run: bool, progress: Progress | None,
-           resolver: Resolver | None, journal: Any, notes: list[str]) -> BuildReport:
+           resolver: Resolver | None, journal: Any, notes: list[str],
+           item_model: Any = None) -> BuildReport:
     from kenning.builder import names as nm
     from kenning.builder import state as st
     from kenning.builder.identities import build_address_book
@@ -489,7 +497,7 @@ def _build(root: Path, batch_size: int, dry_run: bool, progress: Progress | None
         rows = st.read_log(root)  # the log follows pages that moved to their titles
     if rows is not None or _items_wanted(root):
         _items_pass(root, ws, state, infos, rows, owner, loader, owned | created, report,
-                    dry_run, intend)
+                    dry_run, intend, item_model)
     if not dry_run and (rows is not None or removed):
         _save(root, state, rows, intend)
     elif not dry_run and not paths and not state.pages:
@@ -509,29 +517,19 @@ def _build(root: Path, batch_size: int, dry_run: bool, progress: Progress | None
 
 
 def _items_wanted(root: Path) -> bool:
-    """The items state is missing or older than the extractor (and one is installed)."""
-    try:
-        from kenning.builder.items.write import needed
-    except ImportError:
-        return False
-    try:
-        return needed(root)
-    except ImportError:
-        return False
+    """The items state is missing or older than the extractor."""
+    from kenning.builder.items.write import needed
+
+    return needed(root)
 
 
 def _items_pass(root: Path, ws: Any, state: BuildState, infos: dict[str, SourceInfo],
                 rows: list[dict[str, Any]] | None, owner: Any, loader: Any, owned: set[str],
-                report: BuildReport, dry_run: bool, intend: Any) -> None:
+                report: BuildReport, dry_run: bool, intend: Any, model: Any) -> None:
     """Commitments, asks and decisions onto their pages (:mod:`kenning.builder.items.write`)."""
     from kenning.builder import state as st
+    from kenning.builder.items.write import run_items
 
-    try:
-        import kenning.builder.items.extract
-        import kenning.builder.items.settle  # noqa: F401
-        from kenning.builder.items.write import run_items
-    except ImportError:
-        return  # the extractor is not in this tree yet
     if rows is None:
         rows = st.read_log(root)
     for r in rows:
@@ -539,7 +537,7 @@ def _items_pass(root: Path, ws: Any, state: BuildState, infos: dict[str, SourceI
             r["page"] = state.follow(r["page"])
     out = run_items(root, ws, hashes=dict(state.sources), infos=infos, rows=rows, owner=owner,
                     index=loader.load, owned=owned, follow=state.follow, dry_run=dry_run,
-                    intend=intend)
+                    intend=intend, model=model)
     report.items_found, report.items_new = out.found, out.new
     report.items_closed, report.items_total = out.closed, out.total
     report.item_notes = out.notes

@@ -89,7 +89,7 @@ def recall(store: Store, page_id: int, *, budget: int = 1500,
            items: list[dict[str, Any]] | None = None, items_first: bool = False) -> Recall:
     """Summary, active facts, latest timeline and strongest neighbours of a page, in budget.
 
-    ``items`` (the entity's open commitments, asks, decisions; kenning.items.compact) go after
+    ``items`` (the entity's open commitments, asks, decisions; ``recall.items.compact``) go after
     the facts, or right after the summary when ``items_first`` (the question asked for them)."""
     row = recall_sql.entity_page(store, page_id)
     path, title, ptype, summary, title_line, summary_start, summary_end = row

@@ -12,7 +12,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kenning.builder.items.model import DONE, Item, SourceItems
 from kenning.builder.items.place import Places, meeting_pages, subject_pages, topic_pages
@@ -22,6 +22,9 @@ from kenning.builder.items.state import (
     delivery_as_dict,
     reply_as_dict,
 )
+
+if TYPE_CHECKING:
+    from kenning.builder.items.llm import ItemModel
 
 MAX_NOTES = 200
 _SECTION_RANK = {"commitments": 0, "open items": 1, "action items": 2, "decisions": 3}
@@ -87,11 +90,12 @@ def _record(si: SourceItems, digest: str | None, title_line: int | None) -> Sour
 def run_items(root: Path, ws: Any, *, hashes: dict[str, str], infos: dict[str, Any],
               rows: list[dict[str, Any]], owner: Any, index: Callable[[], Any], owned: set[str],
               follow: Callable[[str | None], str | None], dry_run: bool,
-              intend: Any = None) -> ItemsReport:
+              intend: Any = None, model: ItemModel | None = None) -> ItemsReport:
     """The items pass (see the module docstring). ``hashes``: every source the build holds →
     the hash of its bytes (``state.sources``); ``infos``: this build's parsed sources;
     ``rows``: the whole mention log; ``index``: gives the final entity index; ``owned``: the pages
-    Kenning created (the rest it may write only when typed)."""
+    Kenning created (the rest it may write only when typed); ``model``: the configured model's
+    item pass (:class:`kenning.builder.items.llm.ItemModel`), or None."""
     import time
 
     from kenning.builder.items.extract import extract_items
@@ -132,7 +136,7 @@ def run_items(root: Path, ws: Any, *, hashes: dict[str, str], infos: dict[str, A
         extracted.append((source, text, si))
         lines_of[source] = _title_line(text)
     if extracted:
-        refined = _refine(root, extracted, out)
+        refined = _refine(model, extracted, out)
         if refined is not None:
             extracted = [(s, t, r) for (s, t, _), r in zip(extracted, refined, strict=True)]
     for source, _text, si in extracted:
@@ -202,18 +206,13 @@ def _signature(it: Item, said: set[str]) -> str:
                       ensure_ascii=False)
 
 
-def _refine(root: Path, extracted: list[tuple[str, str, SourceItems]],
+def _refine(model: ItemModel | None, extracted: list[tuple[str, str, SourceItems]],
             out: ItemsReport) -> list[SourceItems] | None:
-    """The model's pass over this build's sources, when a model is configured."""
-    try:
-        from kenning.builder.items.llm import ItemModel  # type: ignore[import-not-found]
-    except ImportError:
-        return None
-    model = ItemModel.from_vault(root)
+    """The model's pass over this build's sources, when the build was given one."""
     if model is None:
         return None
     refined = list(model.refine(extracted))
-    out.warnings.extend(getattr(model, "warnings", []) or [])
+    out.warnings.extend(model.warnings)
     if len(refined) != len(extracted):
         out.warnings.append(f"the item model returned {len(refined)} sources for "
                             f"{len(extracted)}; its output is not used")
