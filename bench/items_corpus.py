@@ -308,6 +308,7 @@ class Generator:
         self.chat_files: dict[str, Any] = {}
         self.pending: list[dict[str, Any]] = []   # commitments to deliver in a later thread
         self.day = START
+        self.last: dt.datetime | None = None
         self._n = 0
 
     # -- helpers
@@ -394,9 +395,20 @@ class Generator:
                           org=self.pick(self.orgs))
 
     def when(self, day: dt.date) -> dt.datetime:
-        tz = dt.timezone(dt.timedelta(minutes=self.pick(TZS)))
-        return dt.datetime(day.year, day.month, day.day, self.rng.randint(8, 17),
-                           self.rng.choice([0, 5, 12, 20, 30, 41, 47, 55]), tzinfo=tz)
+        """A time on ``day`` (or the next weekday that allows it) later than every message
+        written so far: mail is rendered in time order, so a reply must come after its parent
+        in absolute time, whatever the two writers' time zones."""
+        while True:
+            tz = dt.timezone(dt.timedelta(minutes=self.pick(TZS)))
+            at = dt.datetime(day.year, day.month, day.day, self.rng.randint(8, 17),
+                             self.rng.choice([0, 5, 12, 20, 30, 41, 47, 55]), tzinfo=tz)
+            if self.last is None or at > self.last + dt.timedelta(minutes=5):
+                self.last = at
+                self.day = max(self.day, day)
+                return at
+            day += dt.timedelta(days=1)
+            while day.weekday() >= 5:
+                day += dt.timedelta(days=1)
 
     # -- email
     def body(self, sender: Person, to: Person, sentences: list[str]) -> list[str]:
@@ -653,7 +665,13 @@ class Generator:
             at = f"{ref}#{clock}"
             what = self.pick(["filler", "filler", "commit", "ask", "decision", "deliver"])
             text = self.pick(self.bank.FILLER)
-            if what == "deliver":
+            last = messages[-1] if messages else None
+            if (what == "filler" and last is not None and last["speaker"] != speaker.name
+                    and last.get("item") and rng.random() < 0.7):
+                # a reply quoting the other's item: the chat connector keeps it as written
+                text = f"Re this:\n> {last['text']}\n{text}"
+                self.trap("quoted", at, last["text"])
+            elif what == "deliver":
                 mine = [c for c in commits if c[1] is speaker]
                 if mine:
                     item, _, obj = mine[0]
@@ -681,7 +699,8 @@ class Generator:
                 self.gold("decision", at, text, speaker, status="decided", rejected=rejected,
                           about=about, date=day.isoformat(), channel="chat")
             messages.append({"id": str(k + 1), "speaker": speaker.name, "text": text,
-                             "timestamp": f"{day.isoformat()}T{clock}:00Z", "at": at})
+                             "timestamp": f"{day.isoformat()}T{clock}:00Z", "at": at,
+                             "item": what in ("commit", "ask", "decision")})
         for item, addressee, k in asks:
             for later in messages[k + 1:]:
                 if later["speaker"] == addressee.name:
@@ -689,7 +708,7 @@ class Generator:
                     item["closed_by"] = {"source": later["at"], "text": None}
                     break
         for m in messages:
-            del m["at"]
+            del m["at"], m["item"]
         self.chat_files[f"{cid}.json"] = {
             "id": cid, "title": f"Chat with {mate.first} {i + 1}",
             "participants": [self.owner.name, mate.name], "messages": messages}
