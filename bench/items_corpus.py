@@ -107,6 +107,9 @@ FACETS = [
     ("the mobile app", "React Native", "native Swift", "we share code with the web app"),
     ("the design agency", "Studio North", "Pixelworks", "their portfolio fits better"),
     ("the launch date", "the 2nd of June", "mid-May", "QA needs two more weeks"),
+    ("Project Heron", "a phased rollout", "a big-bang launch", "support can absorb it slowly"),
+    ("Project Kestrel", "the managed Kafka", "a self-hosted queue", "nobody wants the pager"),
+    ("Project Juniper", "two regions", "a single region", "the contract asks for failover"),
 ]
 MEETING_TITLES = ["Weekly sync", "Pilot kickoff", "Pricing review", "Hiring debrief",
                   "Launch retro", "Roadmap planning", "Partner check-in", "Budget review"]

@@ -246,3 +246,17 @@ def test_cli_names_a_folder_without_labels(tmp_path):
     result = CliRunner().invoke(main, ["eval", "items", str(tmp_path)])
     assert result.exit_code != 0
     assert "labels.json" in result.output
+
+
+def test_about_is_scored_only_where_the_gold_names_a_topic(vault):
+    located = ev.locate_all(vault, LABELS)
+    span = located.spans["g3"]
+    r = ev.score(LABELS, located, [_item("decision", span, PRIYA, status="decided",
+                                         rejected=("Adyen",))])
+    assert r.attributes["about"] == [0, 0]
+    labels = json.loads(json.dumps(LABELS))
+    labels["items"][2]["about"] = ["the Project Heron"]
+    right = _item("decision", span, PRIYA, status="decided", about=("Project Heron",))
+    assert ev.score(labels, located, [right]).attributes["about"] == [1, 1]
+    wrong = _item("decision", span, PRIYA, status="decided", about=("billing",))
+    assert ev.score(labels, located, [wrong]).attributes["about"] == [0, 1]
