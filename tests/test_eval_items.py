@@ -226,6 +226,7 @@ def test_cli_on_a_generated_corpus_with_gold_as_predictions(tmp_path, monkeypatc
                 kind=g["kind"], text=g["text"], source=span.path, line=span.line, end=span.end,
                 date=g["date"], who=party(g["who"]), to=tuple(party(t) for t in g["to"]),
                 due=g["due"], status=g["status"], rejected=tuple(g["rejected"]),
+                about=tuple(g["about"]),
                 closed_by=(f"{closed.path[:-3]}#L{closed.line}-L{closed.end}"
                            if closed else None)))
         return out, 1, []

@@ -24,8 +24,8 @@ the gold line (or a line where the same promise is repeated: the repeat may be t
 one to one, closest first. Per kind: precision, recall, F1. Over matched items: who, due,
 status (and ``to`` where the gold names addressees, ``rejected`` for decisions, ``about`` for
 decisions whose gold names a topic — each topic's words, "the" aside, inside one predicted
-``about`` — and ``closed_by`` for items done on both sides) right or wrong. Distractors: how many present in the rendered
-sources overlap an unmatched predicted item.
+``about`` — and ``closed_by`` for items done on both sides) right or wrong. Distractors: how
+many present in the rendered sources overlap an unmatched predicted item.
 """
 
 from __future__ import annotations
