@@ -177,6 +177,16 @@ def _email(out: Parsed, data: dict[str, Any], lines: list[str], start: int, owne
         if _WROTE_END.search(stripped) and len(stripped) < 200:
             cut = True  # "... <x@y> wrote:" wrapped over two lines
             continue
+        if re.match(r"^\s*To:\s*\S", stripped) and any(
+                re.match(r"^\s*(?:cc|Subject|bcc)\s*:", lines[k].strip(), re.IGNORECASE)
+                for k in range(n, min(n + 3, len(lines)))):
+            # A Lotus Notes reply header ("Name / date / To: / cc: / Subject:"): the rest is
+            # the quoted conversation; the name and date lines before it go too.
+            while unit.lines and unit.lines[-1][1].strip() and len(unit.lines[-1][1]) < 80 \
+                    and n - unit.lines[-1][0] <= 3:
+                unit.lines.pop()
+            cut = True
+            continue
         if _FROM_HDR.match(stripped):
             pending_from = True
             continue
@@ -226,6 +236,10 @@ def _meeting(out: Parsed, data: dict[str, Any], lines: list[str], start: int, ow
         raw = lines[n - 1].rstrip("\r")
         if raw.startswith("## "):
             heading = raw[3:].strip().lower()
+            if section == "notes" and unit is not None and not heading.startswith(
+                    ("transcript", "topics", "notes")):
+                unit.lines.append((n, raw))  # a heading of the notes ("## Action items")
+                continue
             section = "notes" if heading.startswith("notes") else \
                 "transcript" if heading.startswith("transcript") else "other"
             if section == "notes":

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 _STATES = frozenset("""be have know think see hope wish want need like love hate miss feel guess
 assume suppose believe expect wait remember forget mind seem appear look sound understand mean
 care bet doubt imagine recall agree disagree hear notice prefer enjoy appreciate regret keep stay
-remain live die sleep survive rest pass talk speak chat meet discuss take get go come leave
+remain live die sleep survive rest pass talk speak chat meet discuss get go come leave
 return say tell ask wonder consider cover happen work do""".split())
 # ... but some of these become actions with what follows them.
 _STATE_ACTIONS = re.compile(
@@ -49,10 +49,10 @@ _STATE_ACTIONS = re.compile(
 _FOLLOW_UP = re.compile(r"^(?:circle back|get back|follow up|follow-up|let (?:you|\w+) know|"
                         r"touch base|revert|keep you (?:posted|updated|informed)|be in touch|"
                         r"reach out|check (?:in|back)|ping)\b", re.IGNORECASE)
-_HEDGE = frozenset("""probably maybe perhaps possibly likely hopefully try attempt""".split())
+_HEDGE = frozenset("""probably maybe perhaps possibly likely""".split())
 _ADVERBS = frozenset("""also then just definitely certainly still now quickly personally first
 happily gladly gonna surely absolutely again soon immediately promptly shortly later today
-tomorrow right actually really then once finally""".split())
+tomorrow right actually really then once finally ever even""".split())
 _NEG = re.compile(r"\b(?:not|never|no longer|n't|nobody|nothing|neither|nor|cannot|without)\b",
                   re.IGNORECASE)
 _COND = re.compile(r"\b(?:if|unless|whether|in case|suppose|supposing|assuming|imagine|"
@@ -67,7 +67,9 @@ _MODAL = (r"(?:['’]ll|\s+will|\s+shall|['’]m\s+going\s+to|\s+am\s+going\s+to
           r"['’]d\s+be\s+happy\s+to|\s+plan\s+to|\s+intend\s+to|['’]m\s+planning\s+to|"
           r"\s+am\s+planning\s+to|['’]re\s+planning\s+to|\s+offer\s+to|"
           r"['’]m\s+on\s+(?:it|the)\b[^.]{0,40}?\band\s+will|\s+volunteer\s+to)")
-_COMMIT = re.compile(rf"(?<![\w'’])(?P<subj>{_I}|Let me|let me|Lemme|I['’]ll have|We['’]ll have)"
+_COMMIT = re.compile(rf"(?<![\w'’])(?P<subj>{_I}|Let me|let me|Lemme|I['’]ll have|We['’]ll have|"
+                     r"(?:My|my|Our|our) (?:team|people|group|office|side)|"
+                     r"(?:^|(?<=, )|(?<=\. ))(?:Happy|happy|Glad|glad|Pleased|pleased) to)"
                      rf"(?P<modal>{_MODAL})?\s+(?P<rest>.+)$")
 _ASK = re.compile(
     r"(?<![\w'’])(?:(?P<modal>could|can|would|will|won['’]t)\s+you\s+(?:please\s+|kindly\s+|"
@@ -75,7 +77,7 @@ _ASK = re.compile(
     r"|find\s+time|manage)\s+to\s+)?(?P<verb>[a-z]+)|"
     r"(?P<mind>would|do)\s+you\s+mind\s+(?P<ing>[a-z]+ing)|"
     r"(?:I|we)\s+(?:need|want|['’]d\s+like|would\s+like|['’]d\s+love|would\s+appreciate\s+it\s+if)"
-    r"\s+(?:you|\w+)\s+(?:to|could)\s+(?P<verb2>[a-z]+)|"
+    r"\s+(?:you|[A-Z][a-z]+)\s+(?:to|could)\s+(?P<verb2>[a-z]+)|"
     r"(?:can|could|may)\s+I\s+(?:ask|get)\s+you\s+to\s+(?P<verb3>[a-z]+)|"
     r"(?:it\s+would\s+be\s+(?:great|helpful|good)|(?:I|we)\s+would\s+appreciate\s+it)\s+if\s+"
     r"you\s+could\s+(?P<verb4>[a-z]+)|"
@@ -92,7 +94,12 @@ _BOILER = re.compile(r"\b(?:if you have any (?:questions|concerns|comments|probl
                      r"if (?:you )?need anything|if there(?:'s| is) anything|any questions|"
                      r"if i can (?:be of|help)|any (?:other )?thoughts|"
                      r"do not hesitate|don't hesitate|feel free|how are you|how's it going|"
-                     r"how was your|hope (?:you|all|this)|thanks? (?:you )?(?:for|again))\b",
+                     r"how was your|hope (?:you|all|this)|thanks? (?:you )?(?:for|again)|"
+                     r"how (?:i|we) can help|if you need (?:more|any|further|additional|help)|"
+                     r"if you(?:'d| would) like|read and follow|for (?:more )?information|"
+                     r"https?://|www\.|unsubscribe|to be removed|mailing list|"
+                     r"if you (?:wish|want) to|if you are interested|what you think|"
+                     r"your thoughts)\b",
                      re.IGNORECASE)
 _YOU_QUESTION = re.compile(
     r"^(?:[A-Z][\w'-]*,\s*)?(?:(?:do|did|does|have|has|are|is|were|was|can|could|would|will)\s+"
@@ -202,9 +209,9 @@ def _first_word(rest: str) -> tuple[str, str]:
     i = 0
     while i < len(tokens) and tokens[i].casefold().strip(",") in _ADVERBS:
         i += 1
-    if i < len(tokens) and tokens[i].casefold() in ("try", "attempt") and i + 1 < len(tokens) \
+    if i + 2 < len(tokens) and tokens[i].casefold() in ("try", "attempt", "aim") \
             and tokens[i + 1].casefold() == "to":
-        return "try", " ".join(tokens[i:])
+        i += 2  # "I'll try to send …": the promise is the sending
     if i >= len(tokens):
         return "", ""
     word = re.sub(r"[^a-z'-]", "", tokens[i].casefold())
@@ -223,6 +230,10 @@ probably maybe perhaps all both each some any very too so and or but than then t
 definitely""".split())
 
 
+_REPORTED = re.compile(r"[\"“”]\s*,?\s*(?:he|she|they|[A-Z][a-z]+)\s+(?:said|says|added|told)\b|"
+                       r"\b(?:said|says|told reporters|according to)\b.{0,40}[\"“]|^[\"“]")
+
+
 def read(sentence: str, *, in_actions: bool = False, names: frozenset[str] = frozenset()
          ) -> list[Cue]:
     """The cues one sentence carries (usually none, at most one of each kind). ``names``:
@@ -230,7 +241,7 @@ def read(sentence: str, *, in_actions: bool = False, names: frozenset[str] = fro
     commitments and vocatives; ``in_actions``: the sentence is a line of an action-item
     section or an action-item line ("- [ ] …", "AI: …")."""
     text = clean(sentence)
-    if len(text) < 3 or len(text) > 600:
+    if len(text) < 3 or len(text) > 600 or _REPORTED.search(text):
         return []
     out: list[Cue] = []
     decision = _decision(text)
@@ -241,7 +252,8 @@ def read(sentence: str, *, in_actions: bool = False, names: frozenset[str] = fro
     if delivery is not None:
         out.append(delivery)
     if in_actions:
-        out.append(Cue("commitment", text, subject=_action_owner(text, names)))
+        if len(text.split()) >= 3 and not text.endswith("?"):
+            out.append(Cue("commitment", text, subject=_action_owner(text, names)))
         return out
     commitment = _commitment(text, names)
     if commitment is not None and delivery is None:
@@ -268,19 +280,25 @@ def _commitment(text: str, names: frozenset[str]) -> Cue | None:
         return None
     m = _COMMIT.search(text)
     subject = None
-    if m is not None and (m.group("modal") or m.group("subj").lower().startswith(("let", "lem"))
-                          or "have" in m.group("subj").lower()):
+    if m is not None and (m.group("modal") or m.group("subj").lower().startswith(
+            ("let", "lem", "happy", "glad", "pleased")) or "have" in m.group("subj").lower()):
         before = text[: m.start()]
         if _COND.search(before) or re.search(r"\b(?:said|told|thought|hoped|wished|promised|"
-                                             r"asked|wondered|mentioned)\b\W*$", before):
-            return None
+                                             r"asked|wondered|mentioned|so that|in order|"
+                                             r"until|before|after|unless|where|which|that|"
+                                             r"than)\b\W*$", before, re.IGNORECASE):
+            return None  # reported, or a clause of purpose / time ("so that I can …")
+        if re.search(r"[a-z0-9]\s+so\s*$", before):
+            return None  # "… by Tuesday so I can extend the offer" (not "Right, so I will …")
         modal = (m.group("modal") or "").strip().casefold().replace("’", "'")
         rest = m.group("rest")
-        if _COND.search(rest.split(",")[0]) and not re.search(r"\bif (?:needed|necessary|"
-                                                              r"possible|you (?:want|like))",
-                                                              rest):
+        if _COND.search(rest.split(",")[0]) and not re.search(
+                r"\bif (?:needed|necessary|possible|you (?:want|like)|that (?:works|suits|is ok)"
+                r"|it helps)", rest):
             return None
         subj = m.group("subj").lower()
+        if subj.endswith(" to"):
+            modal = "'m happy to"
         if "have" in subj:
             word, tail = "have", "have " + rest
         else:
@@ -294,14 +312,22 @@ def _commitment(text: str, names: frozenset[str]) -> Cue | None:
             return None
         if word in _STATES and not _STATE_ACTIONS.match(tail):
             return None
-        needs_due = bool(_FOLLOW_UP.match(tail)) or modal in ("can", "'m happy to",
+        follow_up = bool(_FOLLOW_UP.match(tail)) and not re.search(
+            r"^\S+(?: \S+)?\s+(?:back\s+)?(?:with|on|about|regarding|re)\s+(?:the|your|our|my|a|an|"
+            r"this|that|those|these|some|more|details|numbers|figures|results|answers)\b", tail)
+        needs_due = follow_up or modal in ("can", "'m happy to",
                                                                "am happy to", "'re happy to",
                                                                "'d be happy to", "plan to",
                                                                "'m planning to", "intend to")
-        if modal == "can" and re.search(r"\b(?:for|to|send|get|give|show)\s+you\b", tail):
-            needs_due = bool(_FOLLOW_UP.match(tail))
+        if modal in ("can", "'m happy to", "am happy to", "'re happy to", "'d be happy to") \
+                and (re.search(r"\b(?:for|to|send|get|give|show)\s+you\b", tail)
+                     or subj in ("happy to", "glad to", "pleased to")
+                     or (modal != "can" and subj == "i")
+                     or re.match(r"(?i)^(?:ok|okay|sure|yes|yep|fine|absolutely|of course|"
+                                 r"no problem|will do|happy to help)\b", text)):
+            needs_due = follow_up  # an offer made to someone / in answer to a request
         if subj.startswith(("let", "lem")):
-            needs_due = needs_due or bool(_FOLLOW_UP.match(tail))
+            needs_due = needs_due or follow_up
         return Cue("commitment", text, needs_due=needs_due, vocative=_vocative(text, names))
     # A named participant with a plan in the future or the present ("Priya ships it this week",
     # "Sam will move the teams over in November", "Marta to draft the memo").
@@ -391,7 +417,7 @@ def _ask(text: str, names: frozenset[str]) -> Cue | None:
                     "thanks", "thank", "good", "great", "sure", "yes", "no"):
             return Cue("ask", text, vocative=vocative)
     if text.endswith("?") and _YOU_QUESTION.search(text) and len(text.split()) >= 4 \
-            and not _COND.search(text.split("?")[0][:12]):
+            and not _COND.search(text):
         if re.search(r"\b(?:should|shall)\s+(?:we|i)\b", text, re.IGNORECASE):
             return None
         return Cue("ask", text, vocative=vocative)
@@ -432,6 +458,12 @@ def _decision(text: str) -> Cue | None:
             return None
         if _DECISION_NEG.search(text[max(0, m.start() - 30): m.end()]):
             return None
+        if re.search(r"\b(?:believe|think|guess|suppose|assume|hope|wish|without|unless)\b",
+                     text, re.IGNORECASE):
+            return None
+        if m.group("v") and text[m.start(): m.start() + 2] == "I " and m.group("v") in (
+                "committed", "aligned", "agreed", "resolved", "concluded", "landed"):
+            return None
         if m.group("v") and m.group("v") in ("landed",) and " on " not in text[m.end("v"):][:5]:
             return None
         if m.group("v") and m.group("v") == "agreed" and not re.match(
@@ -443,11 +475,12 @@ def _decision(text: str) -> Cue | None:
             return None
         if _NEG.search(text[max(0, m.start() - 25): m.start()]):
             return None
-    if not what or len(what.split()) < 2:
+    if not what or (len(what.split()) < 2 and not (head is not None and re.match(
+            r"(?i)(?:\*\*)?(?:final|decision|decided|verdict|agreed)", text))):
         return None
     rejected = tuple(" ".join(r.group("alt").split()) for r in _REJECTED.finditer(what))
     rejected += tuple(" ".join(r.group(1).split()) for r in
-                      re.finditer(r"(?:,|;|\band)\s+(?:but\s+)?no\s+([^,.;]+)", what))
+                      re.finditer(r"(?:,|;|\band)\s+(?:but\s+)?no(?:t)?\s+([^,.;]+)", what))
     because = _BECAUSE.search(text)
     return Cue("decision", text, rejected=rejected,
                because=" ".join(because.group("why").split()) if because else None)

@@ -61,7 +61,8 @@ _RAW: list[tuple[str, str]] = [
             rf"\b(?:,?\s+(?P<y>\d{{4}}))?"),
     ("eod", r"\b(?:by\s+)?(?:(?:the\s+)?end\s+of\s+(?:the\s+)?(?:business\s+)?day|eod|cob|"
             r"close\s+of\s+business|end\s+of\s+play|tonight|today|this\s+(?:afternoon|evening|"
-            r"morning))\b(?!\s+(?:week|month))"),
+            r"morning))\b(?!\s+(?:week|month|(?:on\s+|this\s+|next\s+)?(?:mon|tue|wed|thu|fri|"
+            r"sat|sun|tomorrow|\d)))"),
     ("dat", r"\b(?:by\s+)?the\s+day\s+after\s+tomorrow\b"),
     ("tomorrow", r"\b(?:by\s+)?tomorrow\b"),
     ("next_eow", r"\b(?:by\s+)?(?:the\s+)?end\s+of\s+next\s+week\b"),
@@ -71,7 +72,7 @@ _RAW: list[tuple[str, str]] = [
     ("wd", rf"\b{_LEAD}(?:this\s+(?:coming\s+)?|coming\s+)?(?P<wd>{_WD_RE})\b"),
     ("next_week", r"\b(?:by\s+|during\s+|sometime\s+|some\s+time\s+)?next\s+week\b"),
     ("eow", r"\b(?:by\s+)?(?:(?:the\s+)?end\s+of\s+(?:the\s+|this\s+)?week|eow|this\s+week|"
-            r"later\s+this\s+week|the\s+week's\s+end)\b"),
+            r"later\s+this\s+week|the\s+week's\s+end|before\s+the\s+week\s+is\s+(?:out|over))\b"),
     ("next_month", r"\b(?:by\s+)?(?:(?:the\s+)?end\s+of\s+)?next\s+month\b"),
     ("eom", r"\b(?:by\s+)?(?:(?:the\s+)?end\s+of\s+(?:the\s+|this\s+)?month|eom|month[- ]end|"
             r"this\s+month|later\s+this\s+month)\b"),
@@ -81,7 +82,9 @@ _RAW: list[tuple[str, str]] = [
                rf"(?:the\s+)?end\s+of\s+|(?:early|late|mid-?)\s*)(?P<mon>{_MON_RE})\b"
                r"(?!\s+\d)(?:\s+(?P<y>\d{4}))?"),
     ("eoq", r"\b(?:by\s+)?(?:(?:the\s+)?end\s+of\s+(?:the\s+|this\s+)?quarter|eoq|"
-            r"(?:end\s+of\s+)?q(?P<q>[1-4])(?:\s+(?P<y>\d{4}))?)\b"),
+            r"(?:(?:by|in|before|until|during|end\s+of)\s+(?:the\s+)?(?:end\s+of\s+)?)"
+            r"q(?P<q>[1-4])(?:\s+(?P<y>\d{4}))?)\b(?!\s+(?:forecast|results|report|numbers|"
+            r"plan|budget|review|earnings|figures|deck|targets?|goals?|okrs?))"),
     ("eoy", r"\b(?:by\s+)?(?:(?:the\s+)?end\s+of\s+(?:the\s+|this\s+)?year|eoy|year[- ]end)\b"),
 ]
 _PATTERNS = [(name, re.compile(rx, re.IGNORECASE)) for name, rx in _RAW]

@@ -44,10 +44,12 @@ _BULLET = re.compile(r"^\s*(?:[-*+•]|\d{1,2}[.)])\s+")
 _CHECKBOX = re.compile(r"^\s*[-*+]\s+\[(?P<x>[ xX])\]\s+")
 _ACTION_LINE = re.compile(r"^\s*(?:[-*+•]\s+)?(?:\*\*)?(?:AI|A/I|Action(?: item)?|TODO|To-?do)"
                           r"(?:\*\*)?\s*[:—–](?:\*\*)?\s+\S", re.IGNORECASE)
+_ACTION_WORDS = (r"(?:(?:open\s+)?action\s*items?|next\s+steps|follow[- ]?ups?|to-?dos?|tasks|"
+                 r"owners|assignments|actions)(?:\s*\([^)]*\))?")
+# A heading (Markdown, bold) or a line ending in a colon: "Action items:", "**Next steps**".
 _ACTION_SECTION = re.compile(
-    r"^\s*(?:#{1,6}\s+|\*\*|__)?(?:(?:open\s+)?action\s*items?|next\s+steps|follow[- ]?ups?|"
-    r"to-?dos?|tasks|owners|assignments|actions)(?:\s*\(.*\))?\s*(?:\*\*|__)?\s*:?\s*"
-    r"(?:\*\*|__)?\s*$", re.IGNORECASE)
+    rf"^\s*(?:#{{1,6}}\s+{_ACTION_WORDS}\s*:?|(?:\*\*|__){_ACTION_WORDS}\s*:?\s*(?:\*\*|__)\s*:?|"
+    rf"{_ACTION_WORDS}\s*:)\s*$", re.IGNORECASE)
 _DECISION_SECTION = re.compile(r"^\s*(?:#{1,6}\s+|\*\*|__)?(?:key\s+)?decisions?(?:\s+made)?"
                                r"\s*(?:\*\*|__)?\s*:?\s*(?:\*\*|__)?\s*$", re.IGNORECASE)
 _OTHER_SECTION = re.compile(r"^\s*(?:#{1,6}\s+\S|\*\*[^*]{2,60}:?\*\*\s*:?\s*$|"
@@ -347,16 +349,18 @@ def _sentences(unit: Unit):  # type: ignore[no-untyped-def]
             blocks.append(([], {"section": "decisions"}))
             continue
         bullet = bool(_BULLET.match(raw)) or bool(_CHECKBOX.match(raw))
-        if bullet or (unit.kind == "notes" and _OTHER_SECTION.match(stripped)):
+        action = bool(_ACTION_LINE.match(raw))
+        if bullet or action or (unit.kind == "notes" and _OTHER_SECTION.match(stripped)):
             flush()
-            if not bullet and _OTHER_SECTION.match(stripped):
+            if not bullet and not action and _OTHER_SECTION.match(stripped):
                 blocks.append(([], {"section": "other"}))
-                if stripped.rstrip("*_: ").endswith(":") or re.match(r"^#{1,6}\s", stripped):
+                if re.sub(r"[*_]", "", stripped).strip().endswith(":") \
+                        or re.match(r"^#{1,6}\s", stripped):
                     continue
                 # "**Overview:** text": a heading with its text
             cb = _CHECKBOX.match(raw)
             flags = {"bullet": bullet, "checkbox": cb.group("x").lower() if cb else None,
-                     "action": bool(_ACTION_LINE.match(raw))}
+                     "action": action}
         elif not current:
             flags = {"bullet": False, "checkbox": None, "action": bool(_ACTION_LINE.match(raw))}
         current.append((n, raw))
