@@ -386,7 +386,10 @@ class Generator:
         template = self.pick(self.bank.DECISION)
         text = fill(template, topic=topic, choice=choice, alt=alt, reason=reason)
         names = slots_in(template)
-        return (text, [alt] if "alt" in names else [], [topic] if "topic" in names else [])
+        # "about" is labelled for named projects only ("Project Heron"); "billing" is a word in
+        # the text, not a page a decision could be filed on without a topic vocabulary
+        named = "topic" in names and topic.startswith("Project ")
+        return (text, [alt] if "alt" in names else [], [topic] if named else [])
 
     def distractor(self, written: dt.date, used: set[str]) -> tuple[str, str]:
         trap = self.pick(["hypothetical", "open_question", "negation", "third_party"])
@@ -584,11 +587,10 @@ class Generator:
     def meeting(self, i: int) -> None:
         rng = self.rng
         day = self.advance(0, 2)
-        title = self.pick(MEETING_TITLES)
+        title = f"{self.pick(MEETING_TITLES)} {i + 1}"   # unique: date + title is the id
         people = [self.owner, *rng.sample(self.colleagues + self.externals, rng.randint(2, 3))]
         vtt = i % 2 == 0
-        name = f"{day.isoformat()}-{title.lower().replace(' ', '-')}-{i + 1}." + (
-            "vtt" if vtt else "txt")
+        name = f"{day.isoformat()}-{title.lower().replace(' ', '-')}." + ("vtt" if vtt else "txt")
         ref = f"meeting:{name}"
         used: set[str] = set()
         facets: set[int] = set()

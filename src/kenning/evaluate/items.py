@@ -23,9 +23,9 @@ predicted item matches a gold one of the same kind in the same file when its lin
 the gold line (or a line where the same promise is repeated: the repeat may be the one kept),
 one to one, closest first. Per kind: precision, recall, F1. Over matched items: who, due,
 status (and ``to`` where the gold names addressees, ``rejected`` for decisions, ``about`` for
-decisions whose gold names a topic — each topic's words, "the" aside, inside one predicted
-``about`` — and ``closed_by`` for items done on both sides) right or wrong. Distractors: how
-many present in the rendered sources overlap an unmatched predicted item.
+decisions whose gold names a project — its words, "the" and "project" aside, inside one
+predicted ``about`` — and ``closed_by`` for items done on both sides) right or wrong.
+Distractors: how many present in the rendered sources overlap an unmatched predicted item.
 """
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ KINDS = ("commitment", "ask", "decision")
 ATTRIBUTES = ("who", "due", "status", "to", "rejected", "about", "closed_by")
 _HEADER = re.compile(r"^## \d{4}-\d\d-\d\d \d\d:\d\d ")
 _TURN = re.compile(r"^- \*\*")
+_ABOUT_STOP = {"the", "project"}   # "Project Heron" is about "Heron"
 
 
 class ItemsEvalError(KenningError):
@@ -388,7 +389,7 @@ def score(labels: dict[str, Any], located: Located, predicted: list[Any], *,
             check("rejected", rejected_match(p.rejected, g.get("rejected") or []), g, p,
                   list(p.rejected))
         if g["kind"] == "decision" and g.get("about"):
-            check("about", all(any(set(fold(a).split()) - {"the"} <= set(fold(x).split())
+            check("about", all(any(set(fold(a).split()) - _ABOUT_STOP <= set(fold(x).split())
                                    for x in p.about) for a in g["about"]), g, p, list(p.about))
         closed = located.spans.get(f"{g['id']}:closed")
         if closed is not None and g.get("status") == "done" and p.status == "done":
