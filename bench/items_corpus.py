@@ -312,6 +312,7 @@ class Generator:
         self.pending: list[dict[str, Any]] = []   # commitments to deliver in a later thread
         self.day = START
         self.last: dt.datetime | None = None
+        self.promised: dict[tuple[str, str], set[str]] = {}
         self._n = 0
 
     # -- helpers
@@ -328,10 +329,10 @@ class Generator:
             self.day += dt.timedelta(days=1)
         return self.day
 
-    def task(self, used: set[str]) -> tuple[str, str]:
+    def task(self, used: set[str], avoid: set[str] | None = None) -> tuple[str, str]:
         for _ in range(50):
             verb, obj = self.pick(self.bank.TASKS)
-            if obj not in used:
+            if obj not in used and obj not in (avoid or ()):
                 used.add(obj)
                 return verb.format(obj=obj), obj
         verb, obj = self.pick(self.bank.TASKS)
@@ -348,9 +349,13 @@ class Generator:
         return self.pick(self.bank.DUE[kind]).format(**values), day.isoformat()
 
     def commitment_text(self, written: dt.date, used: set[str], *, spoken: bool = False,
-                        nodue_ok: bool = True) -> tuple[str, str, str | None]:
-        """(sentence, object, due ISO)."""
-        task, obj = self.task(used)
+                        nodue_ok: bool = True, who: Person | None = None,
+                        to: Person | None = None) -> tuple[str, str, str | None]:
+        """(sentence, object, due ISO). One writer never promises one reader the same object
+        twice in the corpus: a delivery naming it ("Here's the deck") closes exactly one."""
+        pair = (who.email if who else "", to.email if to else "")
+        task, obj = self.task(used, self.promised.setdefault(pair, set()))
+        self.promised[pair].add(obj)
         phrase, due = self.due(written, optional=False)
         if nodue_ok and self.rng.random() < 0.25:
             template = self.pick(self.bank.SPOKEN_COMMIT if spoken else self.bank.COMMIT_NODUE)
@@ -480,7 +485,11 @@ class Generator:
                         continue
                     r = rng.random()
                     if r < 0.5:
-                        text = fill(self.pick(self.bank.DELIVERY_SAME), obj=obj, obj_cap=obj)
+                        # "Sent." only when it can close nothing else of this writer's
+                        mine = sum(1 for _, w, _ in commits if w is sender)
+                        templates = [t for t in self.bank.DELIVERY_SAME
+                                     if mine == 1 or "{obj" in t]
+                        text = fill(self.pick(templates), obj=obj, obj_cap=obj)
                         sentences.append(text)
                         item["status"] = "done"
                         item["closed_by"] = {"source": ref, "text": text}
@@ -490,8 +499,9 @@ class Generator:
                         if rng.random() < 0.5:
                             text = commit      # verbatim repeat
                         else:
-                            text = fill(self.pick(self.bank.REPEAT),
-                                        commit_lower=commit[:1].lower() + commit[1:])
+                            lower = commit if re.match(r"I\b", commit) else (
+                                commit[:1].lower() + commit[1:])
+                            text = fill(self.pick(self.bank.REPEAT), commit_lower=lower)
                         sentences.append(text)
                         item["repeats"].append({"source": ref, "text": text})
                         self.trap("repeat", ref, text)
@@ -502,7 +512,8 @@ class Generator:
                     plants = [self.pick(["commit", "ask", "decision", "distractor"])]
             for plant in plants:
                 if plant == "commit":
-                    text, obj, due = self.commitment_text(written, used)
+                    text, obj, due = self.commitment_text(written, used, who=sender,
+                                                          to=to_person)
                     item = self.gold("commitment", ref, text, sender, to=[to_person], due=due,
                                      date=written.isoformat())
                     commits.append((item, sender, obj))
@@ -681,11 +692,13 @@ class Generator:
                 if mine:
                     item, _, obj = mine[0]
                     commits.remove(mine[0])
-                    text = fill(self.pick(self.bank.DELIVERY_SAME), obj=obj, obj_cap=obj)
+                    templates = [t for t in self.bank.DELIVERY_SAME
+                                 if len(mine) == 1 or "{obj" in t]
+                    text = fill(self.pick(templates), obj=obj, obj_cap=obj)
                     item["status"] = "done"
                     item["closed_by"] = {"source": at, "text": text}
             elif what == "commit":
-                text, obj, due = self.commitment_text(day, used)
+                text, obj, due = self.commitment_text(day, used, who=speaker, to=other)
                 item = self.gold("commitment", at, text, speaker, to=[other], due=due,
                                  date=day.isoformat(), channel="chat")
                 commits.append((item, speaker, obj))
