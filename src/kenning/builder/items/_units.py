@@ -166,6 +166,9 @@ def _email(out: Parsed, data: dict[str, Any], lines: list[str], start: int, owne
             unit.lines.append((n, ""))
             continue
         if _SKIP.match(stripped):
+            omitted = re.match(r"_\((\d+) quoted lines? omitted\)_", stripped)
+            if omitted:
+                unit.quoted += int(omitted.group(1))
             continue
         if stripped.startswith(">") or stripped.startswith("\\>"):
             unit.quoted += 1

@@ -72,10 +72,10 @@ _COMMIT = re.compile(rf"(?<![\w'’])(?P<subj>{_I}|Let me|let me|Lemme|I['’]ll
                      r"(?:^|(?<=, )|(?<=\. ))(?:Happy|happy|Glad|glad|Pleased|pleased) to)"
                      rf"(?P<modal>{_MODAL})?\s+(?P<rest>.+)$")
 _ASK = re.compile(
-    r"(?<![\w'’])(?:(?P<modal>could|can|would|will|won['’]t)\s+you\s+(?:please\s+|kindly\s+|"
+    r"(?<![\w'’])(?:(?P<mind>would|do)\s+you\s+mind\s+(?P<ing>[a-z]+ing)|"
+    r"(?P<modal>could|can|would|will|won['’]t)\s+you\s+(?:please\s+|kindly\s+|"
     r"possibly\s+|also\s+|quickly\s+|maybe\s+|perhaps\s+|still\s+)*(?:(?:be\s+able|have\s+time"
     r"|find\s+time|manage)\s+to\s+)?(?P<verb>[a-z]+)|"
-    r"(?P<mind>would|do)\s+you\s+mind\s+(?P<ing>[a-z]+ing)|"
     r"(?:I|we)\s+(?:need|want|['’]d\s+like|would\s+like|['’]d\s+love|would\s+appreciate\s+it\s+if)"
     r"\s+(?:you|[A-Z][a-z]+)\s+(?:to|could)\s+(?P<verb2>[a-z]+)|"
     r"(?:can|could|may)\s+I\s+(?:ask|get)\s+you\s+to\s+(?P<verb3>[a-z]+)|"
@@ -185,8 +185,8 @@ class Cue:
 def words(text: str) -> set[str]:
     """Content words, crudely stemmed (plural, -ed, -ing), for overlap tests."""
     out = set()
-    for w in re.findall(r"[a-z][a-z0-9-]+", text.casefold().replace("’", "'")):
-        if w in STOP or len(w) < 3:
+    for w in re.findall(r"[a-z0-9][a-z0-9-]*", text.casefold().replace("’", "'")):
+        if w in STOP or (len(w) < 3 and not w.isdigit()):
             continue
         for suffix in ("ing", "ed", "es", "s"):
             if w.endswith(suffix) and len(w) - len(suffix) >= 3:

@@ -160,8 +160,14 @@ def _resolve(text: str, written: date | None) -> tuple[str | None, str | None]:
             break
     if not hits:
         return None, None
-    # The most specific pattern that matched; ties by position.
-    hits.sort(key=lambda h: (h[0], h[1]))
+    # The first phrase in the text; a bare weekday or date ("our call Friday") only when no
+    # phrase with a lead word ("by", "on", "before" …) or of another shape is there.
+    def weak(name: str, m: re.Match[str]) -> int:
+        return int(name in ("wd", "dmy", "mdy") and not re.match(
+            r"(?i)(?:by|on|before|until|till|through|due|no later than|this|coming)\b",
+            m.group(0)))
+
+    hits.sort(key=lambda h: (weak(h[2], h[3]), h[1], h[0]))
     _, _, name, m = hits[0]
     phrase = " ".join(m.group(0).split())
     if written is None:
