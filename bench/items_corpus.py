@@ -370,11 +370,13 @@ class Generator:
     def gold(self, kind: str, ref: str, text: str, who: Person | dict[str, Any], *,
              to: list[Person] | None = None, due: str | None = None, status: str = "open",
              rejected: list[str] | None = None, about: list[str] | None = None,
-             date: str | None = None, channel: str = "email") -> dict[str, Any]:
+             because: str | None = None, date: str | None = None,
+             channel: str = "email") -> dict[str, Any]:
         item = {"id": f"g{len(self.items) + 1:04d}", "kind": kind, "source": ref, "text": text,
                 "who": who.party() if isinstance(who, Person) else who,
                 "to": [p.party() for p in to or []], "due": due, "status": status,
                 "closed_by": None, "rejected": rejected or [], "about": about or [],
+                "because": because,
                 "date": date, "channel": channel, "repeats": []}
         self.items.append(item)
         return item
@@ -384,7 +386,8 @@ class Generator:
         self.distractors.append({"id": f"d{len(self.distractors) + 1:04d}", "trap": trap,
                                  "source": ref, "text": text})
 
-    def decision(self, used_facets: set[int]) -> tuple[str, list[str], list[str]]:
+    def decision(self, used_facets: set[int]) -> tuple[str, dict[str, Any]]:
+        """(sentence, the gold's rejected / about / because)."""
         idx = self.pick([i for i in range(len(FACETS)) if i not in used_facets] or [0])
         used_facets.add(idx)
         topic, choice, alt, reason = FACETS[idx]
@@ -394,7 +397,9 @@ class Generator:
         # "about" is labelled for named projects only ("Project Heron"); "billing" is a word in
         # the text, not a page a decision could be filed on without a topic vocabulary
         named = "topic" in names and topic.startswith("Project ")
-        return (text, [alt] if "alt" in names else [], [topic] if named else [])
+        return text, {"rejected": [alt] if "alt" in names else [],
+                      "about": [topic] if named else [],
+                      "because": reason if "reason" in names else None}
 
     def distractor(self, written: dt.date, used: set[str]) -> tuple[str, str]:
         trap = self.pick(["hypothetical", "open_question", "negation", "third_party"])
@@ -528,9 +533,9 @@ class Generator:
                                      date=written.isoformat())
                     asks.append((item, [to_person], k))
                 elif plant == "decision":
-                    text, rejected, about = self.decision(facets)
+                    text, parts = self.decision(facets)
                     self.gold("decision", ref, text, sender, status="decided",
-                              rejected=rejected, about=about, date=written.isoformat())
+                              date=written.isoformat(), **parts)
                 else:
                     trap, text = self.distractor(written, used)
                     self.trap(trap, ref, text)
@@ -621,9 +626,9 @@ class Generator:
                 self.gold("commitment", at, text, speaker, due=due, date=day.isoformat(),
                           channel="meeting")
             elif what == "decision":
-                text, rejected, about = self.decision(facets)
-                self.gold("decision", at, text, speaker, status="decided", rejected=rejected,
-                          about=about, date=day.isoformat(), channel="meeting")
+                text, parts = self.decision(facets)
+                self.gold("decision", at, text, speaker, status="decided", date=day.isoformat(),
+                          channel="meeting", **parts)
             else:
                 trap, text = self.distractor(day, used)
                 self.trap(trap, at, text)
@@ -713,9 +718,9 @@ class Generator:
                                  date=day.isoformat(), channel="chat")
                 asks.append((item, other, k))
             elif what == "decision":
-                text, rejected, about = self.decision(facets)
-                self.gold("decision", at, text, speaker, status="decided", rejected=rejected,
-                          about=about, date=day.isoformat(), channel="chat")
+                text, parts = self.decision(facets)
+                self.gold("decision", at, text, speaker, status="decided", date=day.isoformat(),
+                          channel="chat", **parts)
             messages.append({"id": str(k + 1), "speaker": speaker.name, "text": text,
                              "timestamp": f"{day.isoformat()}T{clock}:00Z", "at": at,
                              "item": what in ("commit", "ask", "decision")})
