@@ -99,11 +99,18 @@ _BOILER = re.compile(r"\b(?:if you have any (?:questions|concerns|comments|probl
                      r"if you(?:'d| would) like|read and follow|for (?:more )?information|"
                      r"https?://|www\.|unsubscribe|to be removed|mailing list|"
                      r"if you (?:wish|want) to|if you are interested|what you think|"
-                     r"your thoughts)\b",
+                     r"your thoughts|what do you think|notify the sender|intended recipient|"
+                     r"delete (?:it|this|the (?:message|e-?mail))|how do you do|"
+                     r"what do you say)\b|\?\?|!\?",
                      re.IGNORECASE)
+# Questions to "you" that ask for something: a thing ("do you have …"), a status ("did you get
+# a chance to …"), information ("when can you …", "how do you …") — not "did you see …?".
 _YOU_QUESTION = re.compile(
-    r"^(?:[A-Z][\w'-]*,\s*)?(?:(?:do|did|does|have|has|are|is|were|was|can|could|would|will)\s+"
-    r"(?:you|your)\b|(?:when|where|what|which|who|how|why)\b.{0,80}\b(?:you|your)\b)",
+    r"^(?:[A-Z][\w'-]*,\s*)?(?:(?:do|does)\s+you\s+(?:still\s+)?have\b|"
+    r"(?:did|have)\s+you\s+(?:get|had|have|manage|been able|got|find|found)\s+(?:a\s+chance|"
+    r"time|to|the|a|an)\b|(?:are|were)\s+you\s+able\b|"
+    r"(?:can|could|would|will)\s+you\b|"
+    r"(?:when|where|what|which|who|how|why)\b.{0,80}\b(?:you|your)\b)",
     re.IGNORECASE)
 _DECISION_HEAD = re.compile(
     r"^(?:\*\*)?(?:key\s+)?(?:decision|decided|decisions|resolution|resolved|outcome|conclusion|"
@@ -266,13 +273,20 @@ def read(sentence: str, *, in_actions: bool = False, names: frozenset[str] = fro
 
 def _vocative(text: str, names: frozenset[str]) -> str | None:
     m = re.match(r"^(?:(?:hi|hey|ok|and|so|also|oh),?\s+)?(?P<n>[A-Z][\w'’-]+(?: [A-Z][\w'’-]+)?)"
-                 r"\s*[,:—–-]\s+", text)
-    if m and m.group("n").casefold() in names:
+                 r"\s*(?:--|[,:—–-])\s+", text)
+    if m and (m.group("n").casefold() in names or (" " not in m.group("n")
+              and _given_name(m.group("n")))):
         return m.group("n")
     m = re.search(r",\s*(?P<n>[A-Z][\w'’-]+)\s*[?.!]?$", text)
     if m and m.group("n").casefold() in names:
         return m.group("n")
     return None
+
+
+def _given_name(word: str) -> bool:
+    from kenning.builder import names as nm
+
+    return nm.fold(word) in nm.given_names()
 
 
 def _commitment(text: str, names: frozenset[str]) -> Cue | None:
@@ -378,7 +392,6 @@ def _action_owner(text: str, names: frozenset[str]) -> str | None:
 def _ask(text: str, names: frozenset[str]) -> Cue | None:
     from kenning.builder.items.dates import find_phrase
 
-    dated = find_phrase(text) is not None
     if _BOILER.search(text) or _SOCIAL.match(text):
         return None
     vocative = _vocative(text, names)
@@ -408,7 +421,8 @@ def _ask(text: str, names: frozenset[str]) -> Cue | None:
             return None  # "would you like to …" is an offer
         return Cue("ask", text, vocative=vocative)
     if vocative and re.match(r"^[A-Z][\w'’-]+(?: [A-Z][\w'’-]+)?\s*[,:—–-]\s+"
-                             r"(?:please\s+)?(?P<v>[a-z]+)\b", text) and dated:
+                             r"(?:please\s+)?(?P<v>[a-z]+)\b", text) \
+            and find_phrase(text) is not None:
         v = re.match(r"^[A-Z][\w'’-]+(?: [A-Z][\w'’-]+)?\s*[,:—–-]\s+(?:please\s+)?(?P<v>[a-z]+)",
                      text)
         assert v is not None

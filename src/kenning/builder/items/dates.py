@@ -139,7 +139,16 @@ def find_phrase(text: str) -> str | None:
     return _resolve(text, None)[1]
 
 
+# Every pattern needs one of these: most sentences are turned away by one search.
+_ANY = re.compile(r"\d|\b(?:mon|tue|wed|thu|fri|sat|sun|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|"
+                  r"nov|dec|tomorrow|today|tonight|eod|cob|eow|eom|eoq|eoy|close|end|week|"
+                  r"month|quarter|year|day|days|morning|afternoon|evening|q[1-4])",
+                  re.IGNORECASE)
+
+
 def _resolve(text: str, written: date | None) -> tuple[str | None, str | None]:
+    if not _ANY.search(text):
+        return None, None
     hits: list[tuple[int, int, str, re.Match[str]]] = []
     for order, (name, rx) in enumerate(_PATTERNS):
         for m in rx.finditer(text):
