@@ -126,7 +126,7 @@ OPEN_QUESTION = [
     "Is it time to replace {topic} with {alt}?",
     "Would {alt} make more sense for {topic}?",
     "Are we sure about {topic}, or is {alt} better?",
-    "How would you feel about {alt} for {topic}?",
+    "I wonder whether {alt} would suit {topic} better?",
 ]
 NEGATION = [
     "There's no decision yet on {topic}.",
