@@ -491,9 +491,11 @@ class Generator:
                     r = rng.random()
                     if r < 0.5:
                         # "Sent." only when it can close nothing else of this writer's
+                        # and never where it could answer an ask made of this writer
                         mine = sum(1 for _, w, _ in commits if w is sender)
+                        asked = any(sender in a for _, a, _ in asks)
                         templates = [t for t in self.bank.DELIVERY_SAME
-                                     if mine == 1 or "{obj" in t]
+                                     if (mine == 1 and not asked) or "{obj" in t]
                         text = fill(self.pick(templates), obj=obj, obj_cap=obj)
                         sentences.append(text)
                         item["status"] = "done"
@@ -697,8 +699,9 @@ class Generator:
                 if mine:
                     item, _, obj = mine[0]
                     commits.remove(mine[0])
+                    asked = any(a is speaker for _, a, _ in asks)
                     templates = [t for t in self.bank.DELIVERY_SAME
-                                 if len(mine) == 1 or "{obj" in t]
+                                 if (len(mine) == 1 and not asked) or "{obj" in t]
                     text = fill(self.pick(templates), obj=obj, obj_cap=obj)
                     item["status"] = "done"
                     item["closed_by"] = {"source": at, "text": text}
