@@ -203,7 +203,38 @@ PHRASINGS: list[tuple[str, str | None, str | None, str | None]] = [
     ("Final answer: Lisbon.", "decision", "them", None),
     ("We decided to drop the annual plan because nobody bought it.", "decision", "them", None),
     ("We're going with the blue logo instead of the green one.", "decision", "them", None),
+    # more shapes: no subject, progressive, passive, "it is"
+    ("Will send the revised quote by Friday.", "commitment", "them", "2026-03-06"),
+    ("Will do, sending the floor plan tomorrow.", "commitment", "them", "2026-03-03"),
+    ("I'm shipping the hotfix this afternoon.", "commitment", "them", "2026-03-02"),
+    ("My plan is to wrap up the audit by next Friday.", "commitment", "them", "2026-03-13"),
+    ("Can I get the signed lease from you by Thursday?", "ask", "them", "2026-03-05"),
+    ("Is there any way you could expedite the shipment?", "ask", "them", None),
+    ("I was hoping you could proofread the brochure.", "ask", "them", None),
+    ("Forward the invoice to accounting, thanks.", "ask", "them", None),
+    ("Zendesk it is.", "decision", "them", None),
+    ("The team has opted for quarterly billing over monthly billing.", "decision", "them",
+     None),
+    ("Postgres was chosen over MySQL for the ledger.", "decision", "them", None),
+    ("You'll have the signed lease from me by Thursday.", "commitment", "them", "2026-03-05"),
+    ("The floor plan will be with you by Wednesday.", "commitment", "them", "2026-03-04"),
+    ("You need to renew the certificate by Friday.", "ask", "them", "2026-03-06"),
+    ("When can I expect the audit report?", "ask", "them", None),
+    ("We made the call to postpone the rebrand.", "decision", "them", None),
+    ("I need to return the signed addendum by Friday.", "commitment", "them", "2026-03-06"),
+    ("We're on track to finish the migration by 20 March.", "commitment", "them", "2026-03-20"),
+    ("We're switching to Linear for issue tracking.", "decision", "them", None),
+    ("The decision was made to freeze hiring until summer.", "decision", "them", None),
+    ("Going forward, we will invoice every quarter.", "decision", "them", None),
     # never an item
+    ("I need to think about the offer.", None, None, None),
+    ("That is not what we agreed to in January.", None, None, None),
+    ("You should see the view from the new office.", None, None, None),
+    ("I'm looking forward to the offsite.", None, None, None),
+    ("Under the plan, prices will be capped in May.", None, None, None),
+    ("Please let me know.", None, None, None),
+    ("PLEASE MARK YOUR CALENDAR for the quarterly call.", None, None, None),
+    ("One example I can give you is the pilot in Lyon.", None, None, None),
     ("Should we move the offsite to May?", None, None, None),
     ("We haven't decided on the venue yet.", None, None, None),
     ("The vendor expects to ship at some point.", None, None, None),
@@ -261,6 +292,26 @@ def test_decision_shapes_rejected_and_because(phrasing_vault: Path) -> None:
     assert items[0].because == "nobody bought it"
     _, _, items, _ = _extract(phrasing_vault, "email", "the blue logo")
     assert items[0].rejected == ("the green one",)
+    _, _, items, _ = _extract(phrasing_vault, "email", "chosen over MySQL")
+    assert (items[0].rejected, items[0].about) == (("MySQL",), ("the ledger",))
+    _, _, items, _ = _extract(phrasing_vault, "email", "opted for quarterly")
+    assert items[0].rejected == ("monthly billing",)
+
+
+def test_the_sentences_after_a_decision_name_what_was_dropped_and_why(tmp_path: Path) -> None:
+    root = _vault(tmp_path)
+    _mail(root, tmp_path, [_msg("k1@kestrel.dev", "Offsite venue", ALEX, SARAH, """
+Sarah,
+
+We've decided to hold the offsite in Lisbon. We dropped Porto. The reason is the flights.
+
+Alex
+""", "Tue, 03 Mar 2026 10:00:00 +0000")])
+    _, text, items, _ = _extract(root, "email", "Offsite venue")
+    [decision] = items
+    assert (decision.kind, decision.rejected, decision.because) == ("decision", ("Porto",),
+                                                                    "the flights")
+    assert decision.line == _line(text, "We've decided")
 
 
 def test_decided_and_rejected_lines_and_third_party_plans_in_a_summary(tmp_path: Path) -> None:

@@ -28,11 +28,16 @@ from dataclasses import dataclass
 _STATES = frozenset("""be have know think see hope wish want need like love hate miss feel guess
 assume suppose believe expect wait remember forget mind seem appear look sound understand mean
 care bet doubt imagine recall agree disagree hear notice prefer enjoy appreciate regret keep stay
-remain live die sleep survive rest pass talk speak chat meet discuss get go come leave
-return say tell ask wonder consider cover happen work do""".split())
+remain live die sleep survive rest wonder happen""".split())
+# Pleasantries with an action verb that promise nothing ("talk soon", "see you there").
+_PLEASANTRY = re.compile(r"\b(?:talk|speak|chat|catch up|touch base|see you|meet you)\s*(?:soon|"
+                         r"later|then|there|again|shortly)?\s*[.!]*$|\bgo (?:home|to bed|now)\b|"
+                         r"\b(?:come|go|get) (?:back )?(?:home|there|here)\b", re.IGNORECASE)
 # ... but some of these become actions with what follows them.
 _STATE_ACTIONS = re.compile(
-    r"^(?:have (?:it|them|this|that|the|a|an|my|our|something|everything)\b.{0,80}?"
+    r"^(?:have (?:a|another) (?:look|go|crack|stab|think|word|chat|pass|read|listen|try)\b|"
+    r"be sure to\b|be (?:able|ready) to\b|"
+    r"have (?:it|them|this|that|the|a|an|my|our|something|everything)\b.{0,80}?"
     r"\b(?:to you|over|ready|done|back|finished|out|up|for you|in your|by)\b|"
     r"be (?:sending|sharing|sending over|delivering|circulating|posting|uploading|drafting|"
     r"writing|preparing|putting|reaching out|following up|back (?:to you|with))|"
@@ -64,22 +69,41 @@ _MODAL = (r"(?:['’]ll|\s+will|\s+shall|['’]m\s+going\s+to|\s+am\s+going\s+to
           r"['’]re\s+going\s+to|\s+are\s+going\s+to|['’]m\s+gonna|\s+am\s+gonna|"
           r"\s+promise\s+to|\s+commit\s+to|['’]ll\s+make\s+sure\s+to|\s+will\s+make\s+sure\s+to|"
           r"\s+can|['’]m\s+happy\s+to|\s+am\s+happy\s+to|['’]re\s+happy\s+to|"
-          r"['’]d\s+be\s+happy\s+to|\s+plan\s+to|\s+intend\s+to|['’]m\s+planning\s+to|"
+          r"['’]d\s+be\s+(?:happy|glad|pleased|delighted)\s+to|\s+plan\s+to|\s+intend\s+to|['’]m\s+planning\s+to|"
           r"\s+am\s+planning\s+to|['’]re\s+planning\s+to|\s+offer\s+to|"
-          r"['’]m\s+on\s+(?:it|the)\b[^.]{0,40}?\band\s+will|\s+volunteer\s+to)")
+          r"['’]m\s+on\s+(?:it|the)\b[^.]{0,40}?\band\s+will|\s+volunteer\s+to|"
+          r"\s+aim\s+to|['’]m\s+aiming\s+to|\s+expect\s+to|['’]m\s+hoping\s+to|"
+          r"['’]ll\s+be\s+able\s+to|\s+will\s+be\s+able\s+to|\s+undertake\s+to|"
+          r"['’]ve\s+got\s+to|\s+have\s+got\s+to|\s+should\s+be\s+able\s+to|"
+          r"['’]re\s+on\s+track\s+to|\s+are\s+on\s+track\s+to|['’]m\s+on\s+track\s+to|"
+          r"\s+need\s+to|\s+have\s+to|\s+must|['’]m\s+due\s+to)")
 _COMMIT = re.compile(rf"(?<![\w'’])(?P<subj>{_I}|Let me|let me|Lemme|I['’]ll have|We['’]ll have|"
                      r"(?:My|my|Our|our) (?:team|people|group|office|side)|"
-                     r"(?:^|(?<=, )|(?<=\. ))(?:Happy|happy|Glad|glad|Pleased|pleased) to)"
+                     r"(?:^|(?<=, )|(?<=\. ))(?:Happy|happy|Glad|glad|Pleased|pleased) to|"
+                     r"(?:^|(?<=^will do, )|(?<=^Will do, )|(?<=^Ok, )|(?<=^OK, )|(?<=^Sure, ))"
+                     r"(?:Will|will|Going to|going to|Gonna|gonna|"
+                     r"Planning to|planning to|Aiming to|aiming to)(?=\s+[a-z])|"
+                     r"(?:My|my|The|the) plan is to|I['’]m|I am|We['’]re|We are)"
                      rf"(?P<modal>{_MODAL})?\s+(?P<rest>.+)$")
 _ASK = re.compile(
     r"(?<![\w'’])(?:(?P<mind>would|do)\s+you\s+mind\s+(?P<ing>[a-z]+ing)|"
+    r"(?:^|(?<=[,;:—–-] ))(?:mind)\s+(?P<ing2>[a-z]+ing)|"
+    r"(?:could|can|may|might)\s+(?:I|we)\s+(?:please\s+)?(?:get|have|see|grab|borrow|receive)\s+"
+    r"(?P<thing>(?:the|a|an|your|that|this|those|these|some|any|it|them)\b[^?]*)|"
+    r"(?:would|will)\s+it\s+be\s+possible\s+(?:for\s+you\s+)?to\s+(?P<verb8>[a-z]+)|"
+    r"is\s+(?:it|there\s+any\s+way)\s+(?:possible\s+)?(?:for\s+you\s+)?(?:to|that\s+you\s+"
+    r"(?:could|can)|you\s+(?:could|can))\s+(?P<verb9>[a-z]+)|"
+    r"(?:think|hoping|hope|wonder(?:ing)?\s+if|wonder(?:ing)?\s+whether|possible\s+that|"
+    r"appreciate\s+it\s+if|grateful\s+if|great\s+if|helpful\s+if|ideal\s+if)\s+you\s+"
+    r"(?:could|can|might|would)\s+(?:please\s+)?(?P<verb7>[a-z]+)|"
     r"(?P<modal>could|can|would|will|won['’]t)\s+you\s+(?:please\s+|kindly\s+|"
     r"possibly\s+|also\s+|quickly\s+|maybe\s+|perhaps\s+|still\s+)*(?:(?:be\s+able|have\s+time"
     r"|find\s+time|manage)\s+to\s+)?(?P<verb>[a-z]+)|"
     r"(?:I|we)\s+(?:need|want|['’]d\s+like|would\s+like|['’]d\s+love|would\s+appreciate\s+it\s+if)"
-    r"\s+(?:you|[A-Z][a-z]+)\s+(?:to|could)\s+(?P<verb2>[a-z]+)|"
+    r"\s+(?:you|(?-i:[A-Z][a-z]+))\s+(?:to|could)\s+(?P<verb2>[a-z]+)|"
     r"(?:can|could|may)\s+I\s+(?:ask|get)\s+you\s+to\s+(?P<verb3>[a-z]+)|"
-    r"(?:it\s+would\s+be\s+(?:great|helpful|good)|(?:I|we)\s+would\s+appreciate\s+it)\s+if\s+"
+    r"(?:it\s+would\s+be\s+(?:great|helpful|good)|(?:I|we)(?:\s+would|['’]d)\s+appreciate\s+it)"
+    r"\s+if\s+"
     r"you\s+could\s+(?P<verb4>[a-z]+)|"
     r"(?<![\w'’])(?:please|pls|kindly)\s+(?:do\s+)?(?P<verb5>[a-z]+)|"
     r"(?:any\s+chance\s+you\s+(?:could|can))\s+(?P<verb6>[a-z]+))",
@@ -90,7 +114,8 @@ don't do let remember keep join visit click reply respond advise""".split())
 _ASK_STATES = frozenset("""be believe imagine think tell know guess see hear like want need
 say mind""".split())
 _LET_KNOW = re.compile(r"\blet (?:me|us) know\b(?P<rest>.*)", re.IGNORECASE)
-_BOILER = re.compile(r"\b(?:if you have any (?:questions|concerns|comments|problems)|"
+_BOILER = re.compile(r"\b(?:if you have (?:any |further |more |other |additional )?(?:questions|"
+                     r"concerns|comments|problems|issues)|"
                      r"if (?:you )?need anything|if there(?:'s| is) anything|any questions|"
                      r"if i can (?:be of|help)|any (?:other )?thoughts|"
                      r"do not hesitate|don't hesitate|feel free|how are you|how's it going|"
@@ -114,14 +139,46 @@ _YOU_QUESTION = re.compile(
     re.IGNORECASE)
 _DECISION_HEAD = re.compile(
     r"^(?:\*\*)?(?:key\s+)?(?:decision|decided|decisions|resolution|resolved|outcome|conclusion|"
-    r"agreed|agreement|final\s+(?:answer|decision|call|word)|verdict|the\s+call|ruling)"
+    r"agreed|agreement|final\s+(?:answer|decision|call|word|pick|choice)|verdict|the\s+call|"
+    r"ruling|chosen|choice|pick|plan\s+of\s+record|the\s+verdict|settled|locked|approved|"
+    r"consensus|selected|picked|going\s+with)"
+    r"(?:\s+(?:made|taken|reached|so\s+far))?"
     r"(?:\*\*)?\s*(?:\*\*)?[:—–-](?:\*\*)?\s*(?P<what>\S.*)$", re.IGNORECASE)
 _DECISION = re.compile(
-    r"(?<![\w'’])(?:(?:we|We|I|the team|The team|everyone|Everyone|all|All)(?:['’]ve|\s+have|"
-    r"\s+had|\s+all|\s+finally|\s+now)*\s+(?P<v>decided|agreed|settled|chosen|chose|opted|"
-    r"landed|concluded|resolved|picked|selected|committed|aligned)\b(?P<what>.*)|"
-    r"(?:we|We)(?:['’]re|\s+are|['’]ll|\s+will)\s+(?:going|go|sticking|staying)\s+with\s+"
-    r"(?P<what2>.+)|"
+    r"(?<![\w'’])(?:(?:we|We|I|the team|The team|everyone|Everyone|the group|The group|"
+    r"the board|The board|management|Management|leadership|Leadership)(?:['’]ve|\s+have|\s+has|"
+    r"\s+had|\s+all|\s+finally|\s+now|\s+eventually|\s+ultimately|\s+officially)*\s+"
+    r"(?P<v>decided|agreed|settled|chosen|chose|opted|landed|concluded|resolved|picked|selected|"
+    r"committed|aligned|locked|signed\s+off|greenlit|green-lit|approved|standardi[sz]ed|"
+    r"converged|gone|went|elected|plumped|committed)\b(?P<what>.*)|"
+    r"^(?:Agreed|Settled|Decided|Opted|Signed\s+off)\s+(?:to|on|upon|for|that)\s+(?P<what11>.+)|"
+    r"(?:we|We)(?:['’]re|\s+are|['’]ll|\s+will|\s+shall)\s+(?:going\s+to\s+)?"
+    r"(?:going|go|sticking|staying|stick|stay|proceeding|proceed|moving\s+(?:forward|ahead)|"
+    r"move\s+(?:forward|ahead)|going\s+ahead|go\s+ahead|running|run|rolling|roll|"
+    r"be\s+going)\s+(?:with|for)\s+(?P<what2>.+)|"
+    r"(?:we|We)(?:['’]re|\s+are|['’]ll|\s+will)\s+(?:be\s+)?(?:switching|switch|moving|move|"
+    r"migrating|migrate|standardi[sz]ing|standardi[sz]e|consolidating|consolidate)\s+"
+    r"(?:over\s+)?(?:to|on(?:to)?)\s+(?P<what15>.+)|"
+    r"(?:we|We)(?:['’]re|\s+are)\s+(?:choosing|picking|opting\s+for|all\s+on\s+board\s+with|"
+    r"aligned\s+on|on\s+board\s+with)\s+(?P<what16>.+)|"
+    r"(?:everyone|Everyone|all|All)(?:['’]s|\s+is|\s+are)\s+(?:on\s+board|aligned)\s+(?:with|on)\s+"
+    r"(?P<what17>.+)|"
+    r"(?:^|(?<=: ))(?:the|The|a|A)\s+decision\s+(?:was|has\s+been)\s+(?:made|taken|reached)\s+"
+    r"(?:to|that)\s+(?P<what18>.+)|"
+    r"^(?:Going|Moving)\s+forward,?\s+(?:we|we['’]ll|we\s+will|all|everyone)\s+(?P<what19>.+)|"
+    r"(?:Let['’]s|let['’]s)\s+(?:lock\s+in|go\s+ahead\s+with|commit\s+to|settle\s+on|"
+    r"stick\s+with|standardi[sz]e\s+on)\s+(?P<what20>.+)|"
+    r"(?:we|We|I)(?:['’]ve|\s+have)?\s+(?:made|taken|reached)\s+(?:the|a|our|my)\s+"
+    r"(?:final\s+)?(?:call|decision)\s+(?:to|that|on)\s+(?P<what13>.+)|"
+    r"^(?P<what14>(?:[\w&/+-]+\s){0,4}?[\w&/+-]+)\s+is\s+the\s+way\s+(?:to\s+go|forward)\b|"
+    r"(?:^|(?<=: ))(?:the|The)\s+consensus\s+(?:is|was)\s+(?:to\s+|that\s+)?(?P<what12>.+)|"
+    r"(?:^|(?<=, )|(?<=: ))(?:Going|going|Proceeding|proceeding|Moving\s+(?:forward|ahead))"
+    r"\s+with\s+(?P<what7>.+)|"
+    r"(?:^|(?<=, )|(?<=: ))(?P<what8>[A-Z][\w .&/+-]{0,40}?)\s+it\s+is[.!]?$|"
+    r"^(?P<what9>(?:[\w&/+-]+\s){0,5}?[\w&/+-]+)\s+(?:was|has\s+been|is)\s+(?:chosen|selected|"
+    r"picked|adopted)\b(?P<over>.*)|"
+    r"(?:^|(?<=: ))(?:the|The|our|Our)\s+(?:pick|choice|winner|plan\s+of\s+record|way\s+forward)"
+    r"\s+is\s+(?P<what10>.+)|"
     r"(?:^|(?<=: ))(?:the|The|our|Our|my|My)\s+(?:final\s+)?"
     r"(?:decision|call|conclusion|verdict|choice)"
     r"\s+(?:is|was)\s+(?:to\s+|that\s+)?(?P<what3>.+)|"
@@ -134,8 +191,9 @@ _DECISION_NEG = re.compile(
     r"has to|must|should|will|would|could|might|may|can|whether|if|until|before|once|when|"
     r"unless)\s+(?:\w+\s+){0,2}?(?:decid|agree|settl|chos|choos|opt|land|conclu|resolv|go with)",
     re.IGNORECASE)
-_REJECTED = re.compile(r"\b(?:rather than|instead of|as opposed to|in favou?r of|over)\s+"
-                       r"(?P<alt>[^.;,()]+)", re.IGNORECASE)
+_REJECTED = re.compile(r"\b(?:rather than|instead of|as opposed to|over|and not|but not|not|"
+                       r"in place of|in preference to|ahead of|beating(?: out)?|beat(?: out)?|"
+                       r"vs\.?|versus)\s+(?P<alt>[^.;,()]+)", re.IGNORECASE)
 _REJECT_HEAD = re.compile(r"^(?:\*\*)?(?:rejected|ruled out|not doing|discarded|dropped|"
                           r"considered and rejected|alternatives? (?:rejected|considered)|"
                           r"we rejected|we ruled out|we dropped|we decided against)"
@@ -185,6 +243,7 @@ class Cue:
     vocative: str | None = None  # the name the sentence addresses ("Peter, please …")
     rejected: tuple[str, ...] = ()
     because: str | None = None
+    about: tuple[str, ...] = ()  # decisions: the topic named ("… for the CRM")
     needs_due: bool = False  # a commitment that holds only with a due date
     note: str | None = None
 
@@ -221,6 +280,8 @@ def _first_word(rest: str) -> tuple[str, str]:
         i += 2  # "I'll try to send …": the promise is the sending
     if i >= len(tokens):
         return "", ""
+    if not tokens[i][:1].islower():
+        return "", ""  # "I'm going to San Francisco": a name, not a verb
     word = re.sub(r"[^a-z'-]", "", tokens[i].casefold())
     return word, " ".join(tokens[i:])
 
@@ -241,8 +302,58 @@ _REPORTED = re.compile(r"[\"“”]\s*,?\s*(?:he|she|they|[A-Z][a-z]+)\s+(?:said
                        r"\b(?:said|says|told reporters|according to)\b.{0,40}[\"“]|^[\"“]")
 
 
-def read(sentence: str, *, in_actions: bool = False, names: frozenset[str] = frozenset()
-         ) -> list[Cue]:
+# Spoken promises about the talk itself ("I'll now present", "let me just check", "we will
+# proceed to petitions"): immediate, not to-dos.
+_IMMEDIATE = re.compile(r"\b(?:now|just|first|next|here|quickly|real quick|right now|right away|"
+                        r"for a (?:second|moment|minute)|again|briefly|today's meeting)\b",
+                        re.IGNORECASE)
+_TALK = frozenset("""present explain start begin go move proceed continue talk say mention add
+finish rise repeat answer respond ask introduce summarize summarise recap clarify elaborate
+comment speak wrap close open conclude turn pass hand stop leave try read note switch play
+""".split())
+_TALK_ASK = _TALK | frozenset("""give show bring explain tell repeat clarify draw describe
+elaborate say hear see walk""".split())
+_OBJECT = re.compile(r"\b(?:the|a|an|my|our|your|his|her|their|some|these|those|this|that)\s+"
+                     r"(?!(?:one|way|point|thing|question|bit|time|moment|second)\b)[a-z0-9][\w-]+",
+                     re.IGNORECASE)
+_TAKE_AWAY = re.compile(r"\b(?:after|before|for)\s+(?:the|this|our)\s+(?:next\s+)?(?:meeting|"
+                        r"call|session)|\boffline\b|\bby then\b|\bnext time\b|"
+                        r"\b(?:send|email|e-mail|mail|forward|share|circulate)\b.{0,40}"
+                        r"\b(?:me|us|everyone|the team|the group|round|around)\b",
+                        re.IGNORECASE)
+
+
+def _spoken_keeps(cue: Cue, text: str) -> bool:
+    """A promise or ask said aloud in a meeting counts when it names a time, or (promises) an
+    action on a thing that is not the talk itself, or (asks) something to do after the
+    meeting or a vocative with please."""
+    from kenning.builder.items.dates import find_phrase
+
+    if find_phrase(text) is not None:
+        return True
+    if cue.kind == "ask":
+        if _TAKE_AWAY.search(text) or (cue.vocative is not None and re.search(
+                r"(?i)\bplease\b", text)):
+            return True
+        m = _ASK.search(text)
+        if m is None or not m.group("modal"):
+            return False
+        verb = (m.group("verb") or "").casefold()
+        tail = text[m.end("verb"):] if m.group("verb") else ""
+        return verb not in _TALK_ASK and not _IMMEDIATE.search(text[m.start():][:40]) \
+            and bool(_OBJECT.search(tail))
+    m = _COMMIT.search(text)
+    if m is None:
+        return cue.subject is not None and bool(_OBJECT.search(text))
+    rest = m.group("rest")
+    word, tail = _first_word(rest)
+    if word in _TALK or _IMMEDIATE.search(rest.split(",")[0][:40]):
+        return False
+    return bool(_OBJECT.search(tail)) or bool(_TAKE_AWAY.search(tail))
+
+
+def read(sentence: str, *, in_actions: bool = False, names: frozenset[str] = frozenset(),
+         spoken: bool = False) -> list[Cue]:
     """The cues one sentence carries (usually none, at most one of each kind). ``names``:
     the first names and full names of the source's people (folded), for third-party
     commitments and vocatives; ``in_actions``: the sentence is a line of an action-item
@@ -250,6 +361,9 @@ def read(sentence: str, *, in_actions: bool = False, names: frozenset[str] = fro
     text = clean(sentence)
     if len(text) < 3 or len(text) > 600 or _REPORTED.search(text):
         return []
+    head = text.split()[:3]
+    if len(head) == 3 and all(w.isupper() and len(w) > 1 for w in head):
+        return []  # a shouted banner ("PLEASE MARK YOUR CALENDAR"), not a sentence
     out: list[Cue] = []
     decision = _decision(text)
     if decision is not None:
@@ -263,12 +377,52 @@ def read(sentence: str, *, in_actions: bool = False, names: frozenset[str] = fro
             out.append(Cue("commitment", text, subject=_action_owner(text, names)))
         return out
     commitment = _commitment(text, names)
+    if commitment is not None and spoken and not _spoken_keeps(commitment, text):
+        commitment = None
     if commitment is not None and delivery is None:
         out.append(commitment)
     ask = _ask(text, names)
+    if ask is not None and spoken and not _spoken_keeps(ask, text):
+        ask = None
     if ask is not None and commitment is None:
         out.append(ask)
     return out
+
+
+# Sentence-initial words that are not an imperative verb (an imperative is read by shape: a
+# clause-initial word followed by an object, "Send me the deck", "Forward this to Sam").
+_NOT_IMPERATIVE = frozenset("""thanks thank hope great good sorry glad happy just all any also
+here there this that the our my your his her their its it we you they he she i attached below
+above see find note let enjoy welcome congrats congratulations cheers best hi hello dear fyi per
+as in on at for with from by to after before since when if so and but or not only even still
+yes no ok okay sure well now then today tomorrow again once both each every some many most more
+less few one two three what who how why where which whose sounds looks seems feel nice cool
+perfect excellent awesome fine agreed understood noted love miss hate wish bless lol haha wow
+oh hey sir madam mr mrs ms dr re fw fwd subject date sent regarding please kindly guess
+about above across after against along among amongst around before behind below beneath beside
+besides between beyond despite down during except inside into like near off onto out outside
+over past through throughout till toward towards under underneath unlike until upon via within
+without although though while whilst whereas unless because whether given said ditto pardon
+thus hence therefore however meanwhile instead otherwise whatever whenever wherever overall
+including concerning following assuming considering according against weather why plus minus
+apparently obviously clearly basically frankly honestly hopefully unfortunately luckily
+yet got came went was were had did made took gave told become""".split())
+_IMPERATIVE = re.compile(
+    r"^(?:(?:also|and|then|so|now|pls|kindly|oh|ok|okay),?\s+)?(?P<v>[A-Za-z][a-z]{2,})\s+"
+    r"(?:me|us|him|her|them|it|the|a|an|your|my|our|this|that|these|those|over|out|up|back)\b")
+
+
+def _imperative(text: str) -> bool:
+    m = _IMPERATIVE.match(text)
+    if m is None or text.endswith("?") or len(text.split()) > 20:
+        return False
+    v = m.group("v").casefold()
+    if v in _NOT_IMPERATIVE or v in _POLITE or (v in _STATES and v not in ("call", "talk",
+                                                                        "ask", "tell", "get")):
+        return False
+    if v.endswith(("ed", "ing", "ly")) or (v.endswith("s") and not v.endswith("ss")):
+        return False
+    return not _COND.search(text)
 
 
 def _vocative(text: str, names: frozenset[str]) -> str | None:
@@ -292,11 +446,30 @@ def _given_name(word: str) -> bool:
 def _commitment(text: str, names: frozenset[str]) -> Cue | None:
     if text.endswith("?") or _NEG.search(text):
         return None
+    # No subject, an -ing clause and a date: "Will do — sending the draft tomorrow."
+    g = re.match(r"^(?:(?:will do|ok|okay|sure|yes|done|on it|noted)\s*[,.;:!—–-]+\s*)?"
+                 r"(?P<v>[A-Za-z]+ing)\s+(?:the|a|an|it|them|this|that|those|these|my|our|you|"
+                 r"over|out)\b", text, re.IGNORECASE)
+    if g is not None and g.group("v").casefold() not in (
+            "looking", "thinking", "hoping", "wondering", "following", "regarding",
+            "according", "including", "attaching", "being", "having", "assuming",
+            "considering", "going", "during", "morning", "evening", "nothing", "something",
+            "anything", "everything", "bring", "thing", "king", "spring", "string", "ring",
+            "meeting", "building", "pricing", "funding", "training", "marketing", "planning",
+            "thanking", "getting", "waiting", "missing"):
+        return Cue("commitment", text, needs_due=True, vocative=_vocative(text, names))
     m = _COMMIT.search(text)
     subject = None
     if m is not None and (m.group("modal") or m.group("subj").lower().startswith(
-            ("let", "lem", "happy", "glad", "pleased")) or "have" in m.group("subj").lower()):
+            ("let", "lem", "happy", "glad", "pleased", "will", "going", "gonna", "planning",
+             "aiming", "my plan", "the plan", "i'm", "i am", "we're", "we are", "i’m", "we’re"))
+            or "have" in m.group("subj").lower()):
         before = text[: m.start()]
+        if before.strip() and not re.search(
+                r"(?:^|[,;:(—–-]|\.\.\.|\b(?:and|but|so|then|also|okay|ok|well|yes|yeah|sure|um|uh|"
+                r"fine|right|great|absolutely|today|tomorrow|meanwhile|anyway|otherwise|"
+                r"instead|first|next|later|now|alright|honestly))\s*$", before, re.IGNORECASE):
+            return None  # the subject opens no clause ("One example I can give you is …")
         if _COND.search(before) or re.search(r"\b(?:said|told|thought|hoped|wished|promised|"
                                              r"asked|wondered|mentioned|so that|in order|"
                                              r"until|before|after|unless|where|which|that|"
@@ -310,9 +483,21 @@ def _commitment(text: str, names: frozenset[str]) -> Cue | None:
                 r"\bif (?:needed|necessary|possible|you (?:want|like)|that (?:works|suits|is ok)"
                 r"|it helps)", rest):
             return None
-        subj = m.group("subj").lower()
-        if subj.endswith(" to"):
+        subj = m.group("subj").lower().replace("’", "'")
+        if subj in ("i'm", "i am", "we're", "we are"):
+            # "I'm sending the contract over this afternoon": present progressive, with a date
+            if modal or not re.match(r"[a-z]+ing\b", m.group("rest")):
+                return None
+            word = m.group("rest").split()[0]
+            if word in ("going", "planning", "hoping", "trying", "aiming", "thinking", "looking",
+                        "working", "being", "having", "getting", "feeling", "wondering",
+                        "waiting", "talking", "meeting", "seeing", "doing"):
+                return None
+            return Cue("commitment", text, needs_due=True, vocative=_vocative(text, names))
+        if subj.endswith(" to") and subj.split()[0] in ("happy", "glad", "pleased"):
             modal = "'m happy to"
+        elif subj.endswith(" to") or subj in ("will", "gonna"):
+            modal = "will"
         if "have" in subj:
             word, tail = "have", "have " + rest
         else:
@@ -324,16 +509,22 @@ def _commitment(text: str, names: frozenset[str]) -> Cue | None:
             if word not in ("be", "have"):
                 return None
             return None
-        if word in _STATES and not _STATE_ACTIONS.match(tail):
+        if (word in _STATES and not _STATE_ACTIONS.match(tail)) or _PLEASANTRY.search(tail):
             return None
+        if re.match(r"^\S+(?:\s+(?:in|up|out|on))?\s+that\s+(?!one\b|part\b|item\b)", tail) \
+                and not re.match(r"^(?:make sure|ensure|see to it)", tail):
+            return None  # "I will chime in that …", "we'll add that …": a remark, not a task
         follow_up = bool(_FOLLOW_UP.match(tail)) and not re.search(
             r"^\S+(?: \S+)?\s+(?:back\s+)?(?:with|on|about|regarding|re)\s+(?:the|your|our|my|a|an|"
             r"this|that|those|these|some|more|details|numbers|figures|results|answers)\b", tail)
-        needs_due = follow_up or modal in ("can", "'m happy to",
+        obliged = modal in ("need to", "have to", "must", "'m due to", "should be able to",
+                            "'ve got to", "have got to")
+        needs_due = follow_up or obliged or modal in ("can", "'m happy to",
                                                                "am happy to", "'re happy to",
                                                                "'d be happy to", "plan to",
                                                                "'m planning to", "intend to")
-        if modal in ("can", "'m happy to", "am happy to", "'re happy to", "'d be happy to") \
+        if not obliged and modal in ("can", "'m happy to", "am happy to", "'re happy to",
+                                     "'d be happy to") \
                 and (re.search(r"\b(?:for|to|send|get|give|show)\s+you\b", tail)
                      or subj in ("happy to", "glad to", "pleased to")
                      or (modal != "can" and subj == "i")
@@ -343,13 +534,25 @@ def _commitment(text: str, names: frozenset[str]) -> Cue | None:
         if subj.startswith(("let", "lem")):
             needs_due = needs_due or follow_up
         return Cue("commitment", text, needs_due=needs_due, vocative=_vocative(text, names))
+    # The promise told from the reader's side: "You'll have the draft by Friday", "Expect the
+    # figures from me tomorrow", "The deck will be with you by Thursday".
+    if (re.match(r"^(?:(?:ok|okay|sure|great)[,.!]?\s+)?(?:you['’]ll|you\s+will)\s+"
+                r"(?:have|get|receive)\s+(?:the|a|an|my|our|it|them|this|that|those|these)\b",
+                text, re.IGNORECASE) or re.match(
+                r"^(?:expect|look\s+out\s+for)\s+(?:the|a|an|my|our|it|them|this|that)\b.*"
+                r"\b(?:from\s+(?:me|us)|by|on|tomorrow|today|tonight|next|this)\b", text,
+                re.IGNORECASE) or re.search(
+                r"\bwill\s+be\s+(?:with\s+you|in\s+your\s+inbox|on\s+your\s+desk|ready\s+for\s+"
+                r"you|over\s+to\s+you)\b", text, re.IGNORECASE)) and not _COND.search(text):
+        return Cue("commitment", text, needs_due=not re.search(r"(?i)\bfrom\s+(?:me|us)\b", text),
+                   vocative=_vocative(text, names))
     # A named participant with a plan in the future or the present ("Priya ships it this week",
     # "Sam will move the teams over in November", "Marta to draft the memo").
     for m3 in re.finditer(r"(?:^|[;:,]\s+|\band\s+)(?P<n>[A-Z][\w'’-]+(?: [A-Z][\w'’-]+)?)\s+"
                           r"(?P<m>will|'ll|’ll|is going to|to|shall)?\s*(?P<v>[a-z]+)\b", text):
         name = m3.group("n")
-        if name.casefold() not in names and name.split()[0].casefold() not in names:
-            continue
+        if name.casefold() not in names:
+            continue  # "Steve Bergstrom will retain …" is not Steve Kean
         verb = m3.group("v")
         if m3.group("m"):
             if not _verbish(verb) or verb in _STATES or verb in _HEDGE:
@@ -392,14 +595,18 @@ def _action_owner(text: str, names: frozenset[str]) -> str | None:
 def _ask(text: str, names: frozenset[str]) -> Cue | None:
     from kenning.builder.items.dates import find_phrase
 
-    if _BOILER.search(text) or _SOCIAL.match(text):
+    if _BOILER.search(text) or _SOCIAL.match(text) or re.fullmatch(
+            r"(?i)(?:please\s+)?let (?:me|us) know[.!]?", text):
         return None
     vocative = _vocative(text, names)
     m = _ASK.search(text)
     if m is not None:
-        verb = next((m.group(g) for g in ("verb", "ing", "verb2", "verb3", "verb4", "verb5",
-                                          "verb6") if m.group(g)), "")
+        verb = next((m.group(g) for g in ("verb", "ing", "ing2", "verb2", "verb3", "verb4",
+                                          "verb5", "verb6", "verb7", "verb8", "verb9")
+                     if m.group(g)), "")
         verb = verb.casefold()
+        if m.group("thing") is not None:
+            verb = "get"
         before = text[: m.start()]
         if re.search(r"\b(?:if|whether|unless|when)\b", before, re.IGNORECASE):
             return None
@@ -435,6 +642,19 @@ def _ask(text: str, names: frozenset[str]) -> Cue | None:
         if re.search(r"\b(?:should|shall)\s+(?:we|i)\b", text, re.IGNORECASE):
             return None
         return Cue("ask", text, vocative=vocative)
+    if _imperative(text):
+        return Cue("ask", text, vocative=vocative)
+    d = re.search(r"(?:^|[,;:—–-]\s+|\b(?:so|and|but)\s+)you\s+(?:need\s+to|have\s+to|must|should|"
+                  r"will\s+need\s+to)\s+(?:please\s+)?(?P<v>[a-z]+)\b", text, re.IGNORECASE)
+    if d and d.group("v").casefold() not in _STATES and _verbish(d.group("v").casefold()) \
+            and not _COND.search(text[: d.start()]) and not text.endswith("?"):
+        return Cue("ask", text, vocative=vocative)
+    if re.search(r"(?i)\bwhen\s+(?:can|could|will|should|might)\s+(?:I|we)\s+(?:expect|get|see|"
+                 r"have|receive)\b", text) or (re.match(
+                r"(?i)^(?:I\s+|we\s+)?need\s+(?:the|your|a|an|those|these|that|this)\b", text) \
+            and find_phrase(text) is not None) or re.match(
+                r"(?i)^let\s+me\s+(?:have|get|see)\s+(?:the|your|a|an|those|these)\b", text):
+        return Cue("ask", text, vocative=vocative)
     lk = _LET_KNOW.search(text)
     if lk and re.match(r"^(?:please\s+)?let (?:me|us) know\b", text, re.IGNORECASE) and \
             re.match(r"\s*(?:if|whether|what|when|which|who|how|by|your|asap|once)\b",
@@ -467,9 +687,10 @@ def _decision(text: str) -> Cue | None:
         if m is None:
             return None
         before = text[: m.start()]
-        if _COND.search(before) or re.search(r"\b(?:not|n't|never|no|yet|whether|if)\b\W*$",
-                                             before):
-            return None
+        if _COND.search(before) or re.search(r"\b(?:not|n't|never|no|yet|whether|if|what|which|"
+                                             r"that|why|whatever|how|where)\b\W*$",
+                                             before, re.IGNORECASE):
+            return None  # negated, asked, or a relative clause ("what we agreed to insert")
         if _DECISION_NEG.search(text[max(0, m.start() - 30): m.end()]):
             return None
         if re.search(r"\b(?:believe|think|guess|suppose|assume|hope|wish|without|unless)\b",
@@ -480,30 +701,110 @@ def _decision(text: str) -> Cue | None:
             return None
         if m.group("v") and m.group("v") in ("landed",) and " on " not in text[m.end("v"):][:5]:
             return None
+        if m.group("v") and re.match(r"\s+(?:I|we)(?:['’]d|['’]ll|\s+would|\s+will|\s+should)\b",
+                                     text[m.end("v"):]):
+            return None  # "so I decided I'd have a look": a plan, not a decision
         if m.group("v") and m.group("v") == "agreed" and not re.match(
                 r"\s+(?:to|that|on|upon)\b", text[m.end("v"):]):
             return None
-        what = next((m.group(g) for g in ("what", "what2", "what3", "what4", "what5", "what6")
+        what = next((m.group(g) for g in ("what", "what2", "what3", "what4", "what5", "what6",
+                                          "what7", "what8", "what9", "what10", "what11",
+                                          "what12", "what13", "what14", "what15",
+                                          "what16", "what17", "what18", "what19", "what20")
                      if m.group(g)), "")
+        if m.group("what9"):
+            what = m.group("what9") + (m.group("over") or "")
+        if m.group("v") in ("settled", "landed") and not re.match(r"\s+(?:on|upon)\b",
+                                                                 text[m.end("v"):]):
+            return None
+        if m.group("v") in ("picked", "selected", "chosen", "chose") and re.match(
+                r"\s+(?:up|out|through)\b", text[m.end("v"):]):
+            return None
+        if m.group("what9") and re.search(r"(?i)\b(?:when|if|until|before|after|once|i|we|you)\b",
+                                          m.group("what9")):
+            return None
+        if m.group("v") in ("gone", "went", "plumped") and not re.match(
+                r"\s+(?:with|for)\b", text[m.end("v"):]):
+            return None
+        if m.group("v") in ("elected", "committed") and not re.match(r"\s+to\b",
+                                                                    text[m.end("v"):]):
+            return None
+        if m.group("v") in ("concluded", "resolved") and not re.match(r"\s+(?:that|to)\b",
+                                                                     text[m.end("v"):]):
+            return None  # "we have concluded a short term sale"
         if not what or len(words(what)) < 1:
             return None
         if _NEG.search(text[max(0, m.start() - 25): m.start()]):
             return None
-    if not what or (len(what.split()) < 2 and not (head is not None and re.match(
-            r"(?i)(?:\*\*)?(?:final|decision|decided|verdict|agreed)", text))):
+    if not what or (len(what.split()) < 2 and not what.strip()[:1].isupper() and not (
+            head is not None and re.match(r"(?i)(?:\*\*)?(?:final|decision|decided|verdict|agreed)",
+                                          text))):
         return None
-    rejected = tuple(" ".join(r.group("alt").split()) for r in _REJECTED.finditer(what))
-    rejected += tuple(" ".join(r.group(1).split()) for r in
-                      re.finditer(r"(?:,|;|\band)\s+(?:but\s+)?no(?:t)?\s+([^,.;]+)", what))
+    rejected = tuple(_alt(r.group("alt")) for r in _REJECTED.finditer(what)
+                     if not re.match(r"(?i)(?:to|be|yet|only|just|sure|a\s+lot|much|quite)\b",
+                                     r.group("alt")))
+    rejected += tuple(_alt(r.group(1)) for r in
+                      re.finditer(r"(?:,|;|\band)\s+(?:but\s+)?no\s+([^,.;]+)", what))
+    # "… and dropped Y", "Y is off the table", "we passed on Y", "ruled out Y"
+    rejected += tuple(_alt(r.group("alt")) for r in re.finditer(
+        r"\b(?:dropp(?:ed|ing)|ruled\s+out|ruling\s+out|passed\s+on|passing\s+on|rejected|"
+        r"rejecting|scrapp(?:ed|ing)|ditch(?:ed|ing)|shelv(?:ed|ing))\s+(?P<alt>[^.;,()]+)",
+        what, re.IGNORECASE))
+    rejected += tuple(_alt(r.group("alt")) for r in re.finditer(
+        r"(?:,|;|\band|\bbut)\s+(?P<alt>[^.;,()]+?)\s+(?:is|was|are|were)\s+(?:off\s+the\s+table|"
+        r"out|rejected|dropped|ruled\s+out)\b", what, re.IGNORECASE))
+    rejected = tuple(dict.fromkeys(r for r in rejected if r))
     because = _BECAUSE.search(text)
-    return Cue("decision", text, rejected=rejected,
+    about = tuple(dict.fromkeys(
+        _alt(a.group("topic")) for a in re.finditer(
+            r"\b(?:for|about|regarding|re)\s+(?P<topic>(?:the\s+|our\s+)?[\w-]+(?:\s+[\w-]+){0,2}?)"
+            r"(?=\s*(?:[,.;:!]|$|\s+(?:rather|instead|over|not|and|but|because|since|as|after|"
+            r"from|going|this|next|so)\b))", what)
+        if not re.match(r"(?i)(?:now|good|real|sure|all|it|that|this|them|us|me|you|time|"
+                        r"a\s|an\s|one|two|the\s+(?:time|moment|record|rest))\b",
+                        a.group("topic"))))
+    return Cue("decision", text, rejected=rejected, about=about[:3],
                because=" ".join(because.group("why").split()) if because else None)
+
+
+def _alt(text: str) -> str:
+    """An alternative as named: without a trailing reason ("because …") or filler."""
+    text = re.split(r"(?i)\s+(?:because|since|as|due\s+to|given|for|after\s+all|"
+                    r"this\s+time|anymore|any\s+more|going\s+forward|from\s+now)\b", text)[0]
+    return " ".join(text.split()).strip(" .,:;—–-")
+
+
+_REJECT_SENTENCE = re.compile(
+    r"^(?:(?:so|and|also)\s+)?(?:we(?:['’]ve|\s+have)?\s+(?:dropped|ruled\s+out|passed\s+on|"
+    r"rejected|scrapped|ditched|shelved|decided\s+against|said\s+no\s+to|turned\s+down|"
+    r"killed|parked)|(?:we(?:['’]re|\s+are)\s+not\s+(?:going|doing)\s+(?:with\s+)?))"
+    r"\s+(?P<alt>[^.;]+)|"
+    r"^(?P<alt2>[^.;]{2,60}?)\s+(?:is|was|are|were)\s+(?:off\s+the\s+table|out|ruled\s+out|"
+    r"rejected|dropped|not\s+an\s+option)\b", re.IGNORECASE)
+_BECAUSE_SENTENCE = re.compile(r"^(?:the\s+reason(?:\s+is|:)|that['’]s\s+because|this\s+is\s+"
+                               r"because|because|reason:|why\?)\s*(?P<why>[^.;]+)",
+                               re.IGNORECASE)
 
 
 def rejected_line(text: str) -> tuple[str, ...] | None:
     """The alternatives a "Rejected: …" line names (None when it is no such line)."""
     m = _REJECT_HEAD.match(clean(text))
     return _split_alternatives(m.group("alts")) if m else None
+
+
+def rejected_sentence(text: str) -> tuple[str, ...] | None:
+    """The alternative a sentence after a decision turns down ("We dropped Porto.", "Redis is
+    off the table."), or None."""
+    m = _REJECT_SENTENCE.match(clean(text))
+    if m is None or text.rstrip().endswith("?"):
+        return None
+    alt = _alt(m.group("alt") or m.group("alt2") or "")
+    return (alt,) if alt and len(alt.split()) <= 8 else None
+
+
+def because_sentence(text: str) -> str | None:
+    m = _BECAUSE_SENTENCE.match(clean(text))
+    return " ".join(m.group("why").split()) if m else None
 
 
 def _delivery(text: str) -> Cue | None:

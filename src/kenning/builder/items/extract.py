@@ -128,6 +128,14 @@ class _Extractor:
             if checkbox is not None or flags.get("action"):
                 in_actions = True
             alts = cu.rejected_line(sentence)
+            if alts is None and last_decision is not None and \
+                    self.out.items[last_decision].message == unit.message:
+                alts = cu.rejected_sentence(sentence)
+                why = cu.because_sentence(sentence)
+                if why and not self.out.items[last_decision].because:
+                    d = self.out.items[last_decision]
+                    self.out.items[last_decision] = replace(d, because=why)
+                    continue
             if alts is not None:
                 if last_decision is not None:
                     d = self.out.items[last_decision]
@@ -141,7 +149,8 @@ class _Extractor:
                 if rd and rd[0].kind == "decision":
                     found = rd[:1]
             else:
-                found = cu.read(sentence, in_actions=in_actions, names=self.names)
+                found = cu.read(sentence, in_actions=in_actions, names=self.names,
+                                spoken=unit.kind == "turn")
             for cue in found:
                 index = self._cue(unit, cue, lines, checkbox == "x")
                 if cue.kind == DECISION and index is not None:
@@ -194,7 +203,8 @@ class _Extractor:
         if cue.kind == COMMITMENT and cue.needs_due and not due_text:
             return None
         about = tuple(dict.fromkeys(
-            [m.group(1).strip() for m in _PROJECT.finditer(text)]
+            [re.sub(r"^Project\s+", "", a) for a in cue.about]
+            + [m.group(1).strip() for m in _PROJECT.finditer(text)]
             + [m.group(1) for m in _TAG.finditer(text)]
             + [m.group(1).strip() for m in _WIKILINK.finditer(text)]))
         item = Item(
@@ -301,14 +311,35 @@ def _because(text: str) -> str | None:
     return m.group(1).strip() if m else None
 
 
+def _first_name(name: str) -> str | None:
+    """The given name a text may call someone by ("Priya" for Priya Raman); None for labels
+    such as "The Chair", "Hon. Bill Morneau" or "Project Manager"."""
+    from kenning.builder import names as nm
+
+    words = name.split()
+    if len(words) < 2 or not words[0][:1].isupper() or not words[1][:1].isupper() \
+            or "." in words[0]:
+        return None
+    first = words[0].casefold()
+    if len(first) < 2 or first in _TITLES:
+        return None
+    return first if nm.fold(first) in nm.given_names() or first.isalpha() else None
+
+
+# Words that open a label, not a name ("The Chair", "Project Manager", "Hon Bill Morneau").
+_TITLES = frozenset("""the a an mr mrs ms miss mx dr hon honourable honorable right madam mister
+sir dame lord lady prof professor project user industrial marketing grad phd postdoc speaker
+chair vice deputy senior junior chief head team product sales account customer support
+engineering design""".split())
+
+
 def _names(people: list[Party]) -> frozenset[str]:
     out: set[str] = set()
     for p in people:
         if p.name:
-            name = p.name.casefold()
-            out.add(name)
-            first = name.split()[0]
-            if len(first) > 1:
+            out.add(p.name.casefold())
+            first = _first_name(p.name)
+            if first:
                 out.add(first)
     return frozenset(out)
 
@@ -318,7 +349,9 @@ def _by_name(people: list[Party]) -> dict[str, Party]:
     for p in people:
         if p.name:
             out.setdefault(p.name.casefold(), p)
-            out.setdefault(p.name.casefold().split()[0], p)
+            first = _first_name(p.name)
+            if first:
+                out.setdefault(first, p)
     return out
 
 
