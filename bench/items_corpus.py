@@ -2,7 +2,7 @@
 """Generate a labelled corpus for ``kenning eval items``: a real Kenning vault whose sources hold
 planted commitments, asks, decisions, fulfilments and distractors, with their labels.
 
-    python bench/items_corpus.py OUT [--seed 7] [--split train|heldout] [--threads N]
+    python bench/items_corpus.py OUT [--seed 7] [--split train|heldout|heldout2] [--threads N]
                                  [--meetings N] [--chats N] [--force]
 
 OUT becomes a Kenning vault (``kenning init``; owner Dana Okafor <dana@fernhill.test>, domain
@@ -13,9 +13,11 @@ chats as generic JSON) and syncs them with Kenning's own connectors (``kenning s
 renders. Labels go to ``OUT/labels.json`` (format in :mod:`kenning.evaluate.items`).
 
 Phrasings come from a phrase bank per split: bench/items_phrases_train.py (the extractor may be
-tuned on it) and bench/items_phrases_heldout.py (never tuned on; written apart, with other
-verbs and constructions). The world — people, organizations, topics — is drawn per seed and
-split; the scenario mix is the same for both splits.
+tuned on it), bench/items_phrases_heldout.py (never tuned on; written apart, with other
+verbs and constructions) and bench/items_phrases_heldout2.py (a second held-out bank, written
+after the first one's scores had been seen, so that one split stays unseen). The world —
+people, organizations, topics — is drawn per seed and split; the scenario mix is the same for
+every split.
 
 **Due-date convention** (the gold dates; computed here with a small calendar, not with the
 extractor's code). Every phrase is resolved against the date the sentence was written: the
@@ -119,7 +121,8 @@ TRAPS = ("quoted", "hypothetical", "open_question", "negation", "third_party", "
 
 
 def load_bank(split: str) -> ModuleType:
-    name = {"train": "items_phrases_train", "heldout": "items_phrases_heldout"}[split]
+    name = {"train": "items_phrases_train", "heldout": "items_phrases_heldout",
+            "heldout2": "items_phrases_heldout2"}[split]
     spec = importlib.util.spec_from_file_location(name, HERE / f"{name}.py")
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
@@ -830,7 +833,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("out", type=Path)
     ap.add_argument("--seed", type=int, default=7)
-    ap.add_argument("--split", choices=("train", "heldout"), default="train")
+    ap.add_argument("--split", choices=("train", "heldout", "heldout2"), default="train")
     ap.add_argument("--threads", type=int, default=60)
     ap.add_argument("--meetings", type=int)
     ap.add_argument("--chats", type=int)
