@@ -232,6 +232,10 @@ PHRASINGS: list[tuple[str, str | None, str | None, str | None]] = [
     ("I'll be taking care of the permits by Thursday.", "commitment", "them", "2026-03-05"),
     ("Let us handle the catering for the launch.", "commitment", "them", None),
     ("I'll send the brochure — Thursday at the latest.", "commitment", "them", "2026-03-05"),
+    ("Thanks Sarah I'll book the venue by Friday.", "commitment", "them", "2026-03-06"),
+    ("We keep the monthly plan rather than switching to annual.", "decision", "them", None),
+    ("The board voted for the Lisbon office.", "decision", "them", None),
+    ("Confirmed: the offsite is in Porto.", "decision", "them", None),
     # never an item
     ("I'll be going to the conference in April.", None, None, None),
     ("What is the point of a second office?", None, None, None),
@@ -550,6 +554,32 @@ Priya Raman: I'll draft the launch memo.
     assert _only(items, "send the summary").due == "2026-03-06"
     assert all(i.note and "no speaker" in i.note for i in items)
     assert any("names no speakers" in n for n in result.notes)
+
+
+def test_notes_with_action_points_and_a_table_of_owners(tmp_path: Path) -> None:
+    root = _vault(tmp_path)
+    folder = tmp_path / "meetings"
+    folder.mkdir()
+    (folder / "2026-03-09 Launch retro.txt").write_text("""# Launch retro
+
+## Action points
+
+| Owner | Task | Due |
+|---|---|---|
+| Marta Nowak | book the retro room | Friday |
+| Jonas Weber | update the runbook | |
+
+## Transcript
+
+Jonas Weber: The launch went fine.
+Marta Nowak: Agreed, no incidents.
+""", encoding="utf-8")
+    _sync(root, "meetings", folder)
+    _, text, items, _ = _extract(root, "meetings", "Launch retro")
+    got = sorted((i.who.name if i.who else None, i.due, i.line) for i in items)
+    assert got == [("Jonas Weber", None, _line(text, "update the runbook")),
+                   ("Marta Nowak", "2026-03-13", _line(text, "book the retro room"))]
+    assert all(i.kind == "commitment" for i in items)
 
 
 # -- chats --------------------------------------------------------------------------------------

@@ -143,16 +143,16 @@ _DECISION_HEAD = re.compile(
     r"^(?:\*\*)?(?:key\s+)?(?:decision|decided|decisions|resolution|resolved|outcome|conclusion|"
     r"agreed|agreement|final\s+(?:answer|decision|call|word|pick|choice)|verdict|the\s+call|"
     r"ruling|chosen|choice|pick|plan\s+of\s+record|the\s+verdict|settled|locked|approved|"
-    r"consensus|selected|picked|going\s+with)"
+    r"consensus|selected|picked|going\s+with|confirmed|finali[sz]ed)"
     r"(?:\s+(?:made|taken|reached|so\s+far))?"
-    r"(?:\*\*)?\s*(?:\*\*)?[:—–-](?:\*\*)?\s*(?P<what>\S.*)$", re.IGNORECASE)
+    r"(?:\*\*)?\s*(?:\*\*)?(?:[:—–-]|->|→|=>)(?:\*\*)?\s*(?P<what>\S.*)$", re.IGNORECASE)
 _DECISION = re.compile(
     r"(?<![\w'’])(?:(?:we|We|I|the team|The team|everyone|Everyone|the group|The group|"
     r"the board|The board|management|Management|leadership|Leadership)(?:['’]ve|\s+have|\s+has|"
     r"\s+had|\s+all|\s+finally|\s+now|\s+eventually|\s+ultimately|\s+officially)*\s+"
     r"(?P<v>decided|agreed|settled|chosen|chose|opted|landed|concluded|resolved|picked|selected|"
     r"committed|aligned|locked|signed\s+off|greenlit|green-lit|approved|standardi[sz]ed|"
-    r"converged|gone|went|elected|plumped|committed)\b(?P<what>.*)|"
+    r"converged|gone|went|elected|plumped|committed|voted|determined|finali[sz]ed)\b(?P<what>.*)|"
     r"^(?:Agreed|Settled|Decided|Opted|Signed\s+off)\s+(?:to|on|upon|for|that)\s+(?P<what11>.+)|"
     r"(?:we|We)(?:['’]re|\s+are|['’]ll|\s+will|\s+shall)\s+(?:going\s+to\s+)?"
     r"(?:going|go|sticking|staying|stick|stay|proceeding|proceed|moving\s+(?:forward|ahead)|"
@@ -174,6 +174,9 @@ _DECISION = re.compile(
     r"(?:final\s+)?(?:call|decision)\s+(?:to|that|on)\s+(?P<what13>.+)|"
     r"^(?P<what14>(?:[\w&/+-]+\s){0,4}?[\w&/+-]+)\s+is\s+the\s+way\s+(?:to\s+go|forward)\b|"
     r"(?:^|(?<=: ))(?:the|The)\s+consensus\s+(?:is|was)\s+(?:to\s+|that\s+)?(?P<what12>.+)|"
+    r"^(?:So,?\s+)?(?:we|We)(?:['’]ll|\s+will|['’]re\s+going\s+to|\s+are\s+going\s+to)?\s+"
+    r"(?:keep|use|stay\s+on|stick\s+to|take|adopt|choose|build\s+on)\s+"
+    r"(?P<what21>[^.;]+?\b(?:rather\s+than|instead\s+of)\b.+)|"
     r"(?:^|(?<=, )|(?<=: ))(?:Going|going|Proceeding|proceeding|Moving\s+(?:forward|ahead))"
     r"\s+with\s+(?P<what7>.+)|"
     r"(?:^|(?<=, )|(?<=: ))(?P<what8>[A-Z][\w .&/+-]{0,40}?)\s+it\s+is[.!]?$|"
@@ -476,7 +479,10 @@ def _commitment(text: str, names: frozenset[str]) -> Cue | None:
         if before.strip() and not re.search(
                 r"(?:^|[,;:(—–-]|\.\.\.|\b(?:and|but|so|then|also|okay|ok|well|yes|yeah|sure|um|uh|"
                 r"fine|right|great|absolutely|today|tomorrow|meanwhile|anyway|otherwise|"
-                r"instead|first|next|later|now|alright|honestly))\s*$", before, re.IGNORECASE):
+                r"instead|first|next|later|now|alright|honestly|thanks|thank\s+you|cheers|"
+                r"perfect|noted|understood|certainly|definitely|of\s+course|no\s+worries|"
+                r"sounds\s+good|got\s+it|sure\s+thing|as\s+(?:discussed|agreed|requested|"
+                r"mentioned|promised)|(?-i:[A-Z][a-z]+)))\s*$", before, re.IGNORECASE):
             return None  # the subject opens no clause ("One example I can give you is …")
         if _COND.search(before) or re.search(r"\b(?:said|told|thought|hoped|wished|promised|"
                                              r"asked|wondered|mentioned|so that|in order|"
@@ -730,7 +736,8 @@ def _decision(text: str) -> Cue | None:
         what = next((m.group(g) for g in ("what", "what2", "what3", "what4", "what5", "what6",
                                           "what7", "what8", "what9", "what10", "what11",
                                           "what12", "what13", "what14", "what15",
-                                          "what16", "what17", "what18", "what19", "what20")
+                                          "what16", "what17", "what18", "what19", "what20",
+                                          "what21")
                      if m.group(g)), "")
         if m.group("what9"):
             what = m.group("what9") + (m.group("over") or "")
@@ -744,7 +751,12 @@ def _decision(text: str) -> Cue | None:
                                           m.group("what9")):
             return None
         if m.group("v") in ("gone", "went", "plumped") and not re.match(
-                r"\s+(?:with|for)\b", text[m.end("v"):]):
+                r"\s+(?:ahead\s+)?(?:with|for)\b", text[m.end("v"):]):
+            return None
+        if m.group("v") in ("voted",) and not re.match(r"\s+(?:for|to|in\s+favou?r)\b",
+                                                       text[m.end("v"):]):
+            return None
+        if m.group("v") == "determined" and not re.match(r"\s+(?:that|to)\b", text[m.end("v"):]):
             return None
         if m.group("v") in ("elected", "committed") and not re.match(r"\s+to\b",
                                                                     text[m.end("v"):]):
