@@ -236,7 +236,13 @@ PHRASINGS: list[tuple[str, str | None, str | None, str | None]] = [
     ("We keep the monthly plan rather than switching to annual.", "decision", "them", None),
     ("The board voted for the Lisbon office.", "decision", "them", None),
     ("Confirmed: the offsite is in Porto.", "decision", "them", None),
+    ("On it — will have the seating chart to you tomorrow.", "commitment", "them", "2026-03-03"),
+    ("Don't forget to renew the domain by Friday.", "ask", "them", "2026-03-06"),
+    ("Would you be so kind as to forward the brochure?", "ask", "them", None),
+    ("You'll need to resubmit the expense form.", "ask", "them", None),
     # never an item
+    ("Sure, will do.", None, None, None),
+    ("I will do my best.", None, None, None),
     ("I'll be going to the conference in April.", None, None, None),
     ("What is the point of a second office?", None, None, None),
     ("I need to think about the offer.", None, None, None),

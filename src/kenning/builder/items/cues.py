@@ -96,11 +96,12 @@ _ASK = re.compile(
     r"is\s+(?:it|there\s+any\s+way)\s+(?:possible\s+)?(?:for\s+you\s+)?(?:to|that\s+you\s+"
     r"(?:could|can)|you\s+(?:could|can))\s+(?P<verb9>[a-z]+)|"
     r"(?:think|hoping|hope|wonder(?:ing)?\s+if|wonder(?:ing)?\s+whether|possible\s+that|"
-    r"appreciate\s+it\s+if|grateful\s+if|great\s+if|helpful\s+if|ideal\s+if)\s+you\s+"
+    r"appreciate\s+it\s+if|grateful\s+if|great\s+if|helpful\s+if|ideal\s+if|love\s+it\s+if|"
+    r"nice\s+if|good\s+if)\s+you\s+"
     r"(?:could|can|might|would)\s+(?:please\s+)?(?P<verb7>[a-z]+)|"
     r"(?P<modal>could|can|would|will|won['’]t)\s+you\s+(?:please\s+|kindly\s+|"
     r"possibly\s+|also\s+|quickly\s+|maybe\s+|perhaps\s+|still\s+)*(?:(?:be\s+able|have\s+time"
-    r"|find\s+time|manage)\s+to\s+)?(?P<verb>[a-z]+)|"
+    r"|find\s+time|manage|be\s+so\s+kind\s+as|be\s+willing)\s+to\s+)?(?P<verb>[a-z]+)|"
     r"(?:I|we)\s+(?:need|want|['’]d\s+like|would\s+like|['’]d\s+love|would\s+appreciate\s+it\s+if)"
     r"\s+(?:you|(?-i:[A-Z][a-z]+))\s+(?:to|could)\s+(?P<verb2>[a-z]+)|"
     r"(?:can|could|may)\s+I\s+(?:ask|get)\s+you\s+to\s+(?P<verb3>[a-z]+)|"
@@ -454,9 +455,18 @@ def _given_name(word: str) -> bool:
     return nm.fold(word) in nm.given_names()
 
 
+_INTERJECTION = re.compile(
+    r"^(?:(?:ok|okay|sure|yes|yep|yeah|absolutely|no problem|will do|on it|got it|noted|great|"
+    r"perfect|thanks|sounds good|understood|of course|certainly|definitely|right|fine|done)"
+    r"\s*[,!.;:—–-]+\s*)+", re.IGNORECASE)
+
+
 def _commitment(text: str, names: frozenset[str]) -> Cue | None:
     if text.endswith("?") or _NEG.search(text):
         return None
+    bare = _INTERJECTION.sub("", text)
+    if bare != text and re.match(r"(?:Will|will|Going to|going to|Gonna|gonna)\s+[a-z]", bare):
+        text = bare[:1].upper() + bare[1:]  # "On it — will have the draft to you tomorrow"
     # No subject, an -ing clause and a date: "Will do — sending the draft tomorrow."
     g = re.match(r"^(?:(?:will do|ok|okay|sure|yes|done|on it|noted)\s*[,.;:!—–-]+\s*)?"
                  r"(?P<v>[A-Za-z]+ing)\s+(?:the|a|an|it|them|this|that|those|these|my|our|you|"
@@ -525,6 +535,10 @@ def _commitment(text: str, names: frozenset[str]) -> Cue | None:
             return None
         if (word in _STATES and not _STATE_ACTIONS.match(tail)) or _PLEASANTRY.search(tail):
             return None
+        if word == "do" and (not re.match(
+                r"^do\s+(?:the|a|an|my|our|some|it\s+by|that\s+by|this\s+by)\b", tail)
+                or re.match(r"^do\s+(?:my|our)\s+(?:best|utmost|part)\b", tail)):
+            return None  # "Will do." acknowledges; it names nothing to deliver
         if re.match(r"^\S+(?:\s+(?:in|up|out|on))?\s+that\s+(?!one\b|part\b|item\b)", tail) \
                 and not re.match(r"^(?:make sure|ensure|see to it)", tail):
             return None  # "I will chime in that …", "we'll add that …": a remark, not a task
@@ -656,7 +670,9 @@ def _ask(text: str, names: frozenset[str]) -> Cue | None:
         if re.search(r"\b(?:should|shall)\s+(?:we|i)\b", text, re.IGNORECASE):
             return None
         return Cue("ask", text, vocative=vocative)
-    if _imperative(text):
+    if _imperative(text) or re.match(
+            r"(?i)^(?:please\s+)?(?:(?:don['’]t|do\s+not)\s+forget\s+to|remember\s+to|"
+            r"make\s+sure\s+(?:to|you|that\s+you)|be\s+sure\s+to)\s+[a-z]+", text):
         return Cue("ask", text, vocative=vocative)
     # Asking after a thing: "Any update on the contract?", "Where are we on the invoice?"
     if text.endswith("?") and re.match(
@@ -670,8 +686,9 @@ def _ask(text: str, names: frozenset[str]) -> Cue | None:
                  r"(?:your|a|an|some)\s+(?!thoughts\b)\w+|\bgrateful\s+if\s+you['’]d\b|"
                  r"\bcan\s+I\s+ask\s+that\s+you\b", text) and not _COND.search(text.split(",")[0]):
         return Cue("ask", text, vocative=vocative)
-    d = re.search(r"(?:^|[,;:—–-]\s+|\b(?:so|and|but)\s+)you\s+(?:need\s+to|have\s+to|must|should|"
-                  r"will\s+need\s+to)\s+(?:please\s+)?(?P<v>[a-z]+)\b", text, re.IGNORECASE)
+    d = re.search(r"(?:^|[,;:—–-]\s+|\b(?:so|and|but)\s+)you(?:\s+need\s+to|\s+have\s+to|\s+must|"
+                  r"\s+should|\s+will\s+need\s+to|['’]ll\s+need\s+to|['’]ll\s+have\s+to)\s+"
+                  r"(?:please\s+)?(?P<v>[a-z]+)\b", text, re.IGNORECASE)
     if d and d.group("v").casefold() not in _STATES and _verbish(d.group("v").casefold()) \
             and not _COND.search(text[: d.start()]) and not text.endswith("?"):
         return Cue("ask", text, vocative=vocative)
