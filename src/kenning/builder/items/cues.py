@@ -22,7 +22,7 @@ Never: questions that ask whether (should we …?), conditionals (if …, would,
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 # States and attitudes: after a modal they promise nothing ("I'll be there", "we will see").
 _STATES = frozenset("""be have know think see hope wish want need like love hate miss feel guess
@@ -388,6 +388,8 @@ def read(sentence: str, *, in_actions: bool = False, names: frozenset[str] = fro
             out.append(Cue("commitment", text, subject=_action_owner(text, names)))
         return out
     commitment = _commitment(text, names)
+    if commitment is not None and commitment.text != text:
+        commitment = replace(commitment, text=text)  # the sentence as written
     if commitment is not None and spoken and not _spoken_keeps(commitment, text,
                                                                after_request):
         commitment = None
