@@ -406,6 +406,31 @@ def test_all_quoted_message_undated_friday_and_past_due(tmp_path: Path) -> None:
     assert any("2026-02-20" in n and n.startswith(rel) for n in result.notes)
 
 
+def test_quoted_conversation_in_other_client_shapes_yields_nothing(tmp_path: Path) -> None:
+    root = _vault(tmp_path)
+    _mail(root, tmp_path, [
+        _msg("w1@kestrel.dev", "Lease", ALEX, SARAH, """Noted, thanks.
+
+Sarah Chen wrote:
+I will review the lease by Friday.
+Could you send the floor plan?
+""", "Mon, 02 Mar 2026 10:00:00 +0000"),
+        _msg("w2@kestrel.dev", "Lease again", ALEX, SARAH, """Noted.
+
+________________________________
+From: Sarah Chen
+Sent: Monday, March 2, 2026 9:00 AM
+To: Alex Morgan
+Subject: Lease again
+
+I will review the lease by Friday.
+""", "Mon, 02 Mar 2026 11:00:00 +0000"),
+    ])
+    for subject in ("# Lease\n", "# Lease again\n"):
+        _, text, items, _ = _extract(root, "email", subject)
+        assert items == [], [i.text for i in items]
+
+
 def test_bulk_mail_yields_nothing(tmp_path: Path) -> None:
     root = _vault(tmp_path)
     _mail(root, tmp_path, [_msg("b1@news.example", "Weekly digest",
