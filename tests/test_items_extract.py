@@ -427,7 +427,7 @@ I will review the lease by Friday.
 """, "Mon, 02 Mar 2026 11:00:00 +0000"),
     ])
     for subject in ("# Lease\n", "# Lease again\n"):
-        _, text, items, _ = _extract(root, "email", subject)
+        _, _, items, _ = _extract(root, "email", subject)
         assert items == [], [i.text for i in items]
 
 
