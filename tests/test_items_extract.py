@@ -360,6 +360,25 @@ Sarah will present the results in April.
     assert len(items) == 3
 
 
+@pytest.mark.parametrize("delivery", ["Just sent it over.", "It's in your inbox.",
+                                      "That's done.", "Took care of it this morning.",
+                                      "Shared the floor plan with you."])
+def test_short_deliveries_close_the_writer_s_promise(tmp_path: Path, delivery: str) -> None:
+    root = _vault(tmp_path)
+    _mail(root, tmp_path, [
+        _msg("f1@kestrel.dev", "Floor plan", ALEX, SARAH,
+             "I'll send you the floor plan by Friday.", "Mon, 02 Mar 2026 10:00:00 +0000"),
+        _msg("f2@horizon.vc", "Re: Floor plan", SARAH, ALEX, "Great, thanks.",
+             "Mon, 02 Mar 2026 11:00:00 +0000", refs="f1@kestrel.dev"),
+        _msg("f3@kestrel.dev", "Re: Floor plan", ALEX, SARAH, delivery,
+             "Wed, 04 Mar 2026 10:00:00 +0000", refs="f1@kestrel.dev f2@horizon.vc"),
+    ])
+    rel, text, items, _ = _extract(root, "email", "Floor plan")
+    [promise] = items
+    assert promise.status == "done"
+    assert promise.closed_by == f"{rel[:-3]}#L{_line(text, delivery)}"
+
+
 def test_a_promise_repeated_in_a_reply_is_one_item(tmp_path: Path) -> None:
     root = _vault(tmp_path)
     _mail(root, tmp_path, [

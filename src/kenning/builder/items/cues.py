@@ -207,9 +207,18 @@ _REJECT_HEAD = re.compile(r"^(?:\*\*)?(?:rejected|ruled out|not doing|discarded|
 _BECAUSE = re.compile(r"\b(?:because|since|given that|due to|as it|so that|the reason is)\s+"
                       r"(?P<why>[^.;]+)", re.IGNORECASE)
 _SHORT_DONE = re.compile(
-    r"^(?:all\s+)?(?:done|sent|merged|shipped|finished|completed|uploaded|submitted|posted|"
-    r"fixed|delivered|pushed|published|deployed|booked|filed|signed|handled|forwarded)\b"
-    r"\s*(?:[.!—–:-]|$|and\b|,)", re.IGNORECASE)
+    r"^(?:(?:all|just|already|now|finally|ok|okay)[,]?\s+)*(?:done|sent|merged|shipped|finished|"
+    r"completed|uploaded|submitted|posted|fixed|delivered|pushed|published|deployed|booked|filed|"
+    r"signed|handled|forwarded|shared|emailed|mailed|circulated|wrapped\s+up|sorted)\b"
+    r"(?:\s*(?:[.!—–:-]|$|and\b|,)|\s+(?:it|them|the|that|this|those|these|over|out|you|your|"
+    r"a|an|my|our|off|across|along)\b)|"
+    r"^(?:(?:that|it|this|everything)(?:['’]s|\s+is|\s+has\s+been)|all)\s+(?:now\s+)?(?:done|"
+    r"sorted|finished|complete|completed|shipped|live|merged|sent|taken\s+care\s+of)\b|"
+    r"^(?:(?:just|already)\s+)?took\s+care\s+of\b|"
+    r"\b(?:it['’]s|they['’]re|should\s+be)\s+(?:now\s+)?in\s+your\s+inbox\b|"
+    r"\byou\s+should\s+(?:now\s+)?have\s+(?:it|them|the)\b|"
+    r"\b(?:it['’]s|they['’]re)\s+(?:now\s+)?(?:in|on)\s+the\s+(?:shared\s+)?(?:drive|folder)\b",
+    re.IGNORECASE)
 _DELIVER_CUE = re.compile(
     r"\b(?:as promised|as discussed,? (?:here|attached)|here(?:['’]s| is| are)\s+(?:the|my|our|"
     r"your|a|an|that|those|these|it)\b|attached (?:is|are|please find|you(?:['’]ll| will) find)|"

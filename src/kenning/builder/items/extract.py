@@ -278,7 +278,12 @@ def best_match(items: list[Item], d: Delivery, *, same_source: bool = True) -> i
     overlap (an "as promised" / "Sent." delivery with no overlap closes the person's latest
     open commitment in the same thread)."""
     dw = cu.words(d.text)
-    cue = bool(re.search(r"(?i)\bas promised\b|^(?:all\s+)?(?:done|sent)\b", d.text))
+    cue = bool(re.search(r"(?i)\bas promised\b|^(?:(?:all|just|already|now|ok)\s+)*(?:done|sent|"
+                         r"shipped|submitted|uploaded|shared|posted|forwarded|delivered|"
+                         r"emailed|took\s+care)\b|^here(?:['’]s| is| are) (?:it|that|those|them)"
+                         r"\b|in\s+your\s+inbox|you\s+should\s+(?:now\s+)?have\s+it|"
+                         r"^(?:that|it)(?:['’]s|\s+is)\s+(?:now\s+)?done|^all\s+sorted",
+                         d.text))
     best, best_score = None, 0.0
     latest = None
     for i, item in enumerate(items):
