@@ -240,7 +240,10 @@ PHRASINGS: list[tuple[str, str | None, str | None, str | None]] = [
     ("Don't forget to renew the domain by Friday.", "ask", "them", "2026-03-06"),
     ("Would you be so kind as to forward the brochure?", "ask", "them", None),
     ("You'll need to resubmit the expense form.", "ask", "them", None),
+    ("Still waiting on your sign-off for the budget.", "ask", "them", None),
+    ("Your feedback on the draft would be much appreciated.", "ask", "them", None),
     # never an item
+    ("We are looking for a new office.", None, None, None),
     ("Sure, will do.", None, None, None),
     ("I will do my best.", None, None, None),
     ("I'll be going to the conference in April.", None, None, None),

@@ -692,6 +692,19 @@ def _ask(text: str, names: frozenset[str]) -> Cue | None:
             r"timeline)\b|where\s+are\s+we\s+(?:on|with)\b|how['’]s\s+.{2,60}\s+coming\b|"
             r"how\s+is\s+.{2,60}\s+coming\b|is\s+there\s+(?:an?\s+)?(?:update|eta)\b)", text):
         return Cue("ask", text, vocative=vocative)
+    if re.search(r"(?i)(?:^|\b(?:I['’]m|we['’]re|I\s+am|we\s+are|still)\s+)(?:waiting|looking)\s+"
+                 r"(?:on|for)\s+your\s+\w+|\b(?:keen|eager)\s+to\s+(?:get|hear|see)\s+your\b|"
+                 r"\bcould\s+(?:really\s+)?use\s+your\s+(?:help|input|eyes|feedback|thoughts|"
+                 r"sign-?off|approval)\b|\byour\s+(?:input|feedback|help|approval|sign-?off|review|"
+                 r"comments)\b.{0,60}\bwould\s+be\s+(?:appreciated|welcome|great|helpful|much\s+"
+                 r"appreciated)\b|\b(?:it['’]d|it\s+would)\s+be\s+(?:great|helpful|good|useful|ideal)\s+to\s+"
+                 r"(?:get|have|see|receive)\s+(?:the|your|a|an)\b|\bover\s+to\s+you\b|"
+                 r"\bball['’]?s\s+in\s+your\s+court\b|\b(?:I['’]m\s+asking|I\s+am\s+asking)\s+you\s+to\b|"
+                 r"\b(?:I['’]d|I\s+would|we['’]d|we\s+would|we)\s+(?:ask|request)\s+that\s+you\b|"
+                 r"\bwe\s+request\s+(?:you\s+to|that)\b", text) and not re.search(
+                r"(?i)\b(?:if|unless|whether|might|maybe|perhaps)\b", text.split(",")[0]) \
+            and not _BOILER.search(text):
+        return Cue("ask", text, vocative=vocative)
     if re.search(r"(?i)\b(?:could|can|may)\s+I\s+(?:trouble|bother|ask)\s+you\s+(?:to|for)\b|"
                  r"\b(?:I['’]d|I\s+would|we['’]d|we\s+would)\s+(?:love|appreciate|welcome|value)\s+"
                  r"(?:your|a|an|some)\s+(?!thoughts\b)\w+|\bgrateful\s+if\s+you['’]d\b|"
