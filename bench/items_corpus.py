@@ -2,7 +2,7 @@
 """Generate a labelled corpus for ``kenning eval items``: a real Kenning vault whose sources hold
 planted commitments, asks, decisions, fulfilments and distractors, with their labels.
 
-    python bench/items_corpus.py OUT [--seed 7] [--split train|heldout] [--threads N]
+    python bench/items_corpus.py OUT [--seed 7] [--split train|heldout|heldout2] [--threads N]
                                  [--meetings N] [--chats N] [--force]
 
 OUT becomes a Kenning vault (``kenning init``; owner Dana Okafor <dana@fernhill.test>, domain
@@ -13,9 +13,11 @@ chats as generic JSON) and syncs them with Kenning's own connectors (``kenning s
 renders. Labels go to ``OUT/labels.json`` (format in :mod:`kenning.evaluate.items`).
 
 Phrasings come from a phrase bank per split: bench/items_phrases_train.py (the extractor may be
-tuned on it) and bench/items_phrases_heldout.py (never tuned on; written apart, with other
-verbs and constructions). The world — people, organizations, topics — is drawn per seed and
-split; the scenario mix is the same for both splits.
+tuned on it), bench/items_phrases_heldout.py (never tuned on; written apart, with other
+verbs and constructions) and bench/items_phrases_heldout2.py (a second held-out bank, written
+after the first one's scores had been seen, so that one split stays unseen). The world —
+people, organizations, topics — is drawn per seed and split; the scenario mix is the same for
+every split.
 
 **Due-date convention** (the gold dates; computed here with a small calendar, not with the
 extractor's code). Every phrase is resolved against the date the sentence was written: the
@@ -107,6 +109,9 @@ FACETS = [
     ("the mobile app", "React Native", "native Swift", "we share code with the web app"),
     ("the design agency", "Studio North", "Pixelworks", "their portfolio fits better"),
     ("the launch date", "the 2nd of June", "mid-May", "QA needs two more weeks"),
+    ("Project Heron", "a phased rollout", "a big-bang launch", "support can absorb it slowly"),
+    ("Project Kestrel", "the managed Kafka", "a self-hosted queue", "nobody wants the pager"),
+    ("Project Juniper", "two regions", "a single region", "the contract asks for failover"),
 ]
 MEETING_TITLES = ["Weekly sync", "Pilot kickoff", "Pricing review", "Hiring debrief",
                   "Launch retro", "Roadmap planning", "Partner check-in", "Budget review"]
@@ -116,7 +121,8 @@ TRAPS = ("quoted", "hypothetical", "open_question", "negation", "third_party", "
 
 
 def load_bank(split: str) -> ModuleType:
-    name = {"train": "items_phrases_train", "heldout": "items_phrases_heldout"}[split]
+    name = {"train": "items_phrases_train", "heldout": "items_phrases_heldout",
+            "heldout2": "items_phrases_heldout2"}[split]
     spec = importlib.util.spec_from_file_location(name, HERE / f"{name}.py")
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
@@ -308,6 +314,8 @@ class Generator:
         self.chat_files: dict[str, Any] = {}
         self.pending: list[dict[str, Any]] = []   # commitments to deliver in a later thread
         self.day = START
+        self.last: dt.datetime | None = None
+        self.promised: dict[tuple[str, str], set[str]] = {}
         self._n = 0
 
     # -- helpers
@@ -324,10 +332,10 @@ class Generator:
             self.day += dt.timedelta(days=1)
         return self.day
 
-    def task(self, used: set[str]) -> tuple[str, str]:
+    def task(self, used: set[str], avoid: set[str] | None = None) -> tuple[str, str]:
         for _ in range(50):
             verb, obj = self.pick(self.bank.TASKS)
-            if obj not in used:
+            if obj not in used and obj not in (avoid or ()):
                 used.add(obj)
                 return verb.format(obj=obj), obj
         verb, obj = self.pick(self.bank.TASKS)
@@ -344,9 +352,13 @@ class Generator:
         return self.pick(self.bank.DUE[kind]).format(**values), day.isoformat()
 
     def commitment_text(self, written: dt.date, used: set[str], *, spoken: bool = False,
-                        nodue_ok: bool = True) -> tuple[str, str, str | None]:
-        """(sentence, object, due ISO)."""
-        task, obj = self.task(used)
+                        nodue_ok: bool = True, who: Person | None = None,
+                        to: Person | None = None) -> tuple[str, str, str | None]:
+        """(sentence, object, due ISO). One writer never promises one reader the same object
+        twice in the corpus: a delivery naming it ("Here's the deck") closes exactly one."""
+        pair = (who.email if who else "", to.email if to else "")
+        task, obj = self.task(used, self.promised.setdefault(pair, set()))
+        self.promised[pair].add(obj)
         phrase, due = self.due(written, optional=False)
         if nodue_ok and self.rng.random() < 0.25:
             template = self.pick(self.bank.SPOKEN_COMMIT if spoken else self.bank.COMMIT_NODUE)
@@ -361,11 +373,13 @@ class Generator:
     def gold(self, kind: str, ref: str, text: str, who: Person | dict[str, Any], *,
              to: list[Person] | None = None, due: str | None = None, status: str = "open",
              rejected: list[str] | None = None, about: list[str] | None = None,
-             date: str | None = None, channel: str = "email") -> dict[str, Any]:
+             because: str | None = None, date: str | None = None,
+             channel: str = "email") -> dict[str, Any]:
         item = {"id": f"g{len(self.items) + 1:04d}", "kind": kind, "source": ref, "text": text,
                 "who": who.party() if isinstance(who, Person) else who,
                 "to": [p.party() for p in to or []], "due": due, "status": status,
                 "closed_by": None, "rejected": rejected or [], "about": about or [],
+                "because": because,
                 "date": date, "channel": channel, "repeats": []}
         self.items.append(item)
         return item
@@ -375,14 +389,20 @@ class Generator:
         self.distractors.append({"id": f"d{len(self.distractors) + 1:04d}", "trap": trap,
                                  "source": ref, "text": text})
 
-    def decision(self, used_facets: set[int]) -> tuple[str, list[str], list[str]]:
+    def decision(self, used_facets: set[int]) -> tuple[str, dict[str, Any]]:
+        """(sentence, the gold's rejected / about / because)."""
         idx = self.pick([i for i in range(len(FACETS)) if i not in used_facets] or [0])
         used_facets.add(idx)
         topic, choice, alt, reason = FACETS[idx]
         template = self.pick(self.bank.DECISION)
         text = fill(template, topic=topic, choice=choice, alt=alt, reason=reason)
         names = slots_in(template)
-        return (text, [alt] if "alt" in names else [], [topic] if "topic" in names else [])
+        # "about" is labelled for named projects only ("Project Heron"); "billing" is a word in
+        # the text, not a page a decision could be filed on without a topic vocabulary
+        named = "topic" in names and topic.startswith("Project ")
+        return text, {"rejected": [alt] if "alt" in names else [],
+                      "about": [topic] if named else [],
+                      "because": reason if "reason" in names else None}
 
     def distractor(self, written: dt.date, used: set[str]) -> tuple[str, str]:
         trap = self.pick(["hypothetical", "open_question", "negation", "third_party"])
@@ -394,9 +414,20 @@ class Generator:
                           org=self.pick(self.orgs))
 
     def when(self, day: dt.date) -> dt.datetime:
-        tz = dt.timezone(dt.timedelta(minutes=self.pick(TZS)))
-        return dt.datetime(day.year, day.month, day.day, self.rng.randint(8, 17),
-                           self.rng.choice([0, 5, 12, 20, 30, 41, 47, 55]), tzinfo=tz)
+        """A time on ``day`` (or the next weekday that allows it) later than every message
+        written so far: mail is rendered in time order, so a reply must come after its parent
+        in absolute time, whatever the two writers' time zones."""
+        while True:
+            tz = dt.timezone(dt.timedelta(minutes=self.pick(TZS)))
+            at = dt.datetime(day.year, day.month, day.day, self.rng.randint(8, 17),
+                             self.rng.choice([0, 5, 12, 20, 30, 41, 47, 55]), tzinfo=tz)
+            if self.last is None or at > self.last + dt.timedelta(minutes=5):
+                self.last = at
+                self.day = max(self.day, day)
+                return at
+            day += dt.timedelta(days=1)
+            while day.weekday() >= 5:
+                day += dt.timedelta(days=1)
 
     # -- email
     def body(self, sender: Person, to: Person, sentences: list[str]) -> list[str]:
@@ -462,7 +493,13 @@ class Generator:
                         continue
                     r = rng.random()
                     if r < 0.5:
-                        text = fill(self.pick(self.bank.DELIVERY_SAME), obj=obj, obj_cap=obj)
+                        # "Sent." only when it can close nothing else of this writer's
+                        # and never where it could answer an ask made of this writer
+                        mine = sum(1 for _, w, _ in commits if w is sender)
+                        asked = any(sender in a for _, a, _ in asks)
+                        templates = [t for t in self.bank.DELIVERY_SAME
+                                     if (mine == 1 and not asked) or "{obj" in t]
+                        text = fill(self.pick(templates), obj=obj, obj_cap=obj)
                         sentences.append(text)
                         item["status"] = "done"
                         item["closed_by"] = {"source": ref, "text": text}
@@ -472,8 +509,9 @@ class Generator:
                         if rng.random() < 0.5:
                             text = commit      # verbatim repeat
                         else:
-                            text = fill(self.pick(self.bank.REPEAT),
-                                        commit_lower=commit[:1].lower() + commit[1:])
+                            lower = commit if re.match(r"I\b", commit) else (
+                                commit[:1].lower() + commit[1:])
+                            text = fill(self.pick(self.bank.REPEAT), commit_lower=lower)
                         sentences.append(text)
                         item["repeats"].append({"source": ref, "text": text})
                         self.trap("repeat", ref, text)
@@ -484,7 +522,8 @@ class Generator:
                     plants = [self.pick(["commit", "ask", "decision", "distractor"])]
             for plant in plants:
                 if plant == "commit":
-                    text, obj, due = self.commitment_text(written, used)
+                    text, obj, due = self.commitment_text(written, used, who=sender,
+                                                          to=to_person)
                     item = self.gold("commitment", ref, text, sender, to=[to_person], due=due,
                                      date=written.isoformat())
                     commits.append((item, sender, obj))
@@ -499,9 +538,9 @@ class Generator:
                                      date=written.isoformat())
                     asks.append((item, [to_person], k))
                 elif plant == "decision":
-                    text, rejected, about = self.decision(facets)
+                    text, parts = self.decision(facets)
                     self.gold("decision", ref, text, sender, status="decided",
-                              rejected=rejected, about=about, date=written.isoformat())
+                              date=written.isoformat(), **parts)
                 else:
                     trap, text = self.distractor(written, used)
                     self.trap(trap, ref, text)
@@ -569,11 +608,10 @@ class Generator:
     def meeting(self, i: int) -> None:
         rng = self.rng
         day = self.advance(0, 2)
-        title = self.pick(MEETING_TITLES)
+        title = f"{self.pick(MEETING_TITLES)} {i + 1}"   # unique: date + title is the id
         people = [self.owner, *rng.sample(self.colleagues + self.externals, rng.randint(2, 3))]
         vtt = i % 2 == 0
-        name = f"{day.isoformat()}-{title.lower().replace(' ', '-')}-{i + 1}." + (
-            "vtt" if vtt else "txt")
+        name = f"{day.isoformat()}-{title.lower().replace(' ', '-')}." + ("vtt" if vtt else "txt")
         ref = f"meeting:{name}"
         used: set[str] = set()
         facets: set[int] = set()
@@ -593,9 +631,9 @@ class Generator:
                 self.gold("commitment", at, text, speaker, due=due, date=day.isoformat(),
                           channel="meeting")
             elif what == "decision":
-                text, rejected, about = self.decision(facets)
-                self.gold("decision", at, text, speaker, status="decided", rejected=rejected,
-                          about=about, date=day.isoformat(), channel="meeting")
+                text, parts = self.decision(facets)
+                self.gold("decision", at, text, speaker, status="decided", date=day.isoformat(),
+                          channel="meeting", **parts)
             else:
                 trap, text = self.distractor(day, used)
                 self.trap(trap, at, text)
@@ -653,16 +691,25 @@ class Generator:
             at = f"{ref}#{clock}"
             what = self.pick(["filler", "filler", "commit", "ask", "decision", "deliver"])
             text = self.pick(self.bank.FILLER)
-            if what == "deliver":
+            last = messages[-1] if messages else None
+            if (what == "filler" and last is not None and last["speaker"] != speaker.name
+                    and last.get("item") and rng.random() < 0.7):
+                # a reply quoting the other's item: the chat connector keeps it as written
+                text = f"Re this:\n> {last['text']}\n{text}"
+                self.trap("quoted", at, last["text"])
+            elif what == "deliver":
                 mine = [c for c in commits if c[1] is speaker]
                 if mine:
                     item, _, obj = mine[0]
                     commits.remove(mine[0])
-                    text = fill(self.pick(self.bank.DELIVERY_SAME), obj=obj, obj_cap=obj)
+                    asked = any(a is speaker for _, a, _ in asks)
+                    templates = [t for t in self.bank.DELIVERY_SAME
+                                 if (len(mine) == 1 and not asked) or "{obj" in t]
+                    text = fill(self.pick(templates), obj=obj, obj_cap=obj)
                     item["status"] = "done"
                     item["closed_by"] = {"source": at, "text": text}
             elif what == "commit":
-                text, obj, due = self.commitment_text(day, used)
+                text, obj, due = self.commitment_text(day, used, who=speaker, to=other)
                 item = self.gold("commitment", at, text, speaker, to=[other], due=due,
                                  date=day.isoformat(), channel="chat")
                 commits.append((item, speaker, obj))
@@ -677,11 +724,12 @@ class Generator:
                                  date=day.isoformat(), channel="chat")
                 asks.append((item, other, k))
             elif what == "decision":
-                text, rejected, about = self.decision(facets)
-                self.gold("decision", at, text, speaker, status="decided", rejected=rejected,
-                          about=about, date=day.isoformat(), channel="chat")
+                text, parts = self.decision(facets)
+                self.gold("decision", at, text, speaker, status="decided", date=day.isoformat(),
+                          channel="chat", **parts)
             messages.append({"id": str(k + 1), "speaker": speaker.name, "text": text,
-                             "timestamp": f"{day.isoformat()}T{clock}:00Z", "at": at})
+                             "timestamp": f"{day.isoformat()}T{clock}:00Z", "at": at,
+                             "item": what in ("commit", "ask", "decision")})
         for item, addressee, k in asks:
             for later in messages[k + 1:]:
                 if later["speaker"] == addressee.name:
@@ -689,7 +737,7 @@ class Generator:
                     item["closed_by"] = {"source": later["at"], "text": None}
                     break
         for m in messages:
-            del m["at"]
+            del m["at"], m["item"]
         self.chat_files[f"{cid}.json"] = {
             "id": cid, "title": f"Chat with {mate.first} {i + 1}",
             "participants": [self.owner.name, mate.name], "messages": messages}
@@ -785,7 +833,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("out", type=Path)
     ap.add_argument("--seed", type=int, default=7)
-    ap.add_argument("--split", choices=("train", "heldout"), default="train")
+    ap.add_argument("--split", choices=("train", "heldout", "heldout2"), default="train")
     ap.add_argument("--threads", type=int, default=60)
     ap.add_argument("--meetings", type=int)
     ap.add_argument("--chats", type=int)

@@ -27,9 +27,9 @@ DUE = {
     "this_week": ["before the week is out", "within the week"],
     "next_week": ["during next week", "in the course of next week"],
     "end_month": ["before the month is out", "by month-end"],
-    "date": ["no later than {date}", "ahead of the {date} deadline"],
+    "date": ["no later than {date}", "ahead of our {date} deadline"],
 }
-DATE_FORMATS = ["{month} {d_th}", "the {d_th} of {month}", "{iso}"]  # April 14th · 2025-04-14
+DATE_FORMATS = ["{month} {d_th}", "{d_th} {month}", "{iso}"]  # April 14th · 14th April · ISO
 
 COMMIT_DUE = [
     "You'll have {obj} from me {due}.",
@@ -41,7 +41,7 @@ COMMIT_DUE = [
     "Our side will {task} {due}.",
     "I promise to {task} {due}.",
     "{obj_cap} will be with you {due}, from my end.",
-    "I'll see to it that {obj} reaches you {due}.",
+    "I'll see to it that you get {obj} {due}.",
     "I shall {task} {due}.",
 ]
 COMMIT_NODUE = [
@@ -126,7 +126,7 @@ OPEN_QUESTION = [
     "Is it time to replace {topic} with {alt}?",
     "Would {alt} make more sense for {topic}?",
     "Are we sure about {topic}, or is {alt} better?",
-    "How would you feel about {alt} for {topic}?",
+    "I wonder whether {alt} would suit {topic} better?",
 ]
 NEGATION = [
     "There's no decision yet on {topic}.",

@@ -226,6 +226,7 @@ def test_cli_on_a_generated_corpus_with_gold_as_predictions(tmp_path, monkeypatc
                 kind=g["kind"], text=g["text"], source=span.path, line=span.line, end=span.end,
                 date=g["date"], who=party(g["who"]), to=tuple(party(t) for t in g["to"]),
                 due=g["due"], status=g["status"], rejected=tuple(g["rejected"]),
+                about=tuple(g["about"]), because=g.get("because"),
                 closed_by=(f"{closed.path[:-3]}#L{closed.line}-L{closed.end}"
                            if closed else None)))
         return out, 1, []
@@ -246,3 +247,47 @@ def test_cli_names_a_folder_without_labels(tmp_path):
     result = CliRunner().invoke(main, ["eval", "items", str(tmp_path)])
     assert result.exit_code != 0
     assert "labels.json" in result.output
+
+
+def test_about_is_scored_only_where_the_gold_names_a_topic(vault):
+    located = ev.locate_all(vault, LABELS)
+    span = located.spans["g3"]
+    r = ev.score(LABELS, located, [_item("decision", span, PRIYA, status="decided",
+                                         rejected=("Adyen",))])
+    assert r.attributes["about"] == [0, 0]
+    labels = json.loads(json.dumps(LABELS))
+    labels["items"][2]["about"] = ["the Project Heron"]
+    right = _item("decision", span, PRIYA, status="decided", about=("Project Heron",))
+    assert ev.score(labels, located, [right]).attributes["about"] == [1, 1]
+    wrong = _item("decision", span, PRIYA, status="decided", about=("billing",))
+    assert ev.score(labels, located, [wrong]).attributes["about"] == [0, 1]
+
+
+def test_because_and_channels(vault):
+    located = ev.locate_all(vault, LABELS)
+    labels = json.loads(json.dumps(LABELS))
+    labels["items"][2]["because"] = "the fees are lower"
+    labels["items"][2]["channel"] = "email"
+    span = located.spans["g3"]
+    right = _item("decision", span, PRIYA, status="decided", because="The fees are lower.")
+    r = ev.score(labels, located, [right])
+    assert r.attributes["because"] == [1, 1]
+    assert r.channels == {"?": [0, 2], "email": [1, 1]}
+    wrong = _item("decision", span, PRIYA, status="decided", because="fees")
+    assert ev.score(labels, located, [wrong]).attributes["because"] == [0, 1]
+
+
+def test_the_real_extractor_runs_through_the_cli(tmp_path):
+    """No thresholds: the real extractor on a small corpus gives a well-formed report whose
+    counts add up (its numbers are in docs/benchmarks.md)."""
+    pytest.importorskip("kenning.builder.items.extract")
+    root = tmp_path / "c"
+    labels = _gen().generate(root, seed=5, split="train", threads=6, meetings=2, chats=1)
+    result = CliRunner().invoke(main, ["eval", "items", str(root), "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["all"]["gold"] == len(labels["items"])
+    assert data["sources"] == len(list((root / "sources").rglob("*.md")))
+    for k in data["kinds"].values():
+        assert k["matched"] <= min(k["gold"], k["predicted"])
+    assert sum(c["gold"] for c in data["recall_by_channel"].values()) == data["all"]["gold"]

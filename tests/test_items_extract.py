@@ -232,7 +232,20 @@ PHRASINGS: list[tuple[str, str | None, str | None, str | None]] = [
     ("I'll be taking care of the permits by Thursday.", "commitment", "them", "2026-03-05"),
     ("Let us handle the catering for the launch.", "commitment", "them", None),
     ("I'll send the brochure — Thursday at the latest.", "commitment", "them", "2026-03-05"),
+    ("Thanks Sarah I'll book the venue by Friday.", "commitment", "them", "2026-03-06"),
+    ("We keep the monthly plan rather than switching to annual.", "decision", "them", None),
+    ("The board voted for the Lisbon office.", "decision", "them", None),
+    ("Confirmed: the offsite is in Porto.", "decision", "them", None),
+    ("On it — will have the seating chart to you tomorrow.", "commitment", "them", "2026-03-03"),
+    ("Don't forget to renew the domain by Friday.", "ask", "them", "2026-03-06"),
+    ("Would you be so kind as to forward the brochure?", "ask", "them", None),
+    ("You'll need to resubmit the expense form.", "ask", "them", None),
+    ("Still waiting on your sign-off for the budget.", "ask", "them", None),
+    ("Your feedback on the draft would be much appreciated.", "ask", "them", None),
     # never an item
+    ("We are looking for a new office.", None, None, None),
+    ("Sure, will do.", None, None, None),
+    ("I will do my best.", None, None, None),
     ("I'll be going to the conference in April.", None, None, None),
     ("What is the point of a second office?", None, None, None),
     ("I need to think about the offer.", None, None, None),
@@ -350,6 +363,25 @@ Sarah will present the results in April.
     assert len(items) == 3
 
 
+@pytest.mark.parametrize("delivery", ["Just sent it over.", "It's in your inbox.",
+                                      "That's done.", "Took care of it this morning.",
+                                      "Shared the floor plan with you."])
+def test_short_deliveries_close_the_writer_s_promise(tmp_path: Path, delivery: str) -> None:
+    root = _vault(tmp_path)
+    _mail(root, tmp_path, [
+        _msg("f1@kestrel.dev", "Floor plan", ALEX, SARAH,
+             "I'll send you the floor plan by Friday.", "Mon, 02 Mar 2026 10:00:00 +0000"),
+        _msg("f2@horizon.vc", "Re: Floor plan", SARAH, ALEX, "Great, thanks.",
+             "Mon, 02 Mar 2026 11:00:00 +0000", refs="f1@kestrel.dev"),
+        _msg("f3@kestrel.dev", "Re: Floor plan", ALEX, SARAH, delivery,
+             "Wed, 04 Mar 2026 10:00:00 +0000", refs="f1@kestrel.dev f2@horizon.vc"),
+    ])
+    rel, text, items, _ = _extract(root, "email", "Floor plan")
+    [promise] = items
+    assert promise.status == "done"
+    assert promise.closed_by == f"{rel[:-3]}#L{_line(text, delivery)}"
+
+
 def test_a_promise_repeated_in_a_reply_is_one_item(tmp_path: Path) -> None:
     root = _vault(tmp_path)
     _mail(root, tmp_path, [
@@ -394,6 +426,31 @@ def test_all_quoted_message_undated_friday_and_past_due(tmp_path: Path) -> None:
     assert (item.date, item.due) == ("2026-03-02", "2026-02-20")
     assert "before the day it was written" in (item.note or "")
     assert any("2026-02-20" in n and n.startswith(rel) for n in result.notes)
+
+
+def test_quoted_conversation_in_other_client_shapes_yields_nothing(tmp_path: Path) -> None:
+    root = _vault(tmp_path)
+    _mail(root, tmp_path, [
+        _msg("w1@kestrel.dev", "Lease", ALEX, SARAH, """Noted, thanks.
+
+Sarah Chen wrote:
+I will review the lease by Friday.
+Could you send the floor plan?
+""", "Mon, 02 Mar 2026 10:00:00 +0000"),
+        _msg("w2@kestrel.dev", "Lease again", ALEX, SARAH, """Noted.
+
+________________________________
+From: Sarah Chen
+Sent: Monday, March 2, 2026 9:00 AM
+To: Alex Morgan
+Subject: Lease again
+
+I will review the lease by Friday.
+""", "Mon, 02 Mar 2026 11:00:00 +0000"),
+    ])
+    for subject in ("# Lease\n", "# Lease again\n"):
+        _, _, items, _ = _extract(root, "email", subject)
+        assert items == [], [i.text for i in items]
 
 
 def test_bulk_mail_yields_nothing(tmp_path: Path) -> None:
@@ -550,6 +607,32 @@ Priya Raman: I'll draft the launch memo.
     assert _only(items, "send the summary").due == "2026-03-06"
     assert all(i.note and "no speaker" in i.note for i in items)
     assert any("names no speakers" in n for n in result.notes)
+
+
+def test_notes_with_action_points_and_a_table_of_owners(tmp_path: Path) -> None:
+    root = _vault(tmp_path)
+    folder = tmp_path / "meetings"
+    folder.mkdir()
+    (folder / "2026-03-09 Launch retro.txt").write_text("""# Launch retro
+
+## Action points
+
+| Owner | Task | Due |
+|---|---|---|
+| Marta Nowak | book the retro room | Friday |
+| Jonas Weber | update the runbook | |
+
+## Transcript
+
+Jonas Weber: The launch went fine.
+Marta Nowak: Agreed, no incidents.
+""", encoding="utf-8")
+    _sync(root, "meetings", folder)
+    _, text, items, _ = _extract(root, "meetings", "Launch retro")
+    got = sorted((i.who.name if i.who else None, i.due, i.line) for i in items)
+    assert got == [("Jonas Weber", None, _line(text, "update the runbook")),
+                   ("Marta Nowak", "2026-03-13", _line(text, "book the retro room"))]
+    assert all(i.kind == "commitment" for i in items)
 
 
 # -- chats --------------------------------------------------------------------------------------

@@ -22,9 +22,11 @@ Scoring: the extractor (``kenning.builder.items.extract.extract_items`` per file
 predicted item matches a gold one of the same kind in the same file when its line span overlaps
 the gold line (or a line where the same promise is repeated: the repeat may be the one kept),
 one to one, closest first. Per kind: precision, recall, F1. Over matched items: who, due,
-status (and ``to`` where the gold names addressees, ``rejected`` for decisions, ``closed_by``
-for items done on both sides) right or wrong. Distractors: how many present in the rendered
-sources overlap an unmatched predicted item.
+status (and ``to`` where the gold names addressees, ``rejected`` for decisions, ``because`` where
+the gold states a reason (its words inside the predicted one), ``about`` for
+decisions whose gold names a project — its words, "the" and "project" aside, inside one
+predicted ``about`` — and ``closed_by`` for items done on both sides) right or wrong.
+Distractors: how many present in the rendered sources overlap an unmatched predicted item.
 """
 
 from __future__ import annotations
@@ -42,9 +44,10 @@ from kenning.errors import KenningError
 
 LABELS_NAME = "labels.json"
 KINDS = ("commitment", "ask", "decision")
-ATTRIBUTES = ("who", "due", "status", "to", "rejected", "closed_by")
+ATTRIBUTES = ("who", "due", "status", "to", "rejected", "because", "about", "closed_by")
 _HEADER = re.compile(r"^## \d{4}-\d\d-\d\d \d\d:\d\d ")
 _TURN = re.compile(r"^- \*\*")
+_ABOUT_STOP = {"the", "project"}   # "Project Heron" is about "Heron"
 
 
 class ItemsEvalError(KenningError):
@@ -302,6 +305,7 @@ class ItemsResult:
     distractors: dict[str, list[int]]         # trap → [produced an item, present]
     absent_distractors: int                   # not in the rendered sources (quoted)
     kind_confusions: int                      # unmatched predictions on a gold line of another kind
+    channels: dict[str, list[int]] = field(default_factory=dict)   # channel → [found, gold]
     missed: list[dict[str, Any]] = field(default_factory=list)
     spurious: list[dict[str, Any]] = field(default_factory=list)
     wrong: list[dict[str, Any]] = field(default_factory=list)
@@ -326,6 +330,8 @@ class ItemsResult:
                             for t, (h, n) in sorted(self.distractors.items())},
             "distractors_absent": self.absent_distractors,
             "kind_confusions": self.kind_confusions,
+            "recall_by_channel": {c: {"found": f, "gold": n, "recall": round(f / n, 4) if n
+                                      else None} for c, (f, n) in sorted(self.channels.items())},
             "missed": self.missed, "spurious": self.spurious, "wrong": self.wrong,
             "notes": self.notes,
         }
@@ -386,6 +392,13 @@ def score(labels: dict[str, Any], located: Located, predicted: list[Any], *,
         if g["kind"] == "decision":
             check("rejected", rejected_match(p.rejected, g.get("rejected") or []), g, p,
                   list(p.rejected))
+        if g["kind"] == "decision" and g.get("because"):
+            want = set(fold(g["because"]).split())
+            check("because", bool(want) and want <= set(fold(p.because).split()), g, p,
+                  p.because)
+        if g["kind"] == "decision" and g.get("about"):
+            check("about", all(any(set(fold(a).split()) - _ABOUT_STOP <= set(fold(x).split())
+                                   for x in p.about) for a in g["about"]), g, p, list(p.about))
         closed = located.spans.get(f"{g['id']}:closed")
         if closed is not None and g.get("status") == "done" and p.status == "done":
             c = _citation(p.closed_by)
@@ -413,11 +426,15 @@ def score(labels: dict[str, Any], located: Located, predicted: list[Any], *,
     spurious = [{"kind": p.kind, "text": p.text, "citation": p.citation, "note": p.note}
                 for p in leftover][:examples]
     notes = [f"{k}: {v}" for k, v in located.problems.items()]
+    channels: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for i, g in enumerate(gold):
+        channels[g.get("channel") or "?"][1] += 1
+        channels[g.get("channel") or "?"][0] += i in pairs
     return ItemsResult(labels.get("split"), labels.get("seed"), sources, kinds, attributes,
                        dict(traps),
                        sum(1 for d in labels.get("distractors", [])
                            if d["id"] not in located.spans),
-                       confusions, missed, spurious, wrong, notes)
+                       confusions, dict(channels), missed, spurious, wrong, notes)
 
 
 def _cite(span: Span) -> str:
@@ -502,6 +519,10 @@ def format_report(result: ItemsResult) -> str:
                                     in sorted(result.distractors.items())) + ")" if seen else "")
                + f"; {result.absent_distractors} not rendered (quoted text removed by the "
                  "connector)")
+    if result.channels:
+        out.append("recall by channel: " + " · ".join(
+            f"{c} {_f(f / n if n else None)} ({f}/{n})"
+            for c, (f, n) in sorted(result.channels.items())))
     if result.kind_confusions:
         out.append(f"predictions on a gold line of another kind: {result.kind_confusions}")
     for title, rows_ in (("missed", result.missed), ("spurious", result.spurious)):

@@ -29,7 +29,7 @@ _BARE = re.compile(r"^[\w.+'=-]+@[\w-]+(?:\.[\w-]+)+$")
 # Where a message's own text ends: a quote attribution, a reply header, a forwarded message.
 _ATTRIBUTION = re.compile(r"^\s*(?:On|Am|Le|El|Il)\s.{0,300}(?:wrote|writes|schrieb|a écrit|"
                           r"escribió|scrisse)\s*:\s*$", re.IGNORECASE)
-_WROTE_END = re.compile(r"(?:wrote|writes)\s*:\s*$", re.IGNORECASE)
+_WROTE_END = re.compile(r"(?:wrote|writes|said|a écrit|schrieb|escribió)\s*:\s*$", re.IGNORECASE)
 _ORIGINAL = re.compile(r"^\s*-{2,}\s*(?:Original Message|Ursprüngliche Nachricht)\s*-{2,}",
                        re.IGNORECASE)
 _FORWARD = re.compile(r"^\s*(?:\\?-{2,}\s*Forwarded by\b|\\?-{2,}\s*Forwarded message|"
@@ -190,7 +190,15 @@ def _email(out: Parsed, data: dict[str, Any], lines: list[str], start: int, owne
                 unit.lines.pop()
             cut = True
             continue
+        if re.match(r"^_{10,}$", stripped) or re.match(r"(?i)^quoting\s.{2,120}:$", stripped):
+            cut = True  # Outlook's rule before a reply header; Horde's "Quoting X:"
+            unit.quoted += 1
+            continue
         if _FROM_HDR.match(stripped):
+            if any(_NEXT_HDR.match(lines[k].strip()) for k in range(n, min(n + 3, len(lines)))):
+                cut = True  # "From: … / Sent: … / To: …": the quoted conversation follows
+                unit.quoted += 1
+                continue
             pending_from = True
             continue
         if pending_from and _NEXT_HDR.match(stripped):

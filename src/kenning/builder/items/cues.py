@@ -22,7 +22,7 @@ Never: questions that ask whether (should we …?), conditionals (if …, would,
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 # States and attitudes: after a modal they promise nothing ("I'll be there", "we will see").
 _STATES = frozenset("""be have know think see hope wish want need like love hate miss feel guess
@@ -96,11 +96,12 @@ _ASK = re.compile(
     r"is\s+(?:it|there\s+any\s+way)\s+(?:possible\s+)?(?:for\s+you\s+)?(?:to|that\s+you\s+"
     r"(?:could|can)|you\s+(?:could|can))\s+(?P<verb9>[a-z]+)|"
     r"(?:think|hoping|hope|wonder(?:ing)?\s+if|wonder(?:ing)?\s+whether|possible\s+that|"
-    r"appreciate\s+it\s+if|grateful\s+if|great\s+if|helpful\s+if|ideal\s+if)\s+you\s+"
+    r"appreciate\s+it\s+if|grateful\s+if|great\s+if|helpful\s+if|ideal\s+if|love\s+it\s+if|"
+    r"nice\s+if|good\s+if)\s+you\s+"
     r"(?:could|can|might|would)\s+(?:please\s+)?(?P<verb7>[a-z]+)|"
     r"(?P<modal>could|can|would|will|won['’]t)\s+you\s+(?:please\s+|kindly\s+|"
     r"possibly\s+|also\s+|quickly\s+|maybe\s+|perhaps\s+|still\s+)*(?:(?:be\s+able|have\s+time"
-    r"|find\s+time|manage)\s+to\s+)?(?P<verb>[a-z]+)|"
+    r"|find\s+time|manage|be\s+so\s+kind\s+as|be\s+willing)\s+to\s+)?(?P<verb>[a-z]+)|"
     r"(?:I|we)\s+(?:need|want|['’]d\s+like|would\s+like|['’]d\s+love|would\s+appreciate\s+it\s+if)"
     r"\s+(?:you|(?-i:[A-Z][a-z]+))\s+(?:to|could)\s+(?P<verb2>[a-z]+)|"
     r"(?:can|could|may)\s+I\s+(?:ask|get)\s+you\s+to\s+(?P<verb3>[a-z]+)|"
@@ -143,16 +144,16 @@ _DECISION_HEAD = re.compile(
     r"^(?:\*\*)?(?:key\s+)?(?:decision|decided|decisions|resolution|resolved|outcome|conclusion|"
     r"agreed|agreement|final\s+(?:answer|decision|call|word|pick|choice)|verdict|the\s+call|"
     r"ruling|chosen|choice|pick|plan\s+of\s+record|the\s+verdict|settled|locked|approved|"
-    r"consensus|selected|picked|going\s+with)"
+    r"consensus|selected|picked|going\s+with|confirmed|finali[sz]ed)"
     r"(?:\s+(?:made|taken|reached|so\s+far))?"
-    r"(?:\*\*)?\s*(?:\*\*)?[:—–-](?:\*\*)?\s*(?P<what>\S.*)$", re.IGNORECASE)
+    r"(?:\*\*)?\s*(?:\*\*)?(?:[:—–-]|->|→|=>)(?:\*\*)?\s*(?P<what>\S.*)$", re.IGNORECASE)
 _DECISION = re.compile(
     r"(?<![\w'’])(?:(?:we|We|I|the team|The team|everyone|Everyone|the group|The group|"
     r"the board|The board|management|Management|leadership|Leadership)(?:['’]ve|\s+have|\s+has|"
     r"\s+had|\s+all|\s+finally|\s+now|\s+eventually|\s+ultimately|\s+officially)*\s+"
     r"(?P<v>decided|agreed|settled|chosen|chose|opted|landed|concluded|resolved|picked|selected|"
     r"committed|aligned|locked|signed\s+off|greenlit|green-lit|approved|standardi[sz]ed|"
-    r"converged|gone|went|elected|plumped|committed)\b(?P<what>.*)|"
+    r"converged|gone|went|elected|plumped|committed|voted|determined|finali[sz]ed)\b(?P<what>.*)|"
     r"^(?:Agreed|Settled|Decided|Opted|Signed\s+off)\s+(?:to|on|upon|for|that)\s+(?P<what11>.+)|"
     r"(?:we|We)(?:['’]re|\s+are|['’]ll|\s+will|\s+shall)\s+(?:going\s+to\s+)?"
     r"(?:going|go|sticking|staying|stick|stay|proceeding|proceed|moving\s+(?:forward|ahead)|"
@@ -174,6 +175,9 @@ _DECISION = re.compile(
     r"(?:final\s+)?(?:call|decision)\s+(?:to|that|on)\s+(?P<what13>.+)|"
     r"^(?P<what14>(?:[\w&/+-]+\s){0,4}?[\w&/+-]+)\s+is\s+the\s+way\s+(?:to\s+go|forward)\b|"
     r"(?:^|(?<=: ))(?:the|The)\s+consensus\s+(?:is|was)\s+(?:to\s+|that\s+)?(?P<what12>.+)|"
+    r"^(?:So,?\s+)?(?:we|We)(?:['’]ll|\s+will|['’]re\s+going\s+to|\s+are\s+going\s+to)?\s+"
+    r"(?:keep|use|stay\s+on|stick\s+to|take|adopt|choose|build\s+on)\s+"
+    r"(?P<what21>[^.;]+?\b(?:rather\s+than|instead\s+of)\b.+)|"
     r"(?:^|(?<=, )|(?<=: ))(?:Going|going|Proceeding|proceeding|Moving\s+(?:forward|ahead))"
     r"\s+with\s+(?P<what7>.+)|"
     r"(?:^|(?<=, )|(?<=: ))(?P<what8>[A-Z][\w .&/+-]{0,40}?)\s+it\s+is[.!]?$|"
@@ -203,9 +207,18 @@ _REJECT_HEAD = re.compile(r"^(?:\*\*)?(?:rejected|ruled out|not doing|discarded|
 _BECAUSE = re.compile(r"\b(?:because|since|given that|due to|as it|so that|the reason is)\s+"
                       r"(?P<why>[^.;]+)", re.IGNORECASE)
 _SHORT_DONE = re.compile(
-    r"^(?:all\s+)?(?:done|sent|merged|shipped|finished|completed|uploaded|submitted|posted|"
-    r"fixed|delivered|pushed|published|deployed|booked|filed|signed|handled|forwarded)\b"
-    r"\s*(?:[.!—–:-]|$|and\b|,)", re.IGNORECASE)
+    r"^(?:(?:all|just|already|now|finally|ok|okay)[,]?\s+)*(?:done|sent|merged|shipped|finished|"
+    r"completed|uploaded|submitted|posted|fixed|delivered|pushed|published|deployed|booked|filed|"
+    r"signed|handled|forwarded|shared|emailed|mailed|circulated|wrapped\s+up|sorted)\b"
+    r"(?:\s*(?:[.!—–:-]|$|and\b|,)|\s+(?:it|them|the|that|this|those|these|over|out|you|your|"
+    r"a|an|my|our|off|across|along)\b)|"
+    r"^(?:(?:that|it|this|everything)(?:['’]s|\s+is|\s+has\s+been)|all)\s+(?:now\s+)?(?:done|"
+    r"sorted|finished|complete|completed|shipped|live|merged|sent|taken\s+care\s+of)\b|"
+    r"^(?:(?:just|already)\s+)?took\s+care\s+of\b|"
+    r"\b(?:it['’]s|they['’]re|should\s+be)\s+(?:now\s+)?in\s+your\s+inbox\b|"
+    r"\byou\s+should\s+(?:now\s+)?have\s+(?:it|them|the)\b|"
+    r"\b(?:it['’]s|they['’]re)\s+(?:now\s+)?(?:in|on)\s+the\s+(?:shared\s+)?(?:drive|folder)\b",
+    re.IGNORECASE)
 _DELIVER_CUE = re.compile(
     r"\b(?:as promised|as discussed,? (?:here|attached)|here(?:['’]s| is| are)\s+(?:the|my|our|"
     r"your|a|an|that|those|these|it)\b|attached (?:is|are|please find|you(?:['’]ll| will) find)|"
@@ -384,6 +397,8 @@ def read(sentence: str, *, in_actions: bool = False, names: frozenset[str] = fro
             out.append(Cue("commitment", text, subject=_action_owner(text, names)))
         return out
     commitment = _commitment(text, names)
+    if commitment is not None and commitment.text != text:
+        commitment = replace(commitment, text=text)  # the sentence as written
     if commitment is not None and spoken and not _spoken_keeps(commitment, text,
                                                                after_request):
         commitment = None
@@ -451,9 +466,18 @@ def _given_name(word: str) -> bool:
     return nm.fold(word) in nm.given_names()
 
 
+_INTERJECTION = re.compile(
+    r"^(?:(?:ok|okay|sure|yes|yep|yeah|absolutely|no problem|will do|on it|got it|noted|great|"
+    r"perfect|thanks|sounds good|understood|of course|certainly|definitely|right|fine|done)"
+    r"\s*[,!.;:—–-]+\s*)+", re.IGNORECASE)
+
+
 def _commitment(text: str, names: frozenset[str]) -> Cue | None:
     if text.endswith("?") or _NEG.search(text):
         return None
+    bare = _INTERJECTION.sub("", text)
+    if bare != text and re.match(r"(?:Will|will|Going to|going to|Gonna|gonna)\s+[a-z]", bare):
+        text = bare[:1].upper() + bare[1:]  # "On it — will have the draft to you tomorrow"
     # No subject, an -ing clause and a date: "Will do — sending the draft tomorrow."
     g = re.match(r"^(?:(?:will do|ok|okay|sure|yes|done|on it|noted)\s*[,.;:!—–-]+\s*)?"
                  r"(?P<v>[A-Za-z]+ing)\s+(?:the|a|an|it|them|this|that|those|these|my|our|you|"
@@ -476,7 +500,10 @@ def _commitment(text: str, names: frozenset[str]) -> Cue | None:
         if before.strip() and not re.search(
                 r"(?:^|[,;:(—–-]|\.\.\.|\b(?:and|but|so|then|also|okay|ok|well|yes|yeah|sure|um|uh|"
                 r"fine|right|great|absolutely|today|tomorrow|meanwhile|anyway|otherwise|"
-                r"instead|first|next|later|now|alright|honestly))\s*$", before, re.IGNORECASE):
+                r"instead|first|next|later|now|alright|honestly|thanks|thank\s+you|cheers|"
+                r"perfect|noted|understood|certainly|definitely|of\s+course|no\s+worries|"
+                r"sounds\s+good|got\s+it|sure\s+thing|as\s+(?:discussed|agreed|requested|"
+                r"mentioned|promised)|(?-i:[A-Z][a-z]+)))\s*$", before, re.IGNORECASE):
             return None  # the subject opens no clause ("One example I can give you is …")
         if _COND.search(before) or re.search(r"\b(?:said|told|thought|hoped|wished|promised|"
                                              r"asked|wondered|mentioned|so that|in order|"
@@ -519,6 +546,10 @@ def _commitment(text: str, names: frozenset[str]) -> Cue | None:
             return None
         if (word in _STATES and not _STATE_ACTIONS.match(tail)) or _PLEASANTRY.search(tail):
             return None
+        if word == "do" and (not re.match(
+                r"^do\s+(?:the|a|an|my|our|some|it\s+by|that\s+by|this\s+by)\b", tail)
+                or re.match(r"^do\s+(?:my|our)\s+(?:best|utmost|part)\b", tail)):
+            return None  # "Will do." acknowledges; it names nothing to deliver
         if re.match(r"^\S+(?:\s+(?:in|up|out|on))?\s+that\s+(?!one\b|part\b|item\b)", tail) \
                 and not re.match(r"^(?:make sure|ensure|see to it)", tail):
             return None  # "I will chime in that …", "we'll add that …": a remark, not a task
@@ -650,7 +681,9 @@ def _ask(text: str, names: frozenset[str]) -> Cue | None:
         if re.search(r"\b(?:should|shall)\s+(?:we|i)\b", text, re.IGNORECASE):
             return None
         return Cue("ask", text, vocative=vocative)
-    if _imperative(text):
+    if _imperative(text) or re.match(
+            r"(?i)^(?:please\s+)?(?:(?:don['’]t|do\s+not)\s+forget\s+to|remember\s+to|"
+            r"make\s+sure\s+(?:to|you|that\s+you)|be\s+sure\s+to)\s+[a-z]+", text):
         return Cue("ask", text, vocative=vocative)
     # Asking after a thing: "Any update on the contract?", "Where are we on the invoice?"
     if text.endswith("?") and re.match(
@@ -659,13 +692,27 @@ def _ask(text: str, names: frozenset[str]) -> Cue | None:
             r"timeline)\b|where\s+are\s+we\s+(?:on|with)\b|how['’]s\s+.{2,60}\s+coming\b|"
             r"how\s+is\s+.{2,60}\s+coming\b|is\s+there\s+(?:an?\s+)?(?:update|eta)\b)", text):
         return Cue("ask", text, vocative=vocative)
+    if re.search(r"(?i)(?:^|\b(?:I['’]m|we['’]re|I\s+am|we\s+are|still)\s+)(?:waiting|looking)\s+"
+                 r"(?:on|for)\s+your\s+\w+|\b(?:keen|eager)\s+to\s+(?:get|hear|see)\s+your\b|"
+                 r"\bcould\s+(?:really\s+)?use\s+your\s+(?:help|input|eyes|feedback|thoughts|"
+                 r"sign-?off|approval)\b|\byour\s+(?:input|feedback|help|approval|sign-?off|review|"
+                 r"comments)\b.{0,60}\bwould\s+be\s+(?:appreciated|welcome|great|helpful|much\s+"
+                 r"appreciated)\b|\b(?:it['’]d|it\s+would)\s+be\s+(?:great|helpful|good|useful|ideal)\s+to\s+"
+                 r"(?:get|have|see|receive)\s+(?:the|your|a|an)\b|\bover\s+to\s+you\b|"
+                 r"\bball['’]?s\s+in\s+your\s+court\b|\b(?:I['’]m\s+asking|I\s+am\s+asking)\s+you\s+to\b|"
+                 r"\b(?:I['’]d|I\s+would|we['’]d|we\s+would|we)\s+(?:ask|request)\s+that\s+you\b|"
+                 r"\bwe\s+request\s+(?:you\s+to|that)\b", text) and not re.search(
+                r"(?i)\b(?:if|unless|whether|might|maybe|perhaps)\b", text.split(",")[0]) \
+            and not _BOILER.search(text):
+        return Cue("ask", text, vocative=vocative)
     if re.search(r"(?i)\b(?:could|can|may)\s+I\s+(?:trouble|bother|ask)\s+you\s+(?:to|for)\b|"
                  r"\b(?:I['’]d|I\s+would|we['’]d|we\s+would)\s+(?:love|appreciate|welcome|value)\s+"
                  r"(?:your|a|an|some)\s+(?!thoughts\b)\w+|\bgrateful\s+if\s+you['’]d\b|"
                  r"\bcan\s+I\s+ask\s+that\s+you\b", text) and not _COND.search(text.split(",")[0]):
         return Cue("ask", text, vocative=vocative)
-    d = re.search(r"(?:^|[,;:—–-]\s+|\b(?:so|and|but)\s+)you\s+(?:need\s+to|have\s+to|must|should|"
-                  r"will\s+need\s+to)\s+(?:please\s+)?(?P<v>[a-z]+)\b", text, re.IGNORECASE)
+    d = re.search(r"(?:^|[,;:—–-]\s+|\b(?:so|and|but)\s+)you(?:\s+need\s+to|\s+have\s+to|\s+must|"
+                  r"\s+should|\s+will\s+need\s+to|['’]ll\s+need\s+to|['’]ll\s+have\s+to)\s+"
+                  r"(?:please\s+)?(?P<v>[a-z]+)\b", text, re.IGNORECASE)
     if d and d.group("v").casefold() not in _STATES and _verbish(d.group("v").casefold()) \
             and not _COND.search(text[: d.start()]) and not text.endswith("?"):
         return Cue("ask", text, vocative=vocative)
@@ -730,7 +777,8 @@ def _decision(text: str) -> Cue | None:
         what = next((m.group(g) for g in ("what", "what2", "what3", "what4", "what5", "what6",
                                           "what7", "what8", "what9", "what10", "what11",
                                           "what12", "what13", "what14", "what15",
-                                          "what16", "what17", "what18", "what19", "what20")
+                                          "what16", "what17", "what18", "what19", "what20",
+                                          "what21")
                      if m.group(g)), "")
         if m.group("what9"):
             what = m.group("what9") + (m.group("over") or "")
@@ -744,7 +792,12 @@ def _decision(text: str) -> Cue | None:
                                           m.group("what9")):
             return None
         if m.group("v") in ("gone", "went", "plumped") and not re.match(
-                r"\s+(?:with|for)\b", text[m.end("v"):]):
+                r"\s+(?:ahead\s+)?(?:with|for)\b", text[m.end("v"):]):
+            return None
+        if m.group("v") in ("voted",) and not re.match(r"\s+(?:for|to|in\s+favou?r)\b",
+                                                       text[m.end("v"):]):
+            return None
+        if m.group("v") == "determined" and not re.match(r"\s+(?:that|to)\b", text[m.end("v"):]):
             return None
         if m.group("v") in ("elected", "committed") and not re.match(r"\s+to\b",
                                                                     text[m.end("v"):]):

@@ -44,8 +44,10 @@ _BULLET = re.compile(r"^\s*(?:[-*+•]|\d{1,2}[.)])\s+")
 _CHECKBOX = re.compile(r"^\s*[-*+]\s+\[(?P<x>[ xX])\]\s+")
 _ACTION_LINE = re.compile(r"^\s*(?:[-*+•]\s+)?(?:\*\*)?(?:AI|A/I|Action(?: item)?|TODO|To-?do)"
                           r"(?:\*\*)?\s*[:—–](?:\*\*)?\s+\S", re.IGNORECASE)
-_ACTION_WORDS = (r"(?:(?:open\s+)?action\s*items?|next\s+steps|follow[- ]?ups?|to-?dos?|tasks|"
-                 r"owners|assignments|actions)(?:\s*\([^)]*\))?")
+_ACTION_WORDS = (r"(?:(?:open\s+)?action\s*(?:items?|points?)|next\s+steps|follow[- ]?ups?|"
+                 r"to-?dos?|tasks|owners|assignments|actions|takeaways|deliverables|commitments|"
+                 r"ais|assigned\s+tasks|who\s+does\s+what|owners?\s+(?:&|and)\s+tasks)"
+                 r"(?:\s*\([^)]*\))?")
 # A heading (Markdown, bold) or a line ending in a colon: "Action items:", "**Next steps**".
 _ACTION_SECTION = re.compile(
     rf"^\s*(?:#{{1,6}}\s+{_ACTION_WORDS}\s*:?|(?:\*\*|__){_ACTION_WORDS}\s*:?\s*(?:\*\*|__)\s*:?|"
@@ -149,6 +151,17 @@ class _Extractor:
                     self.out.items[last_decision] = replace(
                         d, rejected=tuple(dict.fromkeys([*d.rejected, *alts])),
                         because=d.because or _because(sentence))
+                continue
+            row = flags.get("row") if isinstance(flags, dict) else None
+            if row is not None:
+                head = [c.casefold() for c in row]
+                if in_actions and not any(h in ("owner", "who", "task", "action", "due",
+                                                "assignee", "item", "what", "when")
+                                          for h in head):
+                    owner = next((c for c in row if c.casefold() in self.names), None)
+                    if owner is not None or len([c for c in row if c]) >= 2:
+                        cue = cu.Cue("commitment", cu.clean(sentence), subject=owner)
+                        self._cue(unit, cue, lines, False)
                 continue
             if in_decisions:
                 found = [cu.Cue("decision", cu.clean(sentence))]
@@ -265,7 +278,12 @@ def best_match(items: list[Item], d: Delivery, *, same_source: bool = True) -> i
     overlap (an "as promised" / "Sent." delivery with no overlap closes the person's latest
     open commitment in the same thread)."""
     dw = cu.words(d.text)
-    cue = bool(re.search(r"(?i)\bas promised\b|^(?:all\s+)?(?:done|sent)\b", d.text))
+    cue = bool(re.search(r"(?i)\bas promised\b|^(?:(?:all|just|already|now|ok)\s+)*(?:done|sent|"
+                         r"shipped|submitted|uploaded|shared|posted|forwarded|delivered|"
+                         r"emailed|took\s+care)\b|^here(?:['’]s| is| are) (?:it|that|those|them)"
+                         r"\b|in\s+your\s+inbox|you\s+should\s+(?:now\s+)?have\s+it|"
+                         r"^(?:that|it)(?:['’]s|\s+is)\s+(?:now\s+)?done|^all\s+sorted",
+                         d.text))
     best, best_score = None, 0.0
     latest = None
     for i, item in enumerate(items):
@@ -388,6 +406,16 @@ def _sentences(unit: Unit):  # type: ignore[no-untyped-def]
             flush()
             blocks.append(([], {"section": "decisions"}))
             continue
+        if stripped.startswith("|") and stripped.endswith("|"):
+            # A table row: one block of its own ("| Jonas | send the deck | Friday |"); the
+            # header and separator rows are no items.
+            flush()
+            cells = [c.strip() for c in stripped.strip("|").split("|")]
+            if all(re.fullmatch(r":?-{2,}:?", c) for c in cells if c):
+                continue
+            blocks.append(([(n, " — ".join(c for c in cells if c))],
+                           {"bullet": True, "checkbox": None, "action": False, "row": cells}))
+            continue
         bullet = bool(_BULLET.match(raw)) or bool(_CHECKBOX.match(raw))
         action = bool(_ACTION_LINE.match(raw))
         if bullet or action or (unit.kind == "notes" and _OTHER_SECTION.match(stripped)):
@@ -418,7 +446,7 @@ def _sentences(unit: Unit):  # type: ignore[no-untyped-def]
                 text += " "
             starts.append((len(text), n))
             text += piece
-        if fl.get("checkbox") is not None or fl.get("action"):
+        if fl.get("checkbox") is not None or fl.get("action") or fl.get("row"):
             yield "sentence", (lines[0][0], lines[-1][0]), text, fl
             continue
         pos = 0
