@@ -2,8 +2,8 @@
 """Generate a labelled corpus for ``kenning eval items``: a real Kenning vault whose sources hold
 planted commitments, asks, decisions, fulfilments and distractors, with their labels.
 
-    python bench/items_corpus.py OUT [--seed 7] [--split train|heldout|heldout2] [--threads N]
-                                 [--meetings N] [--chats N] [--force]
+    python bench/items_corpus.py OUT [--seed 7] [--split train|heldout|heldout2|heldout3]
+                                 [--threads N] [--meetings N] [--chats N] [--force]
 
 OUT becomes a Kenning vault (``kenning init``; owner Dana Okafor <dana@fernhill.test>, domain
 fernhill.test, in ``.kenning/config.yaml``). The generator writes the inputs under
@@ -14,8 +14,10 @@ renders. Labels go to ``OUT/labels.json`` (format in :mod:`kenning.evaluate.item
 
 Phrasings come from a phrase bank per split: bench/items_phrases_train.py (the extractor may be
 tuned on it), bench/items_phrases_heldout.py (never tuned on; written apart, with other
-verbs and constructions) and bench/items_phrases_heldout2.py (a second held-out bank, written
-after the first one's scores had been seen, so that one split stays unseen). The world —
+verbs and constructions), bench/items_phrases_heldout2.py (a second held-out bank, written
+after the first one's scores had been seen, so that one split stays unseen) and
+bench/items_phrases_heldout3.py (a third, written after both held-out banks had been seen by the
+people tuning the extractor, and kept unread by them until its first measurement). The world —
 people, organizations, topics — is drawn per seed and split; the scenario mix is the same for
 every split.
 
@@ -122,7 +124,7 @@ TRAPS = ("quoted", "hypothetical", "open_question", "negation", "third_party", "
 
 def load_bank(split: str) -> ModuleType:
     name = {"train": "items_phrases_train", "heldout": "items_phrases_heldout",
-            "heldout2": "items_phrases_heldout2"}[split]
+            "heldout2": "items_phrases_heldout2", "heldout3": "items_phrases_heldout3"}[split]
     spec = importlib.util.spec_from_file_location(name, HERE / f"{name}.py")
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
@@ -169,7 +171,8 @@ def resolve_due(kind: str, written: dt.date, rng: random.Random) -> tuple[dt.dat
     if kind == "date":
         day = min(written + dt.timedelta(days=rng.randint(4, 40)), dt.date(written.year, 12, 31))
         return day, {"d": str(day.day), "d_th": _ordinal(day.day), "month": MONTHS[day.month],
-                     "iso": day.isoformat()}
+                     "iso": day.isoformat(), "mon": calendar.month_abbr[day.month],
+                     "dow": WEEKDAYS[day.weekday()]}
     raise ValueError(kind)
 
 
@@ -833,7 +836,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("out", type=Path)
     ap.add_argument("--seed", type=int, default=7)
-    ap.add_argument("--split", choices=("train", "heldout", "heldout2"), default="train")
+    ap.add_argument("--split", choices=("train", "heldout", "heldout2", "heldout3"),
+                    default="train")
     ap.add_argument("--threads", type=int, default=60)
     ap.add_argument("--meetings", type=int)
     ap.add_argument("--chats", type=int)

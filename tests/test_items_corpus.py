@@ -32,6 +32,7 @@ gen = _load("items_corpus")
 TRAIN = _load("items_phrases_train")
 HELDOUT = _load("items_phrases_heldout")
 HELDOUT2 = _load("items_phrases_heldout2")
+HELDOUT3 = _load("items_phrases_heldout3")
 
 SMALL = {"threads": 8, "meetings": 2, "chats": 1}
 
@@ -41,7 +42,7 @@ def corpora(tmp_path_factory):
     base = tmp_path_factory.mktemp("items")
     out = {}
     for name, seed, split in (("a", 7, "train"), ("b", 7, "train"), ("c", 8, "train"),
-                              ("h", 7, "heldout")):
+                              ("h", 7, "heldout"), ("h3", 7, "heldout3")):
         out[name] = (base / name, gen.generate(base / name, seed=seed, split=split, **SMALL))
     return out
 
@@ -58,7 +59,7 @@ def test_same_seed_same_labels_other_seed_other_labels(corpora):
     assert a_files == b_files and a_files
 
 
-@pytest.mark.parametrize("name", ["a", "h"])
+@pytest.mark.parametrize("name", ["a", "h", "h3"])
 def test_every_gold_sentence_is_found_exactly_once(corpora, name):
     root, labels = corpora[name]
     located = locate_all(root, labels)
@@ -138,7 +139,9 @@ def _shape(template: str) -> str:
                             "".join(parts).casefold()).split())
 
 
-@pytest.mark.parametrize("a, b", [(TRAIN, HELDOUT), (TRAIN, HELDOUT2), (HELDOUT, HELDOUT2)])
+@pytest.mark.parametrize("a, b", [(TRAIN, HELDOUT), (TRAIN, HELDOUT2), (HELDOUT, HELDOUT2),
+                                  (TRAIN, HELDOUT3), (HELDOUT, HELDOUT3),
+                                  (HELDOUT2, HELDOUT3)])
 def test_phrase_banks_share_no_template(a, b):
     ta, tb = _templates(a), _templates(b)
     assert len(ta) > 80 and len(tb) > 80
@@ -148,10 +151,24 @@ def test_phrase_banks_share_no_template(a, b):
     # the verbs of the things to deliver differ too
     verbs = lambda m: {v.split(" {")[0] for v, _ in m.TASKS}   # noqa: E731
     assert verbs(a) & verbs(b) == set()
-    for bank in (HELDOUT, HELDOUT2):
+    for bank in (HELDOUT, HELDOUT2, HELDOUT3):
         assert "train" in (bank.__doc__ or "") and "NOT" in (bank.__doc__ or "")
 
 
 def test_every_bank_fills_every_slot():
-    for split in ("train", "heldout", "heldout2"):
+    names = lambda m: {n for n in dir(m) if n.isupper()}   # noqa: E731
+    for split in ("train", "heldout", "heldout2", "heldout3"):
+        bank = gen.load_bank(split)
+        assert names(bank) == names(TRAIN), split
+        assert set(bank.DUE) == set(TRAIN.DUE) and all(bank.DUE.values()), split
+        assert all(getattr(bank, n) for n in names(bank)), split
         gen.Generator(1, split, 12, 3, 2).run()   # a slot without a value raises KeyError
+
+
+def test_explicit_dates_name_their_own_weekday_and_month():
+    rng = random.Random(3)
+    for _ in range(100):
+        written = dt.date(2025, 3, 3) + dt.timedelta(days=rng.randint(0, 250))
+        due, values = gen.resolve_due("date", written, rng)
+        assert values["dow"] == due.strftime("%A") and values["mon"] == due.strftime("%b")
+        assert values["iso"] == due.isoformat()
