@@ -148,9 +148,10 @@ class _Extractor:
             if alts is not None:
                 if last_decision is not None:
                     d = self.out.items[last_decision]
+                    # A parenthesis on a "Rejected:" line says why *that* was turned down:
+                    # it is not the decision's reason.
                     self.out.items[last_decision] = replace(
-                        d, rejected=tuple(dict.fromkeys([*d.rejected, *alts])),
-                        because=d.because or _because(sentence))
+                        d, rejected=tuple(dict.fromkeys([*d.rejected, *alts])))
                 continue
             row = flags.get("row") if isinstance(flags, dict) else None
             if row is not None:
@@ -329,11 +330,6 @@ def _join(a: str | None, b: str | None) -> str | None:
 
 def _iso(d: date | None) -> str | None:
     return d.isoformat() if d else None
-
-
-def _because(text: str) -> str | None:
-    m = re.search(r"\(([^)]{3,200})\)", text)
-    return m.group(1).strip() if m else None
 
 
 def _first_name(name: str) -> str | None:
