@@ -106,8 +106,9 @@ class _Extractor:
                                               _iso(unit.date), self.path, unit.message))
             own = [t for _, t in unit.lines if t.strip()]
             if unit.kind == "message" and not own and unit.quoted:
-                self.out.notes.append(f"{self.path}:{unit.line}: the message is all quoted "
-                                      "text; no items taken from it")
+                if not unit.forwarded:  # a bare forward is common and says nothing new
+                    self.out.notes.append(f"{self.path}:{unit.line}: the message is all quoted "
+                                          "text; no items taken from it")
                 continue
             self._unit(unit)
             # A turn that asks for something ("Can someone send the deck?", "Who can take
