@@ -106,8 +106,9 @@ class _Extractor:
                                               _iso(unit.date), self.path, unit.message))
             own = [t for _, t in unit.lines if t.strip()]
             if unit.kind == "message" and not own and unit.quoted:
-                self.out.notes.append(f"{self.path}:{unit.line}: the message is all quoted "
-                                      "text; no items taken from it")
+                if not unit.forwarded:  # a bare forward is common and says nothing new
+                    self.out.notes.append(f"{self.path}:{unit.line}: the message is all quoted "
+                                          "text; no items taken from it")
                 continue
             self._unit(unit)
             # A turn that asks for something ("Can someone send the deck?", "Who can take
@@ -148,9 +149,10 @@ class _Extractor:
             if alts is not None:
                 if last_decision is not None:
                     d = self.out.items[last_decision]
+                    # A parenthesis on a "Rejected:" line says why *that* was turned down:
+                    # it is not the decision's reason.
                     self.out.items[last_decision] = replace(
-                        d, rejected=tuple(dict.fromkeys([*d.rejected, *alts])),
-                        because=d.because or _because(sentence))
+                        d, rejected=tuple(dict.fromkeys([*d.rejected, *alts])))
                 continue
             row = flags.get("row") if isinstance(flags, dict) else None
             if row is not None:
@@ -329,11 +331,6 @@ def _join(a: str | None, b: str | None) -> str | None:
 
 def _iso(d: date | None) -> str | None:
     return d.isoformat() if d else None
-
-
-def _because(text: str) -> str | None:
-    m = re.search(r"\(([^)]{3,200})\)", text)
-    return m.group(1).strip() if m else None
 
 
 def _first_name(name: str) -> str | None:
