@@ -99,7 +99,7 @@ _ASK = re.compile(
     r"appreciate\s+it\s+if|grateful\s+if|great\s+if|helpful\s+if|ideal\s+if|love\s+it\s+if|"
     r"nice\s+if|good\s+if)\s+you\s+"
     r"(?:could|can|might|would)\s+(?:please\s+)?(?P<verb7>[a-z]+)|"
-    r"(?P<modal>could|can|would|will|won['’]t)\s+you\s+(?:please\s+|kindly\s+|"
+    r"(?P<modal>could|can|would|will|won['’]t|might)\s+you\s+(?:please\s+|kindly\s+|"
     r"possibly\s+|also\s+|quickly\s+|maybe\s+|perhaps\s+|still\s+)*(?:(?:be\s+able|have\s+time"
     r"|find\s+time|manage|be\s+so\s+kind\s+as|be\s+willing)\s+to\s+)?(?P<verb>[a-z]+)|"
     r"(?:I|we)\s+(?:need|want|['’]d\s+like|would\s+like|['’]d\s+love|would\s+appreciate\s+it\s+if)"
@@ -109,7 +109,7 @@ _ASK = re.compile(
     r"\s+if\s+"
     r"you\s+could\s+(?P<verb4>[a-z]+)|"
     r"(?<![\w'’])(?:please|pls|kindly)\s+(?:do\s+)?(?P<verb5>[a-z]+)|"
-    r"(?:any\s+chance\s+you\s+(?:could|can))\s+(?P<verb6>[a-z]+))",
+    r"(?:any\s+(?:chance|way)\s+you\s+(?:could|can|might))\s+(?P<verb6>[a-z]+))",
     re.IGNORECASE)
 # Imperatives after "please" that ask nothing of the reader.
 _POLITE = frozenset("""find see note feel accept forgive excuse enjoy disregard ignore be
@@ -187,7 +187,14 @@ _DECISION = re.compile(
     r"\s+is\s+(?P<what10>.+)|"
     r"(?:^|(?<=: ))(?:the|The|our|Our|my|My)\s+(?:final\s+)?"
     r"(?:decision|call|conclusion|verdict|choice)"
+    r"(?:\s+(?:on|about|for|regarding)\s+(?P<on>[^,;]{1,40}?))?"
     r"\s+(?:is|was)\s+(?:to\s+|that\s+)?(?P<what3>.+)|"
+    # the outcome told by the winner: "Zendesk is the winner", "Porto won out over Madrid"
+    r"^(?P<what22>(?:[\w&/+-]+\s){0,4}?[\w&/+-]+)\s+(?:is|was)\s+the\s+(?:clear\s+)?"
+    r"(?:winner|pick|choice|way\s+to\s+go)\b(?P<over22>.*)|"
+    r"^(?P<what23>(?:[\w&/+-]+\s){0,4}?[\w&/+-]+)\s+(?:(?:won|wins)\s+out\s+(?:over|against)|"
+    r"(?:came|comes)\s+out\s+(?:ahead\s+of|on\s+top\s+of)|prevail(?:ed|s)\s+over)\s+"
+    r"(?P<over23>.+)|"
     r"(?:it['’]s|it\s+is|it\s+was|it['’]s\s+been|that['’]s)\s+(?:been\s+)?"
     r"(?:decided|agreed|settled|final)\b[:,]?\s*(?P<what4>.*)|"
     r"(?:Let['’]s|let['’]s)\s+go\s+with\s+(?P<what5>.+)|"
@@ -223,7 +230,18 @@ _DELIVER_CUE = re.compile(
     r"\b(?:as promised|as discussed,? (?:here|attached)|here(?:['’]s| is| are)\s+(?:the|my|our|"
     r"your|a|an|that|those|these|it)\b|attached (?:is|are|please find|you(?:['’]ll| will) find)|"
     r"please find attached|find attached|i(?:['’]ve| have) attached|attaching|enclosed (?:is|are)"
-    r"|(?:is|are) attached)\b", re.IGNORECASE)
+    r"|(?:is|are) attached|"
+    # the back-reference to an earlier promise: "as I said I would", "the minutes I owed you"
+    r"(?:as|like)\s+(?:I|we)\s+(?:said|promised|told\s+you|mentioned)\s+(?:I|we)\s+(?:would|['’]d)|"
+    r"(?:I|we)\s+owed\s+you|"
+    r"(?:please\s+)?find\s+(?:the|my|our|your)\b[^.;]{0,60}?\battached|"
+    # a presentative with the thing: "There you go, the shortlist", "Circling back with the …"
+    r"^(?:there|here)\s+you\s+(?:go|are)\b[,:—–-]?\s+(?:the|my|our|your|it)|"
+    r"^(?:circling|coming|getting)\s+back\s+(?:to\s+you\s+)?with\s+(?:the|my|our|your)|"
+    # a result in a place: "The renewal quote is now in the shared drive"
+    r"^(?:the|my|our|your)\s+[^,;]{1,50}?\s+(?:is|are)\s+(?:now\s+)?(?:in|on|up\s+on)\s+"
+    r"(?:the|your)\s+(?:shared\s+)?(?:drive|folder|inbox|repo|wiki|channel|tracker|portal))\b",
+    re.IGNORECASE)
 _DELIVER_PERFECT = re.compile(
     r"(?<![\w'’])(?:I|we|We)(?:['’]ve|\s+have|\s+just|\s+already|\s+now|\s+finally)+\s+"
     r"(?:(?:just|already|now|finally|also)\s+)*(?P<verb>[a-z]+)\b", re.IGNORECASE)
@@ -315,6 +333,51 @@ probably maybe perhaps all both each some any very too so and or but than then t
 definitely""".split())
 
 
+_VERB_CACHE: dict[str, bool] = {}
+
+
+def is_verb(word: str) -> bool:
+    """A dictionary test: ``word`` is the base form of an English verb (lemminflect's word
+    lists, offline). Lowercase words only; unknown words are not verbs."""
+    word = word.casefold()
+    hit = _VERB_CACHE.get(word)
+    if hit is None:
+        import lemminflect  # lazy: its dictionary loads on first use
+
+        lemmas = lemminflect.getAllLemmas(word)
+        hit = word in lemmas.get("VERB", ()) and word not in STOP_NOT_VERBS
+        _VERB_CACHE[word] = hit
+    return hit
+
+
+_LEMMA_CACHE: dict[str, str] = {}
+
+
+def lemma(word: str) -> str:
+    """The word's verb lemma when it is an inflected verb ("sent" → "send"), else its noun
+    lemma ("invoices" → "invoice"), else the word."""
+    w = word.casefold()
+    out = _LEMMA_CACHE.get(w)
+    if out is None:
+        import lemminflect
+
+        lemmas = lemminflect.getAllLemmas(w)
+        out = (lemmas.get("VERB") or lemmas.get("NOUN") or lemmas.get("ADJ") or (w,))[0]
+        _LEMMA_CACHE[w] = out
+    return out
+
+
+def lemmas(text: str) -> set[str]:
+    """Content words as lemmas, for matching a delivery to its promise ("sent the deck" ↔
+    "send the deck")."""
+    out = set()
+    for w in re.findall(r"[a-z0-9][a-z0-9-]*", text.casefold().replace("’", "'")):
+        if w in STOP or (len(w) < 3 and not w.isdigit()):
+            continue
+        out.add(lemma(w))
+    return out - STOP
+
+
 _REPORTED = re.compile(r"[\"“”]\s*,?\s*(?:he|she|they|[A-Z][a-z]+)\s+(?:said|says|added|told)\b|"
                        r"\b(?:said|says|told reporters|according to)\b.{0,40}[\"“]|^[\"“]")
 
@@ -379,6 +442,8 @@ def read(sentence: str, *, in_actions: bool = False, names: frozenset[str] = fro
     commitments and vocatives; ``in_actions``: the sentence is a line of an action-item
     section or an action-item line ("- [ ] …", "AI: …")."""
     text = clean(sentence)
+    # An inline quote ("Re this: > Would it be possible …") is someone's earlier words.
+    text = re.split(r"(?:^|\s)>\s", text)[0].strip()
     if len(text) < 3 or len(text) > 600 or _REPORTED.search(text):
         return []
     head = text.split()[:3]
@@ -473,6 +538,85 @@ _INTERJECTION = re.compile(
 
 
 def _commitment(text: str, names: frozenset[str]) -> Cue | None:
+    """A commitment the sentence makes: its first promise clause, else a later clause ("I can
+    take it: I'll finalise the quote"), else the first-person infinitive frame."""
+    if text.endswith("?") or _NEG.search(text):
+        return None
+    cue = _commitment_clause(text, names)
+    if cue is None or cue.needs_due:
+        for m in _CLAUSE_BREAK.finditer(text):
+            if text[m.end():].lstrip().startswith((">", "\"", "“")):
+                continue  # a quoted clause ("Re this: > I will …") is someone's earlier words
+            later = _commitment_clause(text[m.end():], names)
+            if later is not None and not later.needs_due and later.subject is None:
+                return replace(later, text=text, vocative=_vocative(text, names))
+    if cue is None:
+        cue = _frame(text, names)
+    return cue
+
+
+_CLAUSE_BREAK = re.compile(r"\s*[:;—–]\s+|,\s+(?=(?:I|we|We)\b)")
+_FIRST_PERSON = re.compile(r"(?<![\w'’])(?:I|me|my|mine|Mine|My|we|We|us|our|Our)(?!\w)")
+_INF = re.compile(r"(?<![\w'’])(?:to|will|['’]ll|shall)\s+(?:(?:also|then|just|now|personally|"
+                  r"[a-z]+ly)\s+)?(?P<v>[a-z]+)\b(?=(?P<tail>[^.;!?]*))")
+# Verbs that govern "me to …" for someone else's wish ("she asked me to send …").
+_CONTROL = frozenset("""asked ask asks told tell tells want wants wanted need needs needed
+expect expects expected for remind reminded invite invited urge urged allow allowed let help
+helped convince convinced get got encourage encouraged""".split())
+# Words between the subject and the infinitive that make it no promise: attitudes, past
+# events, abilities ("we have the ability to …"), other subjects.
+_FRAME_BLOCK = re.compile(
+    r"\b(?:want|wanted|wants|wish|hope|hoped|like|love|prefer|try|tried|trying|would|could|"
+    r"might|should|used|supposed|went|was|were|did|had|came|decided|agreed|managed|failed|"
+    r"forgot|remembered|seemed|happened|started|began|need|needed|needs|asked|told|said|you|"
+    r"he|she|they|it|who|which|that|able|unable|ability|authority|right|chance|time\s+to\s+\w+"
+    r"\s+it|have\s+(?:the|a|an|no|any|some|enough|to)|has|hard|easy|nice|good|great|glad|sorry|"
+    r"pleased|excited|thrilled|delighted|honou?red|proud|about|how|where|what|why|when|if)\b|"
+    r"['’]d\b", re.IGNORECASE)
+_OWNED = re.compile(r"(?i)(?:,|;|—|–|-)\s*(?:consider\s+it|that['’]s|it['’]s)\s+(?:mine|on\s+me|"
+                    r"in\s+hand|handled|sorted|covered)\b|\bleave\s+(?:it|that|this)\s+with\s+me\b|"
+                    r"\b(?:that|this|it)\s+(?:one\s+)?(?:is|['’]s)\s+on\s+me\b")
+
+
+def _frame(text: str, names: frozenset[str]) -> Cue | None:
+    """The first-person infinitive frame, read by grammar: a first-person word, then (with no
+    other subject, attitude or past event between) "to / will" + a dictionary verb that is no
+    state + an object — "Count on me to package up the demo build", "I'm on the hook to pass
+    along the recording", "Mine to do: email the itinerary", "I'm happy to be the one who will
+    mock up the page"; and ownership ("I've got the MSA, consider it mine")."""
+    if _COND.search(text) or _BOILER.search(text):
+        return None
+    owned = _OWNED.search(text)
+    if owned and _FIRST_PERSON.search(text[: owned.start() + 1]) and _OBJECT.search(text):
+        return Cue("commitment", text, vocative=_vocative(text, names))
+    fp = _FIRST_PERSON.search(text)
+    if fp is None:
+        return None
+    before = text[: fp.start()].split()
+    if before and before[-1].casefold().strip(",") in _CONTROL:
+        return None
+    if before and not re.search(r"[,:;—–]$", before[-1]) and len(before) > 3:
+        return None  # the first person is deep inside another clause
+    for m in _INF.finditer(text, fp.end()):
+        between = text[fp.end(): m.start()]
+        if len(between.split()) > 8:
+            return None
+        verb, tail = m.group("v"), m.group("tail")
+        if verb == "do" and re.match(r"\s*:\s*([a-z]+)", tail):
+            inner = re.match(r"\s*:\s*([a-z]+)(.*)", tail)
+            assert inner is not None
+            verb, tail = inner.group(1), inner.group(2)
+        if verb in _STATES or verb in ("do", "go", "get", "come", "make") or not is_verb(verb):
+            continue
+        if _FRAME_BLOCK.search(between.replace("the one who", "")):
+            return None
+        if not _OBJECT.search(tail) or _PLEASANTRY.search(tail):
+            return None
+        return Cue("commitment", text, vocative=_vocative(text, names))
+    return None
+
+
+def _commitment_clause(text: str, names: frozenset[str]) -> Cue | None:
     if text.endswith("?") or _NEG.search(text):
         return None
     bare = _INTERJECTION.sub("", text)
@@ -506,9 +650,9 @@ def _commitment(text: str, names: frozenset[str]) -> Cue | None:
                 r"mentioned|promised)|(?-i:[A-Z][a-z]+)))\s*$", before, re.IGNORECASE):
             return None  # the subject opens no clause ("One example I can give you is …")
         if _COND.search(before) or re.search(r"\b(?:said|told|thought|hoped|wished|promised|"
-                                             r"asked|wondered|mentioned|so that|in order|"
-                                             r"until|before|after|unless|where|which|that|"
-                                             r"than)\b\W*$", before, re.IGNORECASE):
+                                             r"asked|wondered|mentioned)\b\W*$|\b(?:so that|"
+                                             r"in order|until|before|after|unless|where|which|"
+                                             r"that|than)\s*$", before, re.IGNORECASE):
             return None  # reported, or a clause of purpose / time ("so that I can …")
         if re.search(r"[a-z0-9]\s+so\s*$", before):
             return None  # "… by Tuesday so I can extend the offer" (not "Right, so I will …")
@@ -546,6 +690,8 @@ def _commitment(text: str, names: frozenset[str]) -> Cue | None:
             return None
         if (word in _STATES and not _STATE_ACTIONS.match(tail)) or _PLEASANTRY.search(tail):
             return None
+        if re.match(r"^[a-z]+\s*[:—–]", tail):
+            return None  # "Happy to clarify: it runs through finance" answers; it owes nothing
         if word == "do" and (not re.match(
                 r"^do\s+(?:the|a|an|my|our|some|it\s+by|that\s+by|this\s+by)\b", tail)
                 or re.match(r"^do\s+(?:my|our)\s+(?:best|utmost|part)\b", tail)):
@@ -613,8 +759,8 @@ def _commitment(text: str, names: frozenset[str]) -> Cue | None:
 def _action_owner(text: str, names: frozenset[str]) -> str | None:
     """Whose action item: "Jonas: …", "Jonas to …", "… (Jonas)", "… — Jonas", "@jonas …",
     "Owner: Jonas"."""
-    body = re.sub(r"^(?:AI|A/I|Action(?: item)?|TODO|To-?do|Follow-?up)\s*[:—–-]\s*", "", text,
-                  flags=re.IGNORECASE)
+    body = re.sub(r"^(?:AI|A/I|Action(?: item)?|TODO|To-?do|Follow-?up)\s*(?:[:—–-]\s*|"
+                  r"\s(?=@?[A-Z]))", "", text, flags=re.IGNORECASE)
     patterns = [r"^@?(?P<n>[A-Z][\w'’.-]+(?: [A-Z][\w'’-]+)?)\s*(?:[:—–-]|\bto\b|\bwill\b|"
                 r"\bshould\b|\bowns\b|\bto own\b|\b[a-z]+s\b)",
                 r"\((?:owner:\s*)?@?(?P<n>[A-Z][\w'’-]+(?: [A-Z][\w'’-]+)?)\)\s*[.]?$",
@@ -647,7 +793,11 @@ def _ask(text: str, names: frozenset[str]) -> Cue | None:
         if m.group("thing") is not None:
             verb = "get"
         before = text[: m.start()]
-        if re.search(r"\b(?:if|whether|unless|when)\b", before, re.IGNORECASE):
+        # "When you have a moment, could you …": a clause about the reader's time leads the
+        # request; any other condition before it makes it hypothetical.
+        lead = re.match(r"(?i)^(?:when(?:ever)?|once|if)\s+you\s+(?:have|get|find|can)\b"
+                        r"[^,]{0,40},\s*$", before)
+        if lead is None and re.search(r"\b(?:if|whether|unless|when)\b", before, re.IGNORECASE):
             return None
         if re.search(r"\b(?:not|n't|never)\b", text[m.start(): m.end() + 12], re.IGNORECASE) \
                 and not m.group("modal"):
@@ -742,9 +892,17 @@ def _split_alternatives(text: str) -> tuple[str, ...]:
     return tuple(out[:5])
 
 
+_LEAD_ADVERBIAL = re.compile(r"(?i)^(?:after|in|on|all|having|ultimately|finally|overall|"
+                             r"eventually|following|so|well|ok|okay)\b[^,]{0,30},\s+")
+
+
 def _decision(text: str) -> Cue | None:
     if text.endswith("?"):
         return None
+    if _LEAD_ADVERBIAL.match(text):  # "After weighing it, Porto won out over Madrid"
+        core = _decision(text[_LEAD_ADVERBIAL.match(text).end():])  # type: ignore[union-attr]
+        if core is not None and not _COND.search(text[: 40]):
+            return replace(core, text=text)
     head = _DECISION_HEAD.match(text)
     what = None
     if head is not None:
@@ -778,10 +936,19 @@ def _decision(text: str) -> Cue | None:
                                           "what7", "what8", "what9", "what10", "what11",
                                           "what12", "what13", "what14", "what15",
                                           "what16", "what17", "what18", "what19", "what20",
-                                          "what21")
+                                          "what21", "what22", "what23")
                      if m.group(g)), "")
         if m.group("what9"):
             what = m.group("what9") + (m.group("over") or "")
+        if m.group("what22"):
+            what = m.group("what22") + (m.group("over22") or "")
+        if m.group("what23"):
+            what = m.group("what23") + " over " + m.group("over23")
+        if m.group("what22") or m.group("what23"):
+            lead = m.group("what22") or m.group("what23")
+            if re.search(r"(?i)\b(?:who|which|what|whoever|i|we|you|he|she|they|it|this|that)$",
+                         lead) or lead.split()[0].casefold() in ("who", "which", "what"):
+                return None
         if m.group("v") in ("settled", "landed") and not re.match(r"\s+(?:on|upon)\b",
                                                                  text[m.end("v"):]):
             return None
@@ -827,8 +994,10 @@ def _decision(text: str) -> Cue | None:
         r"(?:,|;|\band|\bbut)\s+(?P<alt>[^.;,()]+?)\s+(?:is|was|are|were)\s+(?:off\s+the\s+table|"
         r"out|rejected|dropped|ruled\s+out)\b", what, re.IGNORECASE))
     rejected = tuple(dict.fromkeys(r for r in rejected if r))
+    on = m.group("on") if head is None and m is not None else None
+    about: tuple[str, ...] = (_alt(on),) if on else ()
     because = _BECAUSE.search(text)
-    about = tuple(dict.fromkeys(
+    about = about + tuple(dict.fromkeys(
         _alt(a.group("topic")) for a in re.finditer(
             r"\b(?:for|about|regarding|re)\s+(?P<topic>(?:the\s+|our\s+)?[\w-]+(?:\s+[\w-]+){0,2}?)"
             r"(?=\s*(?:[,.;:!]|$|\s+(?:rather|instead|over|not|and|but|because|since|as|after|"
@@ -891,8 +1060,12 @@ def _delivery(text: str) -> Cue | None:
     m = _DELIVER_PERFECT.search(text)
     if m is not None:
         verb = m.group("verb").casefold()
-        if verb in _NOT_DELIVERY_VERBS or verb in STOP:
+        if verb in _NOT_DELIVERY_VERBS or (verb in STOP and verb not in _PARTICIPLE_IRREGULAR):
             return None
+        after = text[m.end():]
+        inf = re.match(r"\s+(?:[\w-]+\s+){0,3}?to\s+(?P<v>[a-z]+)\b", after)
+        if inf is not None and is_verb(inf.group("v")):
+            return None  # "I've blocked time to compile the list": the act is still ahead
         if (verb.endswith("ed") or verb in _PARTICIPLE_IRREGULAR or verb.endswith("en")) \
                 and not _NEG.search(text[m.start(): m.end() + 5]):
             return Cue("delivery", text)

@@ -43,7 +43,8 @@ REPEAT_OVERLAP = 0.6     # Jaccard of content words: the same promise said again
 _BULLET = re.compile(r"^\s*(?:[-*+•]|\d{1,2}[.)])\s+")
 _CHECKBOX = re.compile(r"^\s*[-*+]\s+\[(?P<x>[ xX])\]\s+")
 _ACTION_LINE = re.compile(r"^\s*(?:[-*+•]\s+)?(?:\*\*)?(?:AI|A/I|Action(?: item)?|TODO|To-?do)"
-                          r"(?:\*\*)?\s*[:—–](?:\*\*)?\s+\S", re.IGNORECASE)
+                          r"(?:\*\*)?(?:\s+@?(?-i:[A-Z])[\w'’.-]+(?:\s+(?-i:[A-Z])[\w'’-]+)?)?"
+                          r"\s*[:—–](?:\*\*)?\s+\S", re.IGNORECASE)
 _ACTION_WORDS = (r"(?:(?:open\s+)?action\s*(?:items?|points?)|next\s+steps|follow[- ]?ups?|"
                  r"to-?dos?|tasks|owners|assignments|actions|takeaways|deliverables|commitments|"
                  r"ais|assigned\s+tasks|who\s+does\s+what|owners?\s+(?:&|and)\s+tasks)"
@@ -279,7 +280,7 @@ def best_match(items: list[Item], d: Delivery, *, same_source: bool = True) -> i
     """The open commitment a delivery closes: the same person, earlier, and their words
     overlap (an "as promised" / "Sent." delivery with no overlap closes the person's latest
     open commitment in the same thread)."""
-    dw = cu.words(d.text)
+    dw = cu.lemmas(d.text)
     cue = bool(re.search(r"(?i)\bas promised\b|^(?:(?:all|just|already|now|ok)\s+)*(?:done|sent|"
                          r"shipped|submitted|uploaded|shared|posted|forwarded|delivered|"
                          r"emailed|took\s+care)\b|^here(?:['’]s| is| are) (?:it|that|those|them)"
@@ -297,7 +298,7 @@ def best_match(items: list[Item], d: Delivery, *, same_source: bool = True) -> i
             continue
         if item.source == d.source and item.message is not None and item.message == d.message:
             continue  # a promise and its delivery in one message is a recap, not fulfilment
-        iw = cu.words(item.text)
+        iw = cu.lemmas(item.text)
         shared = len(iw & dw)
         score = shared / max(1, min(len(iw), len(dw)))
         if shared >= 1 and (score > best_score):

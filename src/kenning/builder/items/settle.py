@@ -49,7 +49,7 @@ def settle(items: list[Item], deliveries: list[Delivery], replies: list[Reply]) 
             + (by_who.get("name:" + d.who.name.casefold().split()[0], [])
                if d.who.name and not d.who.owner else [])))
         best, best_score = None, 0.0
-        dw = cu.words(d.text)
+        dw = cu.lemmas(d.text)
         promised = bool(_PROMISED.search(d.text))
         for i in candidates:
             it = out[i]
@@ -63,7 +63,7 @@ def settle(items: list[Item], deliveries: list[Delivery], replies: list[Reply]) 
                 continue
             if not _audience_overlaps(it, d):
                 continue
-            iw = cu.words(it.text)
+            iw = cu.lemmas(it.text)
             shared = len(iw & dw)
             if not shared:
                 continue
