@@ -270,6 +270,28 @@ PHRASINGS: list[tuple[str, str | None, str | None, str | None]] = [
     ("Maybe we could try the other vendor?", None, None, None),
     ("We might decide on the pricing later.", None, None, None),
     ("Perhaps I'll write a blog post about it someday.", None, None, None),
+    # structure, not phrase lists (my own phrasings, in none of the corpus banks): a first
+    # person, then "to / will" + a dictionary verb + an object; a later promise clause
+    ("Leave the supplier contract with me, I'll redline it by Friday.", "commitment", "them",
+     "2026-03-06"),
+    ("Put me down to draft the onboarding guide.", "commitment", "them", None),
+    ("It falls to me to renew the insurance policy by March 20th.", "commitment", "them",
+     "2026-03-20"),
+    ("Sarah here: my job this week is to collect the signed waivers.", "commitment", "them",
+     "2026-03-06"),
+    ("I've cleared my afternoon to proofread the grant application.", "commitment", "them",
+     None),
+    ("Might you chase the courier about the missing parcel?", "ask", "them", None),
+    ("When you get a chance, could you scan the signed lease?", "ask", "them", None),
+    ("In the end, the teal banner won out over the grey one.", "decision", None, None),
+    ("The call on the venue is Lisbon.", "decision", None, None),
+    ("She asked me to review the budget.", None, None, None),
+    ("We have the ability to host the event.", None, None, None),
+    ("I went to visit the new office.", None, None, None),
+    ("The Lakers won over the Celtics last night.", None, None, None),
+    ("Happy to clarify: the fee covers both rooms.", None, None, None),
+    ("I'd love to join the hiking trip.", None, None, None),
+    ("Re this: > Could you send the floor plan?", None, None, None),
 ]
 
 
@@ -733,6 +755,40 @@ def test_the_sample_vault(tmp_path: Path) -> None:
     assert (marta.who and marta.who.name, marta.due) == ("Marta Nowak", "2026-11-03")
     # The monthly investor update and the CI newsletter are no to-do list.
     assert not any("driftwood" in i.source for i in found)
+    # A promise with a purpose clause ("so X can …") is still a promise, said in the meeting
+    # and in the organiser's summary (which gives it the week of its sibling clause).
+    diego = [i for i in found if "perch cache stats" in i.text]
+    assert {i.source.split("/")[1] for i in diego} == {"meetings", "email"}
+    assert all(i.who and i.who.name == "Diego Santos" for i in diego)
+    assert next(i for i in diego if "email" in i.source).due == "2026-10-09"
+    # What the person asks an assistant in an agent session is not an item they track.
+    assert not any(i.kind == "ask" and "chats" in i.source for i in found)
+
+
+def test_a_bare_promise_is_closed_by_the_next_thread_on_its_subject(tmp_path: Path) -> None:
+    """"Priya ships it this week." names no object; Priya's delivery in the next day's thread
+    on the same subject closes it; a delivery on another subject does not."""
+    root = tmp_path / "demo"
+    assert CliRunner().invoke(main, ["demo", str(root)]).exit_code == 0
+    owner = Owner.load(root)
+    items: list[Item] = []
+    deliveries: list[Delivery] = []
+    replies: list[Reply] = []
+    for p in sorted((root / "sources").rglob("*.md")):
+        got = extract_items(p.relative_to(root).as_posix(), p.read_text(encoding="utf-8"),
+                            owner)
+        items += got.items
+        deliveries += got.deliveries
+        replies += got.replies
+    bare = next(i for i in items if i.text == "Priya ships it this week.")
+    assert bare.status == "open"
+    settled = settle(items, deliveries, replies)
+    closed = next(i for i in settled if i.text == "Priya ships it this week.")
+    assert closed.status == "done"
+    assert "replay-cache-decision" in (closed.closed_by or "")
+    unrelated = [d for d in deliveries if "replay-cache" not in d.source]
+    assert next(i for i in settle(items, unrelated, replies)
+                if i.text == "Priya ships it this week.").status == "open"
 
 
 # -- real data ------------------------------------------------------------------------------------

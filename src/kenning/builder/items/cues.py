@@ -427,7 +427,10 @@ def _spoken_keeps(cue: Cue, text: str, after_request: bool = False) -> bool:
         return cue.subject is not None and bool(_OBJECT.search(text))
     rest = m.group("rest")
     word, tail = _first_word(rest)
-    if word in _TALK - {"take"} or _IMMEDIATE.search(rest.split(",")[0][:40]):
+    # A talk verb that makes a new thing is an action ("I'll add a stats command so …").
+    makes = bool(re.match(r"^\S+\s+(?:a|an|another|some)\s+[a-z]", tail)) and word in (
+        "add", "open", "start", "write", "put")
+    if (word in _TALK - {"take"} and not makes) or _IMMEDIATE.search(rest.split(",")[0][:40]):
         return False
     if after_request and re.match(r"(?i)^(?:take|do|own|handle|grab|cover|get|sort|pick)\s+"
                                   r"(?:that|this|it)(?:\s+one)?\b", tail):

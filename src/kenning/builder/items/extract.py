@@ -93,6 +93,12 @@ class _Extractor:
         self.by_name = _by_name(parsed.people)
         self.no_date_noted = False
         self.requested = False
+        # A chat with an assistant (an agent session): what the person asks of it is no item.
+        self.agent_session = parsed.kind == "chat" and any(u.kind == "machine"
+                                                           for u in parsed.units)
+        # (line, message, due, due_text) of the last named-subject commitment with a date, so
+        # "Priya ships X this week; Diego adds Y" gives Diego the same week.
+        self.last_due: tuple[int, str | None, str | None, str | None] | None = None
 
     def run(self) -> None:
         p = self.p
@@ -190,6 +196,8 @@ class _Extractor:
                                                     self.path, line, end, _iso(when), self.path,
                                                     unit.message))
             return None
+        if cue.kind == ASK and self.agent_session and not cue.vocative:
+            return None
         who = unit.who
         note = None
         if cue.subject:
@@ -223,6 +231,11 @@ class _Extractor:
                                    f"({when.isoformat()})")
                 self.out.notes.append(f"{self.path}:{line}: due date {due} ('{due_text}') is "
                                       f"before the message date {when.isoformat()}; kept")
+        if cue.kind == COMMITMENT and cue.subject and not due_text and self.last_due \
+                and self.last_due[0] == line and self.last_due[1] == unit.message:
+            due, due_text = self.last_due[2], self.last_due[3]
+        if cue.kind == COMMITMENT and cue.subject and due_text:
+            self.last_due = (end, unit.message, due, due_text)
         if cue.kind == COMMITMENT and cue.needs_due and not due_text:
             return None
         about = tuple(dict.fromkeys(
