@@ -574,7 +574,9 @@ _FRAME_BLOCK = re.compile(
     r"forgot|remembered|seemed|happened|started|began|need|needed|needs|asked|told|said|you|"
     r"he|she|they|it|who|which|that|able|unable|ability|authority|right|chance|time\s+to\s+\w+"
     r"\s+it|have\s+(?:the|a|an|no|any|some|enough|to)|has|hard|easy|nice|good|great|glad|sorry|"
-    r"pleased|excited|thrilled|delighted|honou?red|proud|about|how|where|what|why|when|if)\b|"
+    r"pleased|excited|thrilled|delighted|honou?red|proud|about|how|where|what|why|when|if|"
+    r"sure|confident|certain|afraid|interested|unlikely|likely|expect|expects|his|her|their|"
+    r"i|we|been|process|still)\b|"
     r"['’]d\b", re.IGNORECASE)
 _OWNED = re.compile(r"(?i)(?:,|;|—|–|-)\s*(?:consider\s+it|that['’]s|it['’]s)\s+(?:mine|on\s+me|"
                     r"in\s+hand|handled|sorted|covered)\b|\bleave\s+(?:it|that|this)\s+with\s+me\b|"
@@ -592,31 +594,70 @@ def _frame(text: str, names: frozenset[str]) -> Cue | None:
     owned = _OWNED.search(text)
     if owned and _FIRST_PERSON.search(text[: owned.start() + 1]) and _OBJECT.search(text):
         return Cue("commitment", text, vocative=_vocative(text, names))
+    if re.match(r"(?i)^(?:please|pls|kindly|let['’]s|let\s+us)\b", text):
+        return None  # an imperative: its "me" is the reader's object ("Please give me a call")
     fp = _FIRST_PERSON.search(text)
     if fp is None:
         return None
     before = text[: fp.start()].split()
-    if before and before[-1].casefold().strip(",") in _CONTROL:
-        return None
-    if before and not re.search(r"[,:;—–]$", before[-1]) and len(before) > 3:
-        return None  # the first person is deep inside another clause
+    pron = fp.group(0).casefold()
+    if pron in ("me", "us"):
+        # the first person as the one counted on: "Count on me to …", "It falls to me to …",
+        # "Put me down to …" — after a preposition, or a verb opening the sentence
+        if not before or (before[-1].casefold() not in ("on", "to", "upon", "for")
+                          and len(before) > 1) or before[-1].casefold() in _CONTROL:
+            return None
+    elif before and not (re.search(r"[,:;—–]$", before[-1]) or before[-1].casefold() in (
+            "and", "but", "so", "also", "then", "ok", "okay", "sure", "yes", "well", "right")):
+        return None  # the first person is inside another clause ("It's unlikely that we …")
     for m in _INF.finditer(text, fp.end()):
         between = text[fp.end(): m.start()]
-        if len(between.split()) > 8:
-            return None
         verb, tail = m.group("v"), m.group("tail")
         if verb == "do" and re.match(r"\s*:\s*([a-z]+)", tail):
             inner = re.match(r"\s*:\s*([a-z]+)(.*)", tail)
             assert inner is not None
             verb, tail = inner.group(1), inner.group(2)
-        if verb in _STATES or verb in ("do", "go", "get", "come", "make") or not is_verb(verb):
+        if verb in _STATES or verb in ("do", "go", "get", "come", "make", "receive") \
+                or not is_verb(verb):
             continue
-        if _FRAME_BLOCK.search(between.replace("the one who", "")):
+        if not _frame_between(between.replace("the one who", ""), pron):
             return None
-        if not _OBJECT.search(tail) or _PLEASANTRY.search(tail):
+        if not _OBJECT.search(tail) or _PLEASANTRY.search(tail) or re.match(
+                r"^(?:\s+(?:in|up|out|on))?\s+that\b", tail):
             return None
         return Cue("commitment", text, vocative=_vocative(text, names))
     return None
+
+
+_AUX = frozenset("""am 'm ’m are 're ’re is 's ’s have 've ’ve has be""".split())
+_DETERMINERS = frozenset("""the a an my our your this that these those some his her their
+its""".split())
+
+
+def _frame_between(between: str, pron: str) -> bool:
+    """What may stand between the first person and "to / will": at most eight words, no comma,
+    no attitude, other subject or past event (``_FRAME_BLOCK``), no -ing form (an activity,
+    "we have been working to …"), and no lexical verb but a participle after "have" ("I've
+    blocked time to …") — nouns that can be verbs count as nouns after a determiner or a
+    possessive first person ("on the hook", "my job this week is")."""
+    if "," in between or _FRAME_BLOCK.search(between):
+        return False
+    tokens = re.findall(r"[\w'’-]+", between)
+    if len(tokens) > 8:
+        return False
+    prev = pron if pron in ("my", "our", "mine") else ""
+    for tok in tokens:
+        t = tok.casefold()
+        if t.endswith("ing") and is_verb(lemma(t)):
+            return False
+        if t not in _AUX and prev not in _DETERMINERS | {"my", "our"} and t not in (
+                "on", "in", "off", "up", "down", "hook", "one", "job", "task", "time") and (
+                is_verb(t) or (t != lemma(t) and is_verb(lemma(t)))):
+            participle = prev in ("have", "'ve", "’ve", "has") and t.endswith(("ed", "en", "t"))
+            if not participle:
+                return False
+        prev = t
+    return True
 
 
 def _commitment_clause(text: str, names: frozenset[str]) -> Cue | None:
