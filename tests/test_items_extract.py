@@ -292,6 +292,10 @@ PHRASINGS: list[tuple[str, str | None, str | None, str | None]] = [
     ("Happy to clarify: the fee covers both rooms.", None, None, None),
     ("I'd love to join the hiking trip.", None, None, None),
     ("Re this: > Could you send the floor plan?", None, None, None),
+    ("We'll audit the invoices and fix the ledger so it doesn't drift again.", "commitment",
+     "them", None),
+    ("I won't renew the lease so you can move out.", None, None, None),
+    ("I didn't have to rewrite the summary this time.", None, None, None),
 ]
 
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 _STATES = frozenset("""be have know think see hope wish want need like love hate miss feel guess
 assume suppose believe expect wait remember forget mind seem appear look sound understand mean
 care bet doubt imagine recall agree disagree hear notice prefer enjoy appreciate regret keep stay
-remain live die sleep survive rest wonder happen""".split())
+remain live die sleep survive rest wonder happen continue""".split())
 # Pleasantries with an action verb that promise nothing ("talk soon", "see you there").
 _PLEASANTRY = re.compile(r"\b(?:talk|speak|chat|catch up|touch base|see you|meet you)\s*(?:soon|"
                          r"later|then|there|again|shortly)?\s*[.!]*$|\bgo (?:home|to bed|now)\b|"
@@ -59,8 +59,8 @@ _HEDGE = frozenset("""probably maybe perhaps possibly likely""".split())
 _ADVERBS = frozenset("""also then just definitely certainly still now quickly personally first
 happily gladly gonna surely absolutely again soon immediately promptly shortly later today
 tomorrow right actually really then once finally ever even""".split())
-_NEG = re.compile(r"\b(?:not|never|no longer|n't|nobody|nothing|neither|nor|cannot|without)\b",
-                  re.IGNORECASE)
+_NEG = re.compile(r"\b(?:not|never|no longer|n't|nobody|nothing|neither|nor|cannot|without)\b|"
+                  r"(?<=[a-z])n['’]t\b", re.IGNORECASE)
 _COND = re.compile(r"\b(?:if|unless|whether|in case|suppose|supposing|assuming|imagine|"
                    r"hypothetically|what if|otherwise|would|could have|might|should we|"
                    r"shall we|in theory|ideally|someday|some day|at some point|eventually|"
@@ -543,13 +543,20 @@ _INTERJECTION = re.compile(
 def _commitment(text: str, names: frozenset[str]) -> Cue | None:
     """A commitment the sentence makes: its first promise clause, else a later clause ("I can
     take it: I'll finalise the quote"), else the first-person infinitive frame."""
-    if text.endswith("?") or _NEG.search(text):
+    # A purpose clause after the promise ("… and fix it so it doesn't happen again", "… so
+    # Copperline can see the hit rate") is no part of what is promised.
+    main = _PURPOSE.sub("", text)
+    if text.endswith("?") or _NEG.search(main):
         return None
     cue = _commitment_clause(text, names)
     if cue is None or cue.needs_due:
         for m in _CLAUSE_BREAK.finditer(text):
             if text[m.end():].lstrip().startswith((">", "\"", "“")):
                 continue  # a quoted clause ("Re this: > I will …") is someone's earlier words
+            lead = text[: m.start()]
+            if len(lead.split()) > 6 or _COND.search(lead) or re.search(
+                    r"(?i)\b(?:as|that|in case|when|once|after|before|because|since)\b", lead):
+                break  # a long or subordinate lead ("If the Auditor General …, we will …")
             later = _commitment_clause(text[m.end():], names)
             if later is not None and not later.needs_due and later.subject is None:
                 return replace(later, text=text, vocative=_vocative(text, names))
@@ -576,7 +583,7 @@ _FRAME_BLOCK = re.compile(
     r"\s+it|have\s+(?:the|a|an|no|any|some|enough|to)|has|hard|easy|nice|good|great|glad|sorry|"
     r"pleased|excited|thrilled|delighted|honou?red|proud|about|how|where|what|why|when|if|"
     r"sure|confident|certain|afraid|interested|unlikely|likely|expect|expects|his|her|their|"
-    r"i|we|been|process|still)\b|"
+    r"i|we|been|process|still|there|happy|willing|eager|keen)\b|"
     r"['’]d\b", re.IGNORECASE)
 _OWNED = re.compile(r"(?i)(?:,|;|—|–|-)\s*(?:consider\s+it|that['’]s|it['’]s)\s+(?:mine|on\s+me|"
                     r"in\s+hand|handled|sorted|covered)\b|\bleave\s+(?:it|that|this)\s+with\s+me\b|"
@@ -620,7 +627,11 @@ def _frame(text: str, names: frozenset[str]) -> Cue | None:
         if verb in _STATES or verb in ("do", "go", "get", "come", "make", "receive") \
                 or not is_verb(verb):
             continue
-        if not _frame_between(between.replace("the one who", ""), pron):
+        # A cleft makes the first person the agent of the relative clause: "I'm happy to be
+        # the one who will mock up the page" — the promise is "will mock up".
+        between = re.sub(r"(?:\b(?:happy|glad|pleased|willing)\s+)?\b(?:to\s+)?be\s+the\s+"
+                         r"ones?\s+(?:who|that)\s*$", "", between)
+        if not _frame_between(between, pron):
             return None
         if not _OBJECT.search(tail) or _PLEASANTRY.search(tail) or re.match(
                 r"^(?:\s+(?:in|up|out|on))?\s+that\b", tail):
@@ -645,6 +656,11 @@ def _frame_between(between: str, pron: str) -> bool:
     tokens = re.findall(r"[\w'’-]+", between)
     if len(tokens) > 8:
         return False
+    if tokens and tokens[-1].casefold() in ("have", "has", "had", "got", "ve", "'ve", "’ve"):
+        return False  # "we'll have to evaluate": an obligation, not a promise
+    if any(t.casefold().lstrip("'’") in ("will", "ll", "shall", "can", "may", "must", "should")
+           for t in tokens):
+        return False
     prev = pron if pron in ("my", "our", "mine") else ""
     for tok in tokens:
         t = tok.casefold()
@@ -653,15 +669,20 @@ def _frame_between(between: str, pron: str) -> bool:
         if t not in _AUX and prev not in _DETERMINERS | {"my", "our"} and t not in (
                 "on", "in", "off", "up", "down", "hook", "one", "job", "task", "time") and (
                 is_verb(t) or (t != lemma(t) and is_verb(lemma(t)))):
-            participle = prev in ("have", "'ve", "’ve", "has") and t.endswith(("ed", "en", "t"))
+            participle = prev in ("have", "'ve", "’ve", "has") and t.endswith(("ed", "en", "t")) \
+                and tok is not tokens[-1]  # "I've blocked time to …", not "we have looked to …"
             if not participle:
                 return False
         prev = t
     return True
 
 
+_PURPOSE = re.compile(r"(?i)\s+so\s+(?:that\s+)?(?:\w+\s+){1,4}?(?:can|could|will|won['’]t|"
+                      r"doesn['’]t|don['’]t|does\s+not|do\s+not|isn['’]t|never|stops?)\b.*$")
+
+
 def _commitment_clause(text: str, names: frozenset[str]) -> Cue | None:
-    if text.endswith("?") or _NEG.search(text):
+    if text.endswith("?") or _NEG.search(_PURPOSE.sub("", text)):
         return None
     bare = _INTERJECTION.sub("", text)
     if bare != text and re.match(r"(?:Will|will|Going to|going to|Gonna|gonna)\s+[a-z]", bare):
