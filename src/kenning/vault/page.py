@@ -1003,13 +1003,18 @@ def add_fact(text: str, fact: Fact) -> str:
 
 def replace_fact(text: str, line: int, fact: Fact) -> str:
     """Rewrite the fact on file line ``line`` (its indentation and bullet marker are kept)."""
-    parsed = _analyse(text, "page.md")
-    if not any(f.line == line for f in parsed.page.facts):
+    if not any(f.line == line for f in _analyse(text, "page.md").page.facts):
         raise ValueError(f"line {line} is not a fact line")
+    return _rewrite_bullet(text, line, render_fact(fact))
+
+
+def _rewrite_bullet(text: str, line: int, rendered: str) -> str:
+    """File line ``line`` rewritten as the ``- …`` line ``rendered``, keeping its indentation
+    and bullet marker."""
     raw = _split(text)[line - 1].rstrip("\r\n")
     marker = re.match(r"\ufeff?[ \t]*[-*+][ \t]+", raw)
     prefix = marker.group(0) if marker else "- "
-    return _splice(text, line, line + 1, [prefix + render_fact(fact)[2:]])
+    return _splice(text, line, line + 1, [prefix + rendered[2:]])
 
 
 def append_timeline(text: str, entry: TimelineEntry) -> str:
@@ -1037,13 +1042,9 @@ def add_item(text: str, item: ItemLine) -> str:
 
 def replace_item(text: str, line: int, item: ItemLine) -> str:
     """Rewrite the item on file line ``line`` (its indentation and bullet marker are kept)."""
-    parsed = _analyse(text, "page.md")
-    if not any(i.line == line for i in parsed.page.items):
+    if not any(i.line == line for i in _analyse(text, "page.md").page.items):
         raise ValueError(f"line {line} is not an item line")
-    raw = _split(text)[line - 1].rstrip("\r\n")
-    marker = re.match(r"\ufeff?[ \t]*[-*+][ \t]+", raw)
-    prefix = marker.group(0) if marker else "- "
-    return _splice(text, line, line + 1, [prefix + render_item(item)[2:]])
+    return _rewrite_bullet(text, line, render_item(item))
 
 
 def remove_item(text: str, line: int) -> str:
