@@ -758,7 +758,7 @@ def _mention_name(text: str) -> str:
 def _save_caches(root: Path, loader: Any, rows: list[dict[str, Any]] | None) -> None:
     """The next build's caches (:mod:`kenning.builder.cache`): the index entries of the pages
     on disk, and the parsed names it will parse again — the person pages' names and aliases
-    and the unresolved person mentions of the log. Both are functions of the vault as this
+    and the person mentions of the log. Both are functions of the vault as this
     build leaves it, so the same vault gives the same bytes."""
     from kenning.builder import cache
     from kenning.builder import names as nm
@@ -772,8 +772,13 @@ def _save_caches(root: Path, loader: Any, rows: list[dict[str, Any]] | None) -> 
         if e is not None and e[0] == PERSON:
             wanted.update(n for n in (e[1], *e[2]) if "@" not in n)
     for r in rows:
-        if r.get("kind") == PERSON and not r.get("page") and r.get("rule") not in _FINAL_RULES:
-            name = _mention_name(str(r.get("text") or ""))
+        if r.get("kind") != PERSON:
+            continue
+        text = str(r.get("text") or "")
+        if "@" not in text:
+            wanted.add(text)  # a display name, parsed again when its source is read again
+        if not r.get("page") and r.get("rule") not in _FINAL_RULES:
+            name = _mention_name(text)
             if "@" not in name:
                 wanted.add(name)
     cache.save(root, "names", {n: nm.person_entry(nm.parse_person(n)) for n in sorted(wanted)})

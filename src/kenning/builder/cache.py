@@ -18,6 +18,7 @@ slower). An unreadable or damaged file is ignored.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import sys
@@ -74,8 +75,6 @@ def load(root: Path, name: str) -> dict[str, Any]:
 
 def save(root: Path, name: str, entries: dict[str, Any]) -> None:
     """Write the entries (sorted: the same entries give the same bytes) when they changed."""
-    from kenning.vault.fsio import atomic_write_text
-
     text = json.dumps({"fingerprint": fingerprint(), "entries": entries}, ensure_ascii=False,
                       sort_keys=True, separators=(",", ":")) + "\n"
     path = cache_dir(root) / f"{name}.json"
@@ -84,8 +83,27 @@ def save(root: Path, name: str, entries: dict[str, Any]) -> None:
             return
     except OSError:
         pass
+    with contextlib.suppress(OSError):  # a cache not written only costs the next build time
+        _replace(path, text.encode("utf-8"))
+
+
+def _replace(path: Path, data: bytes) -> None:
+    """Temp file and rename, without the fsyncs of :func:`kenning.vault.fsio.atomic_write_bytes`
+    (a cache needs no durability: a file a crash damaged does not parse, or is not this code's,
+    and is ignored). The temp file is named like every writer's, so a killed build's is swept."""
+    import os
+    import tempfile
+
+    from kenning.vault.fsio import TEMP_SUFFIX, temp_tag
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{temp_tag()}-", suffix=TEMP_SUFFIX,
+                               dir=path.parent)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(path, text)
-    except OSError:
-        pass  # a cache that cannot be written only costs the next build time
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise

@@ -83,6 +83,7 @@ _UMLAUT_DIGRAPH = str.maketrans({"ä": "ae", "ö": "oe", "ü": "ue", "Ä": "Ae",
                                  "Ü": "Ue"})
 
 
+@lru_cache(maxsize=1 << 16)  # pure, and called with the same names over and over
 def fold(text: str) -> str:
     """Case-, diacritic- and punctuation-free, single-spaced: ``Zoë  O'Neil`` → ``zoe oneil``,
     ``Weiß`` → ``weiss``."""
@@ -498,6 +499,7 @@ def first_names_match(a: str, b: str) -> str | None:
 _DOTTED = re.compile(r"\b([A-Za-z])\.([A-Za-z])\.")
 
 
+@lru_cache(maxsize=1 << 15)
 def org_key(name: str) -> str:
     """An organization name for comparison: folded, legal forms dropped, abbreviations folded.
 
