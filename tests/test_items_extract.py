@@ -817,3 +817,91 @@ def test_qmsum_transcripts_cite_real_lines(tmp_path: Path) -> None:
             assert item.who is not None
             total += 1
     assert total > 0
+
+
+# -- spoken meetings: only explicit items ----------------------------------------------------
+
+
+_COUNCIL_VTT = """WEBVTT
+
+00:00:01.000 --> 00:00:06.000
+<v Ines Duarte>Madam Speaker, I'll be dividing my time with the councillor for Riverside.
+
+00:00:07.000 --> 00:00:12.000
+<v Ines Duarte>We will always defend this borough and every family let down by City Hall.
+
+00:00:13.000 --> 00:00:18.000
+<v Ines Duarte>Let me remind the mayor what he said in March.
+
+00:00:19.000 --> 00:00:24.000
+<v Tomas Reyes>I'm tabling a motion today on the harbour levy.
+
+00:00:25.000 --> 00:00:30.000
+<v Tomas Reyes>I'll walk you through the figures first.
+
+00:00:31.000 --> 00:00:36.000
+<v Tomas Reyes>We expect to see the levy revenue recover over the coming years.
+
+00:00:37.000 --> 00:00:42.000
+<v Ines Duarte>Are we going for the cheaper dredging contract or not?
+
+00:00:43.000 --> 00:00:48.000
+<v Ines Duarte>What else could you even do with a harbour that size?
+
+00:00:49.000 --> 00:00:54.000
+<v Tomas Reyes>Because we decided that last year, the levy stays.
+
+00:00:55.000 --> 00:01:00.000
+<v Tomas Reyes>I'll mail you the audited levy accounts by Thursday.
+
+00:01:01.000 --> 00:01:06.000
+<v Ines Duarte>Tomas, please circulate the dredging tender to the committee.
+
+00:01:07.000 --> 00:01:12.000
+<v Tomas Reyes>So we've agreed to postpone the harbour levy rather than cut it.
+"""
+
+_WORKSHOP_TXT = """Anouk Visser: Okay, I'll grab a marker.
+Bram Hol: I'm gonna explain the wireframe now.
+Anouk Visser: I'll put this sketch aside so you can see the board.
+Bram Hol: Can you make a remote out of rubber?
+Anouk Visser: I'll write up the usability findings for Lotte.
+Bram Hol: Let me put together the component list.
+Anouk Visser: Can you check the battery quote?
+Bram Hol: We're going with the curved case rather than the flat one.
+"""
+
+
+def test_spoken_meeting_keeps_only_explicit_items(tmp_path: Path) -> None:
+    root = _vault(tmp_path)
+    folder = tmp_path / "meetings"
+    folder.mkdir()
+    (folder / "2026-05-04 Council session.vtt").write_text(_COUNCIL_VTT, encoding="utf-8")
+    (folder / "2026-05-05 Remote workshop.txt").write_text(_WORKSHOP_TXT, encoding="utf-8")
+    _sync(root, "meetings", folder)
+
+    _, text, items, _ = _extract(root, "meetings", "harbour levy")
+    got = sorted((i.kind, i.who.name if i.who else None, i.text) for i in items)
+    assert got == [
+        ("ask", "Ines Duarte",
+         "Tomas, please circulate the dredging tender to the committee."),
+        ("commitment", "Tomas Reyes",
+         "I'll mail you the audited levy accounts by Thursday."),
+        ("decision", "Tomas Reyes",
+         "So we've agreed to postpone the harbour levy rather than cut it."),
+    ]  # procedure, rhetoric, the talk, hopes, a question and a reason yield nothing
+    promise = _only(items, "audited levy")
+    assert promise.due == "2026-05-07" and promise.line == _line(text, "audited levy")
+    assert [p.name for p in _only(items, "dredging tender").to] == ["Tomas Reyes"]
+    assert _only(items, "postpone").rejected
+
+    _, text, items, _ = _extract(root, "meetings", "usability findings")
+    got = sorted((i.kind, i.who.name if i.who else None, i.text) for i in items)
+    assert got == [
+        ("ask", "Anouk Visser", "Can you check the battery quote?"),
+        ("commitment", "Anouk Visser", "I'll write up the usability findings for Lotte."),
+        ("commitment", "Bram Hol", "Let me put together the component list."),
+        ("decision", "Bram Hol",
+         "We're going with the curved case rather than the flat one."),
+    ]  # "I'll grab a marker", "put this sketch aside", "explain … now", a generic-"you"
+    #    question: moves in the room, not action items

@@ -403,39 +403,178 @@ _TAKE_AWAY = re.compile(r"\b(?:after|before|for)\s+(?:the|this|our)\s+(?:next\s+
                         re.IGNORECASE)
 
 
+# Speech is long and loose: an item said aloud is a short sentence. Longer ones are speeches,
+# questions put to a minister, or a run of design chatter the transcriber never broke up.
+SPOKEN_MAX_WORDS = 35
+# A clause that opens with one of these is subordinate ("because we decided …", "once we've
+# chosen …"): a reason or a condition, not the decision itself.
+_SUBORDINATE = re.compile(r"^(?:(?:and|but|so|well|um|uh|um|okay|ok|yeah|right|now)\W+)*"
+                          r"(?:because|'cause|cause|since|once|as long as|as soon as|until|"
+                          r"unless|when|whenever|if|whether|given|just 'cause)\b",
+                          re.IGNORECASE)
+# A yes/no question put by inversion ("are we going for …", "have we decided on …").
+_INVERTED = re.compile(r"\b(?:are|have|did|do|were|had|shall|should|can|could|will)\s+we\b",
+                       re.IGNORECASE)
+_HOPE = re.compile(r"expect|hoping|aim", re.IGNORECASE)
+_DUTY = re.compile(r"need|have|must|got|plan|intend|track|due", re.IGNORECASE)
+# Being together is not a deliverable ("I'll meet you in half an hour").
+_TOGETHER = frozenset("meet join see catch sit let thank assure reassure remind scare "
+                      "commit".split())
+
+
+def _spoken_decision(text: str) -> bool:
+    """A decision said aloud counts when it is the group's ("we", or a marker such as
+    "Decision:"), stated, not asked ("are we going for …"), not a reason or condition
+    ("because we decided …"), not one person's choice ("I chose this for a couple
+    reasons") and short enough to be a statement rather than a run of chatter."""
+    if _DECISION_HEAD.match(text):
+        return True
+    if len(text.split()) > SPOKEN_MAX_WORDS + 10 or _SUBORDINATE.match(text):
+        return False
+    m = _DECISION.search(text)
+    if m is None:
+        return True  # another shape ("X it is", "after weighing it, X won out over Y")
+    before = text[: m.start()]
+    if _INVERTED.search(before + text[m.start(): m.start() + 12]):
+        return False
+    return not re.search(r"(?<![\w'’])I\b", text[max(0, m.start() - 4): m.start() + 2])
+
+
+def _addressed(tail: str) -> bool:
+    """The promised action reaches someone: "send you the figures", "get it to Sam",
+    "… for the team", or a purpose clause naming who it is for ("so Copperline can see …").
+    "take you through" / "tell you" are the talk (the verb is checked by the caller)."""
+    if re.match(r"^\S+\s+(?:you|him|her|them)\b(?!\s+(?:through|over|"
+                r"around|along|in|up|on|back|to)\b)", tail, re.IGNORECASE):
+        return True
+    if re.search(r"\b(?:to|for|with)\s+(?:you|everyone|everybody|the (?:team|group|client|"
+                 r"board)|(?-i:[A-Z][a-z]+))\b", tail, re.IGNORECASE):
+        return True
+    if re.search(r"\b(?:in|into|on|to|onto)\s+(?:the|our|your)\s+(?:[\w-]+\s+){0,2}"
+                 r"(?:folder|drive|wiki|channel|repo|repository|tracker|share)\b", tail,
+                 re.IGNORECASE):
+        return True  # a shared place everyone reads ("put the minutes in our project folder")
+    return bool(re.search(r"\bso(?: that)?\s+(?-i:[A-Z][a-z]+)\b", tail))
+
+
 def _spoken_keeps(cue: Cue, text: str, after_request: bool = False) -> bool:
-    """A promise or ask said aloud in a meeting counts when it names a time, or (promises) an
-    action on a thing that is not the talk itself, or (asks) something to do after the
-    meeting or a vocative with please."""
+    """A promise or ask said aloud in a meeting is an action item only when it is explicit:
+    a short sentence; a promise in the first person singular ("I'll", or a named person in
+    the third) with a future modal, on a thing that is not the talk itself, that names a
+    time or reaches someone (an addressee, or who it is for); an ask that names a time,
+    something to send or do after the meeting, or a named addressee with "please". "We will
+    …" in speech is a plan or a speech ("we will always stand by that record"); "let me …"
+    without a time is a turn of the talk ("let me pick up where my colleague left off")."""
     from kenning.builder.items.dates import find_phrase
 
-    if find_phrase(text) is not None:
-        return True
+    if len(text.split()) > SPOKEN_MAX_WORDS:
+        return False
+    dated = find_phrase(text) is not None
     if cue.kind == "ask":
-        if _TAKE_AWAY.search(text) or (cue.vocative is not None and re.search(
-                r"(?i)\bplease\b", text)):
-            return True
+        if re.match(r"^(?:\W*\w+\W+){0,3}?(?:what|how|where|which|who)\b", text, re.IGNORECASE):
+            return False  # an open question ("What else can you do with a television?")
+        if cue.vocative is None and not re.search(r"(?i)\byou\b", text):
+            return False  # a fragment ("sometime this week again")
         m = _ASK.search(text)
-        if m is None or not m.group("modal") or _COND.search(text):
+        verb = (m.group("verb") or "").casefold() if m is not None else ""
+        if verb in _TALK_ASK | _TOGETHER:
+            return False  # the talk itself ("can you answer that question?")
+        if dated or _TAKE_AWAY.search(text):
+            return True
+        if cue.vocative is not None and re.search(r"(?i)\bplease\b", text):
+            return True
+        if m is None or not m.group("modal") or _COND.search(text) or not verb:
             return False
-        verb = (m.group("verb") or "").casefold()
-        tail = text[m.end("verb"):] if m.group("verb") else ""
-        return verb not in _TALK_ASK and not _IMMEDIATE.search(text[m.start():][:40]) \
-            and bool(_OBJECT.search(tail))
-    m = _COMMIT.search(text)
+        # "Can you check the budget?" asks for something definite; "can you zoom in a TV?"
+        # with an indefinite object is the generic "you" of design talk.
+        tail = text[m.end("verb"):]
+        # "Could you confirm that that's …" asks for a statement: a clause, not a thing.
+        if re.match(r"^\s+that(?:['’]s|\s+(?:that|the|it|he|she|they|we|you|i|this|there)\b)",
+                    tail, re.IGNORECASE):
+            return False
+        return not _IMMEDIATE.search(text[m.start():][:40]) and bool(re.match(
+            r"^\s+(?:(?:up|out|over|back|down|together|through|in)\s+)?"
+            r"(?:the|your|this|that|these|those|my|our)\s+[a-z]", tail))
+    if _COMMIT.search(text) is None:
+        return cue.subject is not None and dated
+    # "I can take it: I'll finalise the quote", "put me down for that, I'll compile …": the
+    # promise may be any clause of the sentence.
+    clauses = [c for c in re.split(r"\s*[:;—–]\s*|,\s+(?=I\b|I['’])", text) if c]
+    return any(_spoken_promise(c, text, dated, after_request) for c in clauses)
+
+
+def _spoken_promise(clause: str, text: str, dated: bool, after_request: bool) -> bool:
+    m = _COMMIT.search(clause)
     if m is None:
-        return cue.subject is not None and bool(_OBJECT.search(text))
+        return False
+    subj = m.group("subj")
+    modal = m.group("modal") or ""
+    if _HOPE.search(modal):
+        return False  # an expectation or a hope, not a promise
+    folded = subj.casefold().replace("’", "'")
+    if folded in ("i'm", "i am", "we're", "we are") and not modal:
+        return False  # "I'm presenting a petition today": the talk, as it happens
+    if folded in ("we", "we're", "we are", "let us", "we'll have") and not dated:
+        return False  # "we will …" with no time is a plan or a speech
+    if not dated and (folded.startswith(("my ", "our ", "the ")) or _DUTY.search(modal)):
+        return False  # an obligation or a team's plan, said aloud, with no time
     rest = m.group("rest")
     word, tail = _first_word(rest)
-    # A talk verb that makes a new thing is an action ("I'll add a stats command so …").
+    if not word or (word == "be" and not dated):
+        return False  # "I'll be splitting my time with …": a description of the turn
+    # A talk verb that makes a new thing is an action ("I'll add a stats command so …"), and
+    # one that hands a thing on ("pass along the recording", "turn around the redlined MSA").
     makes = bool(re.match(r"^\S+\s+(?:a|an|another|some)\s+[a-z]", tail)) and word in (
         "add", "open", "start", "write", "put")
-    if (word in _TALK - {"take"} and not makes) or _IMMEDIATE.search(rest.split(",")[0][:40]):
-        return False
+    hands_on = word not in ("go", "come") and bool(re.match(
+        r"^\S+\s+(?:over|along|around|on|in|out)\s+(?:the|my|our|your|this|that|these|those)"
+        r"\s+[a-z]", tail))
+    if (word in (_TALK_ASK | _TOGETHER) - {"take", "give", "bring", "send"}
+            and not makes and not hands_on) or _IMMEDIATE.search(
+                _without_due(rest).split(",")[0][:40]) or _IMMEDIATE.search(
+                clause[: m.start()][-12:]):
+        return False  # "I'll present now", "so now I'm gonna hand over the pen"
+    if dated:
+        return True
     if after_request and re.match(r"(?i)^(?:take|do|own|handle|grab|cover|get|sort|pick)\s+"
                                   r"(?:that|this|it)(?:\s+one)?\b", tail):
         return True  # "Can someone send the deck?" — "I'll take that one."
-    return bool(_OBJECT.search(tail)) or bool(_TAKE_AWAY.search(tail))
+    if not (_OBJECT.search(tail) or _TAKE_AWAY.search(tail) or re.match(
+            r"^\S+\s+(?:you|him|her|them)\b", tail)):
+        return False
+    return dated or bool(_TAKE_AWAY.search(tail)) or _addressed(tail) or _deliverable(tail, text)
+
+
+# After the verb (and a particle), a definite thing: "send over the pilot report", "put
+# together the hiring plan", "draft the statement of work".
+_DEFINITE = re.compile(r"^\S+\s+(?:(?:up|out|over|back|down|together|through|in|around|along|"
+                       r"on)\s+)?"
+                       r"(?:the|my|our|your|this|that|these|those)\s+(?P<np>.*)$", re.IGNORECASE)
+
+
+def _without_due(text: str) -> str:
+    """The text without its due phrase ("during next week" is a time, not "I'll do it next")."""
+    from kenning.builder.items.dates import find_phrase
+
+    phrase = find_phrase(text)
+    return text.replace(phrase, " ") if phrase else text
+
+
+def _deliverable(tail: str, text: str) -> bool:
+    """A short spoken promise with no time and no addressee still counts when its object is
+    a definite thing that is made or handed over — not a thing moved about in the room ("I'll
+    take my file down", "I will take this away"), not a person acted upon ("let me teach the
+    Leader some arithmetic", "I will convince the management to do that")."""
+    if len(text.split()) > 20:
+        return False
+    m = _DEFINITE.match(tail)
+    if m is None:
+        return False
+    np = m.group("np").split()
+    if not np or np[0][:1].isupper():
+        return False
+    near = [w.casefold().strip(",.;:!?") for w in np[:4]]
+    return not any(w in ("away", "down", "back", "off", "aside", "around", "to") for w in near)
 
 
 def read(sentence: str, *, in_actions: bool = False, names: frozenset[str] = frozenset(),
@@ -454,6 +593,8 @@ def read(sentence: str, *, in_actions: bool = False, names: frozenset[str] = fro
         return []  # a shouted banner ("PLEASE MARK YOUR CALENDAR"), not a sentence
     out: list[Cue] = []
     decision = _decision(text)
+    if decision is not None and spoken and not _spoken_decision(text):
+        decision = None
     if decision is not None:
         out.append(decision)
         return out
