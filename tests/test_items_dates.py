@@ -28,6 +28,8 @@ FRIDAY = date(2026, 3, 6)
     ("by end of day", FRIDAY, "2026-03-06", "by end of day"),
     ("by COB Friday", MONDAY, "2026-03-06", "Friday"),               # the day wins over COB
     ("tonight", MONDAY, "2026-03-02", "tonight"),
+    ("before the month is out", MONDAY, "2026-03-31", "before the month is out"),
+    ("within the week", MONDAY, "2026-03-06", "within the week"),
     ("this week", MONDAY, "2026-03-06", "this week"),
     ("before the week is out", MONDAY, "2026-03-06", "before the week is out"),
     ("I'll circle back next week", MONDAY, "2026-03-13", "next week"),

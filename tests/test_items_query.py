@@ -84,6 +84,20 @@ def test_a_new_person_page_resolves_a_first_name_on_the_next_run(v: Vault) -> No
     assert by_text(v.items(today=TODAY))["Jonas: write the deploy runbook"]["who"] == "Jonas"
 
 
+def test_a_first_name_that_finds_the_owners_own_page_is_me(v: Vault) -> None:
+    """The owner's meeting notes name the owner by first name ("- [ ] Alex: …"); with the
+    owner's page in the vault that is the owner, found by ``--who me``."""
+    write(v.root, "people/Alex Morgan.md", "---\ntype: person\n---\n# Alex Morgan\n")
+    write(v.root, MEETING_PATH, MEETING.replace(
+        "## Decisions", "- [ ] Alex: post the role\n\n## Decisions"))
+    v.index(embed=False)
+    item = by_text(v.items(today=TODAY))["Alex: post the role"]
+    assert item["who"] == "me"
+    assert "Alex: post the role" in [i["text"] for i in v.items(who="me", today=TODAY)]
+    # Jonas, who is not the owner, stays Jonas.
+    assert by_text(v.items(today=TODAY))["Jonas: write the deploy runbook"]["who"] == "Jonas"
+
+
 def test_decisions_carry_because_rejected_and_about(v: Vault) -> None:
     (decision,) = v.items(kind="decision", today=TODAY)
     assert decision["status"] == "decided"

@@ -91,6 +91,10 @@ def test_recall_cli_prints_the_items_block(v: Vault) -> None:
 def test_session_start_lists_overdue_and_due_soon_items(v: Vault) -> None:
     write(v.root, "projects/Caching.md", "---\ntype: project\n---\n# Caching\n\n"
           "## Action items\n- [ ] Peter: evaluate the eviction policy [due:: 2026-11-30]\n")
+    write(v.root, "people/Peter Lindqvist.md", "---\ntype: person\n---\n# Peter Lindqvist\n\n"
+          "## Commitments\n- [ ] 2026-10-01 — Send the load test numbers [to:: me] "
+          "[due:: 2026-10-05]\n- [ ] 2026-10-01 — Send the cost model [to:: me] "
+          "[due:: 2026-10-30]\n")
     v.index(embed=False)
     text = v.session_start(budget=800)["text"]
     block = text[text.index("## Open items (overdue, due soon)"):]
@@ -100,6 +104,10 @@ def test_session_start_lists_overdue_and_due_soon_items(v: Vault) -> None:
     assert any("send the pilot report" in line and "(due 2026-10-14)" in line for line in lines)
     assert any(line.startswith("- [ ] 2026-10-10 Sarah Chen → me — ask: Can you forward")
                for line in lines)  # waiting on the owner
+    # What the owner waits on: Peter's promise, overdue; not his promise due later.
+    assert any("Peter Lindqvist → me — Send the load test numbers" in line
+               and "OVERDUE" in line for line in lines)
+    assert not any("cost model" in line for line in lines)
     assert not any("Jonas" in line for line in lines)  # not the owner's
     assert not any("eviction" in line for line in lines)  # another project's, not due soon
     project = v.session_start("Caching", budget=800)["text"]

@@ -364,3 +364,17 @@ def test_the_date_in_a_file_name_is_the_first_real_one() -> None:
     assert date_in_name("2026-03-02 Weekly sync") == ("2026-03-02", "Weekly sync")
     assert date_in_name("20260302 standup")[0] == "2026-03-02"
     assert date_in_name("notes 1954") == (None, "notes 1954")
+
+
+def test_a_text_transcript_that_opens_with_a_bracketed_time_is_text(vault: Vault,
+                                                                    tmp_path: Path) -> None:
+    """"[00:00:05] Name: …" opens like a JSON array; a .txt that is no JSON is read as text."""
+    folder = tmp_path / "in"
+    _write(folder / "2026-05-04 standup.txt",
+           "[00:00:05] Ana Silva: Morning. The deploy went out.\n"
+           "[00:00:12] Ben Ode: Good. I'll write the release notes by Friday.\n")
+    report = _sync(vault.root, folder)
+    assert report["created"] == 1 and report["warnings"] == []
+    data, body = _read(vault.root / "sources/meetings/2026-05-04-standup.md")
+    assert data["speakers"] == ["Ana Silva", "Ben Ode"]
+    assert "- **[00:00:12] Ben Ode:** Good. I'll write the release notes by Friday." in body

@@ -115,3 +115,19 @@ def test_remove_item_removes_one_line() -> None:
     assert text.count("\n") == PAGE.count("\n") - 1 and "## Action items\n- [ ] Priya" in text
     with pytest.raises(ValueError, match="not an item line"):
         remove_item(PAGE, 2)
+
+
+def test_a_persons_own_due_dates_count_as_written_in_obsidian() -> None:
+    """Obsidian Tasks' 📅/✅ signifiers and "by 2026-06-15" in a person's own line give due and
+    completion; a field wins over the text."""
+    page = parse_page(
+        "# M\n\n## Action items\n"
+        "- [ ] Lena: pricing page copy by 2026-06-15\n"
+        "- [x] Send the deck 📅 2026-10-15 ✅ 2026-10-14\n"
+        "- [ ] Call Owen by 2026-13-40\n"
+        "- [ ] Ship it by 2026-06-15 [due:: 2026-06-20]\n", "m.md")
+    lena, deck, bad, field = page.items
+    assert (lena.due, lena.text) == ("2026-06-15", "Lena: pricing page copy by 2026-06-15")
+    assert (deck.due, deck.completion, deck.text, deck.status) == \
+        ("2026-10-15", "2026-10-14", "Send the deck", "done")
+    assert bad.due is None and field.due == "2026-06-20"

@@ -922,8 +922,8 @@ class Vault:
 
     def _start_items(self, project: str | None, soon_days: int = 7) -> list[str]:
         """Lines for session start: the owner's open items overdue or due within
-        ``soon_days``, the newest open asks to the owner, then the project page's open items
-        (when ``project`` names a page)."""
+        ``soon_days``, the newest open asks to the owner, others' overdue promises to the
+        owner, then the project page's open items (when ``project`` names a page)."""
         from datetime import timedelta
 
         from kenning.recall.items import line
@@ -943,6 +943,9 @@ class Vault:
                 ref = self.find(project)
                 for f in ({"page": ref.path}, {"who": ref.path}, {"to": ref.path}):
                     picked += self.items(status="open", today=today, **f)  # type: ignore[arg-type]
+        # What others promised the owner and is overdue: what the owner is waiting on.
+        with contextlib.suppress(KenningError):
+            picked += self.items(to="me", kind="commitment", overdue=True, today=today, limit=3)
         out: list[str] = []
         for item in picked:
             text = "- " + line(item)

@@ -427,6 +427,60 @@ def retry_message(problems: list[str], *, rejected: str, again: str) -> str:
             + "\n".join(f"- {one_line(p, 300)}" for p in shown) + more + "\n" + again)
 
 
+MAX_FAILURES = 2  # transport failures in a row before a build's model pass leaves the model alone
+
+
+class CheckedAsking:
+    """The request loop a build's model pass shares: ask, parse the JSON answer, check all of
+    it, ask once more listing the problems, else give up with one line saying why.
+
+    ``failures`` counts transport failures in a row; after :data:`MAX_FAILURES` the pass sets
+    ``disabled`` (the reason) and its later batches skip the model."""
+
+    failures: int = 0
+    disabled: str | None = None
+
+    def ask_checked(self, messages: list[dict[str, Any]],
+                    send: Callable[[list[dict[str, Any]]], ChatReply],
+                    check: Callable[[Any], tuple[Any, list[str]]], *, again: str,
+                    attempt: Callable[[int], None]) -> Any:
+        """``check(doc)`` gives (the result, or None, and the problems); the result, or a
+        string saying why there is none. ``send`` may extend ``messages`` itself (tool
+        rounds); the answer's message is appended when it did not."""
+        problem = ""
+        for n in (1, 2):
+            attempt(n)
+            try:
+                sent = len(messages)
+                reply = send(messages)
+            except LLMUnavailable as exc:
+                self.failures += 1
+                reason = one_line(exc.message, 300)
+                if self.failures >= MAX_FAILURES:
+                    self.disabled = f"the model was not reachable {self.failures} times in a row"
+                    reason += "; later batches skip the model"
+                return reason
+            except LLMBadReply as exc:
+                self.failures = 0
+                errors = [exc.message]
+            else:
+                self.failures = 0
+                if len(messages) == sent:
+                    messages.append(reply.message)
+                try:
+                    doc = parse_json_reply(reply.content)
+                except ValueError as exc:
+                    errors = [str(exc)]
+                else:
+                    result, errors = check(doc)
+                    if result is not None:
+                        return result
+            problem = errors[0] + (f" (and {len(errors) - 1} more)" if len(errors) > 1 else "")
+            messages.append({"role": "user", "content": retry_message(
+                errors, rejected="nothing was applied", again=again)})
+        return f"the model's answer was invalid twice: {one_line(problem, 300)}"
+
+
 def parse_json_reply(content: str | None) -> Any:
     """The JSON in a model's answer (a ```json fence around it is allowed); ValueError if none."""
     if content is None or not content.strip():

@@ -309,6 +309,10 @@ def _build(root: Path, batch_size: int, dry_run: bool, progress: Progress | None
     # other addresses, whether it is the owner's or no one's (see identities.py); and per
     # mail domain, whether it is an organization and what people call it (orgnames.py).
     loader = IndexLoader(ws)
+    if infos:
+        from kenning.builder import cache
+
+        nm.seed_parsed(cache.load(root, "names"))
     index0 = loader.load() if infos else None
     known = index0.entities if index0 else []
     book = build_address_book(infos.values(), [
@@ -500,6 +504,8 @@ def _build(root: Path, batch_size: int, dry_run: bool, progress: Progress | None
                     dry_run, intend, item_model)
     if not dry_run and (rows is not None or removed):
         _save(root, state, rows, intend)
+    if not dry_run and loader.loaded:
+        _save_caches(root, loader, rows)
     elif not dry_run and not paths and not state.pages:
         pass
     # A page created and renamed in the same run is a create under its final name; a page
@@ -725,9 +731,7 @@ def _retry_sources(rows: list[dict[str, Any]], before: EntityIndex,
             continue
         if kind != PERSON or not people:
             continue
-        name = text.split(" (", 1)[0]
-        for sep in (" from ", " at "):
-            name = name.split(sep, 1)[0]
+        name = _mention_name(text)
         q = parse_person(name) if "@" not in name else None
         if q is None:
             continue
@@ -741,6 +745,43 @@ def _retry_sources(rows: list[dict[str, Any]], before: EntityIndex,
         if any(_person_match(q, e, strict=False) for e in pool):
             out.add(str(source))
     return sorted(out)
+
+
+def _mention_name(text: str) -> str:
+    """The name of a person mention's text ("Sarah from TechFlow", "Sarah Chen (Horizon)")."""
+    name = text.split(" (", 1)[0]
+    for sep in (" from ", " at "):
+        name = name.split(sep, 1)[0]
+    return name
+
+
+def _save_caches(root: Path, loader: Any, rows: list[dict[str, Any]] | None) -> None:
+    """The next build's caches (:mod:`kenning.builder.cache`): the index entries of the pages
+    on disk, and the parsed names it will parse again — the person pages' names and aliases
+    and the person mentions of the log. Both are functions of the vault as this
+    build leaves it, so the same vault gives the same bytes."""
+    from kenning.builder import cache
+    from kenning.builder import names as nm
+
+    entries = loader.save_cache()
+    if rows is None:
+        return
+    wanted: set[str] = set()
+    for entry in entries.values():
+        e = entry[1]
+        if e is not None and e[0] == PERSON:
+            wanted.update(n for n in (e[1], *e[2]) if "@" not in n)
+    for r in rows:
+        if r.get("kind") != PERSON:
+            continue
+        text = str(r.get("text") or "")
+        if "@" not in text:
+            wanted.add(text)  # a display name, parsed again when its source is read again
+        if not r.get("page") and r.get("rule") not in _FINAL_RULES:
+            name = _mention_name(text)
+            if "@" not in name:
+                wanted.add(name)
+    cache.save(root, "names", {n: nm.person_entry(nm.parse_person(n)) for n in sorted(wanted)})
 
 
 def _save(root: Path, state: BuildState, rows: list[dict[str, Any]] | None,

@@ -53,12 +53,8 @@ from kenning.builder.resolve import (
 from kenning.errors import KenningError, VocabularyError
 from kenning.llm import (
     ChatClient,
-    LLMBadReply,
-    LLMUnavailable,
+    CheckedAsking,
     load_llm_config,
-    one_line,
-    parse_json_reply,
-    retry_message,
 )
 from kenning.vault.page import Fact, TimelineEntry
 
@@ -72,7 +68,6 @@ MIN_SOURCE_CHARS = 1_500          # … but at least this much per source
 MAX_INDEX_ENTRIES = 120           # entity index entries sent per request (the rest: search)
 MAX_PAGE_CHARS = 8_000            # read_page returns at most this much
 MAX_LINE_CHARS = 400
-MAX_FAILURES = 2                  # transport failures in a row before the model is left alone
 LLM_RULE = "llm"
 
 SYSTEM_PROMPT = """\
@@ -794,7 +789,7 @@ class Tools:
 # -- the resolver ---------------------------------------------------------------------------------
 
 
-class LLMResolver:
+class LLMResolver(CheckedAsking):
     """``(mentions, index, context) -> list[Decision]`` with a model, deterministic fallback."""
 
     def __init__(self, root: Path | str, client: ChatClient, *,
@@ -804,8 +799,6 @@ class LLMResolver:
         self.warn = warn
         self.warnings: list[str] = []
         self.batches: list[BatchRecord] = []
-        self.failures = 0          # transport failures in a row
-        self.disabled: str | None = None
 
     def _warn(self, text: str) -> None:
         self.warnings.append(text)
@@ -861,41 +854,25 @@ class LLMResolver:
             {"role": "user", "content": build_request(self.root, mentions, part, index, context,
                                                       suggested)}]
         handlers = {"read_page": tools.read_page, "search_mentions": tools.search_mentions}
-        problem = ""
-        for attempt in (1, 2):
-            record.attempts = max(record.attempts, attempt)
-            try:
-                reply = self.client.run_tools(messages, TOOLS, handlers, schema=RESOLUTION_SCHEMA,
-                                              schema_name="kenning_resolution")
-            except LLMUnavailable as exc:
-                self.failures += 1
-                reason = one_line(exc.message, 300)
-                if self.failures >= MAX_FAILURES:
-                    self.disabled = f"the model was not reachable {self.failures} times in a row"
-                    reason += "; later batches skip the model"
-                return reason
-            except LLMBadReply as exc:
-                self.failures = 0
-                errors = [exc.message]
-            else:
-                self.failures = 0
-                try:
-                    doc = parse_json_reply(reply.content)
-                except ValueError as exc:
-                    errors = [str(exc)]
-                else:
-                    validator = Validator(mentions, part, index, context, suggested,
-                                          prior=prior, new_names=new_names)
-                    decisions, extras = validator.run(doc)
-                    if decisions is not None:
-                        prior.update(validator.targets)
-                        return decisions, extras
-                    errors = validator.errors
-            problem = errors[0] + (f" (and {len(errors) - 1} more)" if len(errors) > 1 else "")
-            messages.append({"role": "user", "content": retry_message(
-                errors, rejected="nothing was applied",
-                again="Answer again with the complete JSON object for every mention id.")})
-        return f"the model's answer was invalid twice: {one_line(problem, 300)}"
+
+        def check(doc: Any) -> tuple[tuple[list[Decision], Extras] | None, list[str]]:
+            validator = Validator(mentions, part, index, context, suggested,
+                                  prior=prior, new_names=new_names)
+            decisions, extras = validator.run(doc)
+            if decisions is None:
+                return None, validator.errors
+            prior.update(validator.targets)
+            return (decisions, extras), []
+
+        def attempt(n: int) -> None:
+            record.attempts = max(record.attempts, n)
+
+        return self.ask_checked(
+            messages, lambda m: self.client.run_tools(m, TOOLS, handlers,
+                                                      schema=RESOLUTION_SCHEMA,
+                                                      schema_name="kenning_resolution"),
+            check, again="Answer again with the complete JSON object for every mention id.",
+            attempt=attempt)
 
     def summary(self) -> dict[str, Any]:
         """Counts for a report: batches by outcome, retries, requests and tokens."""

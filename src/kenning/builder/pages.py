@@ -113,11 +113,28 @@ def title_of(text: str, body_start: int, data: dict[str, Any], path: str) -> str
 
 
 class IndexLoader:
-    """Builds the :class:`EntityIndex` from pages on disk, re-reading only changed files."""
+    """Builds the :class:`EntityIndex` from pages on disk, re-reading only changed files.
+
+    Within a build a page is read again when its stamp (mtime, size, inode) changes; across
+    builds its entry comes from ``.kenning/build/cache/pages.json`` when the page's text has the
+    hash the entry was computed from (:mod:`kenning.builder.cache`), else from its YAML."""
 
     def __init__(self, ws: Workspace) -> None:
         self.ws = ws
         self.cache: dict[str, tuple[object, Entity | None]] = {}
+        self.disk: dict[str, Any] | None = None   # the cache file's entries, read lazily
+        self.known: dict[str, list[Any]] = {}     # rel → [key, entry] computed this build
+        self.loaded = False
+
+    def _stored(self, rel: str, key: str) -> Any:
+        if self.disk is None:
+            from kenning.builder import cache
+
+            self.disk = cache.load(self.ws.root, "pages")
+        hit = self.disk.get(rel)
+        if isinstance(hit, list) and len(hit) == 2 and hit[0] == key:
+            return hit[1]
+        return _MISS
 
     def entity(self, rel: str, folder_type: str) -> Entity | None:
         stamp = self.ws.stamp(rel)
@@ -125,7 +142,15 @@ class IndexLoader:
         if hit is not None and hit[0] == stamp:
             return hit[1]
         text = self.ws.read(rel)
-        e = None if text is None else read_entity(rel, text, folder_type)
+        e = None
+        if text is not None:
+            key = _page_key(text, folder_type)
+            stored = self._stored(rel, key)
+            if stored is not None:  # None: the cache knows this text is no entity
+                e = _entity_from(rel, stored) if stored is not _MISS else None
+                if e is None:
+                    e = read_entity(rel, text, folder_type)
+            self.known[rel] = [key, _entity_entry(e)]
         self.cache[rel] = (stamp, e)
         return e
 
@@ -133,7 +158,34 @@ class IndexLoader:
         """Remember a page this build just wrote (after commit), without reading it again."""
         self.cache[rel] = (self.ws.stamp(rel), read_entity(rel, text, folder_type, data))
 
+    def save_cache(self) -> dict[str, Any]:
+        """Write ``pages.json``: the entry of every entity page on disk, for its text now (a
+        pure function of the pages, so the same vault gives the same bytes). Only after a build
+        that loaded the index, never in a dry run."""
+        from kenning.builder import cache
+
+        entries: dict[str, Any] = {}
+        if self.ws.dry_run or not self.loaded:
+            return entries
+        for folder, kind in INDEX_FOLDERS.items():
+            for rel in self.ws.listdir(folder):
+                text = self.ws.read(rel)
+                if text is None:
+                    continue
+                key = _page_key(text, kind)
+                mine = self.known.get(rel)
+                if mine is not None and mine[0] == key:
+                    entries[rel] = mine
+                    continue
+                stored = self._stored(rel, key)
+                if stored is _MISS or (stored is not None and _entity_from(rel, stored) is None):
+                    stored = _entity_entry(read_entity(rel, text, kind))
+                entries[rel] = [key, stored]
+        cache.save(self.ws.root, "pages", entries)
+        return entries
+
     def load(self) -> EntityIndex:
+        self.loaded = True
         entities = []
         for folder, kind in INDEX_FOLDERS.items():
             for rel in self.ws.listdir(folder):
@@ -156,6 +208,43 @@ class IndexLoader:
             if e.orgs:
                 e.orgs = tuple(page_of(o) or o for o in e.orgs)
         return index
+
+
+_MISS = object()
+_ENTRY_FIELDS = ("type", "name", "aliases", "emails", "domains", "organization", "role",
+                 "last_seen", "orgs")
+
+
+def _page_key(text: str, folder_type: str) -> str:
+    """What a page's index entry is a function of (besides its path): its folder's type and
+    its exact text."""
+    import hashlib
+
+    return f"{folder_type}:{hashlib.sha256(text.encode('utf-8', 'surrogatepass')).hexdigest()}"
+
+
+def _entity_entry(e: Entity | None) -> list[Any] | None:
+    """An index entry as JSON, as :func:`read_entity` made it."""
+    if e is None:
+        return None
+    return [e.type, e.name, list(e.aliases), list(e.emails), list(e.domains), e.organization,
+            e.role, e.last_seen, list(e.orgs)]
+
+
+def _entity_from(rel: str, entry: Any) -> Entity | None:
+    """The :class:`Entity` of a cached entry (None for an entry that does not have the shape
+    :func:`_entity_entry` writes: the page is read)."""
+    if not isinstance(entry, list) or len(entry) != len(_ENTRY_FIELDS):
+        return None
+    kind, name, aliases, emails, domains, organization, role, last_seen, orgs = entry
+    if not (isinstance(kind, str) and isinstance(name, str)
+            and all(isinstance(v, list) and all(isinstance(x, str) for x in v)
+                    for v in (aliases, emails, domains, orgs))
+            and all(v is None or isinstance(v, str) for v in (organization, role, last_seen))):
+        return None
+    return Entity(page=rel, type=kind, name=name, aliases=tuple(aliases), emails=tuple(emails),
+                  domains=tuple(domains), organization=organization, role=role,
+                  last_seen=last_seen, orgs=tuple(orgs))
 
 
 def read_entity(rel: str, text: str, folder_type: str,

@@ -144,7 +144,8 @@ def read_log(root: Path) -> list[dict[str, Any]]:
 def log_text(rows: list[dict[str, Any]]) -> str:
     rows = sorted(rows, key=lambda r: (r.get("source") or "", r.get("line") or 0,
                                        r.get("kind") or "", r.get("text") or ""))
-    return "".join(json.dumps(r, ensure_ascii=False, sort_keys=False) + "\n" for r in rows)
+    encode = json.JSONEncoder(ensure_ascii=False, sort_keys=False).encode  # = json.dumps(…)
+    return "".join(encode(r) + "\n" for r in rows)
 
 
 def write_log(root: Path, rows: list[dict[str, Any]], *, intend: Intend | None = None) -> None:

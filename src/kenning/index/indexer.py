@@ -552,7 +552,12 @@ class Indexer:
             state = "first-name" if len(pages) == 1 else (
                 "ambiguous" if pages else "unresolved")
             updates.append((pages[0] if len(pages) == 1 else None, state, party_id))
-        db.many("UPDATE item_parties SET party_id = ?, resolution = ? WHERE id = ?", updates)
+        # A party that finds the owner's own page ("- [ ] Maya: …" in the owner's meeting
+        # notes) is the owner: "me", like `[[Maya Okafor]]` or `me` written out.
+        mine = self._titles(self.owners)
+        owner_pages = {page for found in mine.values() for _prio, page in found}
+        db.many("UPDATE item_parties SET party_id = ?, resolution = ?, me = ? WHERE id = ?",
+                [(page, state, int(page in owner_pages), pid) for page, state, pid in updates])
 
     def _files(self, keys: Iterable[str]) -> dict[str, list[VaultFile]]:
         """The vault's files by lookup key: pages, attachments, Markdown that is not a page."""

@@ -399,6 +399,9 @@ def _parse_retain(line: int, content: str, problems: list[Problem]) -> RetainIte
 _CHECKBOX = re.compile(r"\[(?P<mark>[ xX/\-])\][ \t]+")
 _ITEM_DATE = re.compile(r"(?P<date>\d{4}-\d{2}-\d{2})[ \t]*[—–][ \t]*")
 _OWNER_LABEL = re.compile(r"(?P<who>[^\W\d_][\w.' -]{0,38}[\w.])[ \t]*:[ \t]+(?=\S)")
+_TASKS_DUE = re.compile(r"[ \t]*\U0001F4C5\ufe0f?[ \t]*(\d{4}-\d{2}-\d{2})")
+_TASKS_DONE = re.compile(r"[ \t]*\u2705\ufe0f?[ \t]*(\d{4}-\d{2}-\d{2})")
+_DUE_IN_TEXT = re.compile(r"\b(?:by|due|before|until)[ \t]+(\d{4}-\d{2}-\d{2})\b", re.IGNORECASE)
 _ITEM_LISTS = ("to", "rejected", "about")
 _ITEM_ONE = ("who", "due", "completion", "closed", "because", "status", "by", "source",
              "kind")
@@ -450,7 +453,18 @@ def _parse_item(line: int, section: str, content: str, problems: list[Problem]) 
             kept.append(content[pos : f.start()])
             pos = f.end()
     kept.append(content[pos:])
-    text = " ".join("".join(kept).split())
+    text = "".join(kept)
+    # The Obsidian Tasks plugin's own signifiers: 📅 due, ✅ done on.
+    for key, mark in (("due", _TASKS_DUE), ("completion", _TASKS_DONE)):
+        m = mark.search(text)
+        if m and _valid_date(m.group(1)):
+            one.setdefault(key, m.group(1))
+            text = text[: m.start()] + text[m.end():]
+    text = " ".join(text.split())
+    if "due" not in one:  # "- [ ] Lena: pricing page copy by 2026-06-15"
+        m = _DUE_IN_TEXT.search(text)
+        if m and _valid_date(m.group(1)):
+            one["due"] = m.group(1)
     kind = one.get("kind") or ITEM_SECTIONS[section]
     who = one.get("who")
     if who is None and kind != "decision":
@@ -1003,13 +1017,18 @@ def add_fact(text: str, fact: Fact) -> str:
 
 def replace_fact(text: str, line: int, fact: Fact) -> str:
     """Rewrite the fact on file line ``line`` (its indentation and bullet marker are kept)."""
-    parsed = _analyse(text, "page.md")
-    if not any(f.line == line for f in parsed.page.facts):
+    if not any(f.line == line for f in _analyse(text, "page.md").page.facts):
         raise ValueError(f"line {line} is not a fact line")
+    return _rewrite_bullet(text, line, render_fact(fact))
+
+
+def _rewrite_bullet(text: str, line: int, rendered: str) -> str:
+    """File line ``line`` rewritten as the ``- …`` line ``rendered``, keeping its indentation
+    and bullet marker."""
     raw = _split(text)[line - 1].rstrip("\r\n")
     marker = re.match(r"\ufeff?[ \t]*[-*+][ \t]+", raw)
     prefix = marker.group(0) if marker else "- "
-    return _splice(text, line, line + 1, [prefix + render_fact(fact)[2:]])
+    return _splice(text, line, line + 1, [prefix + rendered[2:]])
 
 
 def append_timeline(text: str, entry: TimelineEntry) -> str:
@@ -1037,13 +1056,9 @@ def add_item(text: str, item: ItemLine) -> str:
 
 def replace_item(text: str, line: int, item: ItemLine) -> str:
     """Rewrite the item on file line ``line`` (its indentation and bullet marker are kept)."""
-    parsed = _analyse(text, "page.md")
-    if not any(i.line == line for i in parsed.page.items):
+    if not any(i.line == line for i in _analyse(text, "page.md").page.items):
         raise ValueError(f"line {line} is not an item line")
-    raw = _split(text)[line - 1].rstrip("\r\n")
-    marker = re.match(r"\ufeff?[ \t]*[-*+][ \t]+", raw)
-    prefix = marker.group(0) if marker else "- "
-    return _splice(text, line, line + 1, [prefix + render_item(item)[2:]])
+    return _rewrite_bullet(text, line, render_item(item))
 
 
 def remove_item(text: str, line: int) -> str:

@@ -54,6 +54,7 @@ class Unit:
     lines: list[tuple[int, str]] = field(default_factory=list)  # (file line, own text)
     quoted: int = 0                 # lines left out as quoted / forwarded
     undated: bool = False
+    forwarded: bool = False         # the text left out is a forwarded message
 
 
 @dataclass
@@ -175,6 +176,7 @@ def _email(out: Parsed, data: dict[str, Any], lines: list[str], start: int, owne
             continue
         if _ATTRIBUTION.match(stripped) or _ORIGINAL.match(stripped) or _FORWARD.match(stripped):
             cut = True
+            unit.forwarded = unit.forwarded or bool(_FORWARD.match(stripped))
             unit.quoted += 1
             continue
         if _WROTE_END.search(stripped) and len(stripped) < 200:

@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 _STATES = frozenset("""be have know think see hope wish want need like love hate miss feel guess
 assume suppose believe expect wait remember forget mind seem appear look sound understand mean
 care bet doubt imagine recall agree disagree hear notice prefer enjoy appreciate regret keep stay
-remain live die sleep survive rest wonder happen""".split())
+remain live die sleep survive rest wonder happen continue""".split())
 # Pleasantries with an action verb that promise nothing ("talk soon", "see you there").
 _PLEASANTRY = re.compile(r"\b(?:talk|speak|chat|catch up|touch base|see you|meet you)\s*(?:soon|"
                          r"later|then|there|again|shortly)?\s*[.!]*$|\bgo (?:home|to bed|now)\b|"
@@ -59,8 +59,8 @@ _HEDGE = frozenset("""probably maybe perhaps possibly likely""".split())
 _ADVERBS = frozenset("""also then just definitely certainly still now quickly personally first
 happily gladly gonna surely absolutely again soon immediately promptly shortly later today
 tomorrow right actually really then once finally ever even""".split())
-_NEG = re.compile(r"\b(?:not|never|no longer|n't|nobody|nothing|neither|nor|cannot|without)\b",
-                  re.IGNORECASE)
+_NEG = re.compile(r"\b(?:not|never|no longer|n't|nobody|nothing|neither|nor|cannot|without)\b|"
+                  r"(?<=[a-z])n['’]t\b", re.IGNORECASE)
 _COND = re.compile(r"\b(?:if|unless|whether|in case|suppose|supposing|assuming|imagine|"
                    r"hypothetically|what if|otherwise|would|could have|might|should we|"
                    r"shall we|in theory|ideally|someday|some day|at some point|eventually|"
@@ -99,7 +99,7 @@ _ASK = re.compile(
     r"appreciate\s+it\s+if|grateful\s+if|great\s+if|helpful\s+if|ideal\s+if|love\s+it\s+if|"
     r"nice\s+if|good\s+if)\s+you\s+"
     r"(?:could|can|might|would)\s+(?:please\s+)?(?P<verb7>[a-z]+)|"
-    r"(?P<modal>could|can|would|will|won['’]t)\s+you\s+(?:please\s+|kindly\s+|"
+    r"(?P<modal>could|can|would|will|won['’]t|might)\s+you\s+(?:please\s+|kindly\s+|"
     r"possibly\s+|also\s+|quickly\s+|maybe\s+|perhaps\s+|still\s+)*(?:(?:be\s+able|have\s+time"
     r"|find\s+time|manage|be\s+so\s+kind\s+as|be\s+willing)\s+to\s+)?(?P<verb>[a-z]+)|"
     r"(?:I|we)\s+(?:need|want|['’]d\s+like|would\s+like|['’]d\s+love|would\s+appreciate\s+it\s+if)"
@@ -109,7 +109,7 @@ _ASK = re.compile(
     r"\s+if\s+"
     r"you\s+could\s+(?P<verb4>[a-z]+)|"
     r"(?<![\w'’])(?:please|pls|kindly)\s+(?:do\s+)?(?P<verb5>[a-z]+)|"
-    r"(?:any\s+chance\s+you\s+(?:could|can))\s+(?P<verb6>[a-z]+))",
+    r"(?:any\s+(?:chance|way)\s+you\s+(?:could|can|might))\s+(?P<verb6>[a-z]+))",
     re.IGNORECASE)
 # Imperatives after "please" that ask nothing of the reader.
 _POLITE = frozenset("""find see note feel accept forgive excuse enjoy disregard ignore be
@@ -187,7 +187,14 @@ _DECISION = re.compile(
     r"\s+is\s+(?P<what10>.+)|"
     r"(?:^|(?<=: ))(?:the|The|our|Our|my|My)\s+(?:final\s+)?"
     r"(?:decision|call|conclusion|verdict|choice)"
+    r"(?:\s+(?:on|about|for|regarding)\s+(?P<on>[^,;]{1,40}?))?"
     r"\s+(?:is|was)\s+(?:to\s+|that\s+)?(?P<what3>.+)|"
+    # the outcome told by the winner: "Zendesk is the winner", "Porto won out over Madrid"
+    r"^(?P<what22>(?:[\w&/+-]+\s){0,4}?[\w&/+-]+)\s+(?:is|was)\s+the\s+(?:clear\s+)?"
+    r"(?:winner|pick|choice|way\s+to\s+go)\b(?P<over22>.*)|"
+    r"^(?P<what23>(?:[\w&/+-]+\s){0,4}?[\w&/+-]+)\s+(?:(?:won|wins)\s+out\s+(?:over|against)|"
+    r"(?:came|comes)\s+out\s+(?:ahead\s+of|on\s+top\s+of)|prevail(?:ed|s)\s+over)\s+"
+    r"(?P<over23>.+)|"
     r"(?:it['’]s|it\s+is|it\s+was|it['’]s\s+been|that['’]s)\s+(?:been\s+)?"
     r"(?:decided|agreed|settled|final)\b[:,]?\s*(?P<what4>.*)|"
     r"(?:Let['’]s|let['’]s)\s+go\s+with\s+(?P<what5>.+)|"
@@ -223,7 +230,18 @@ _DELIVER_CUE = re.compile(
     r"\b(?:as promised|as discussed,? (?:here|attached)|here(?:['’]s| is| are)\s+(?:the|my|our|"
     r"your|a|an|that|those|these|it)\b|attached (?:is|are|please find|you(?:['’]ll| will) find)|"
     r"please find attached|find attached|i(?:['’]ve| have) attached|attaching|enclosed (?:is|are)"
-    r"|(?:is|are) attached)\b", re.IGNORECASE)
+    r"|(?:is|are) attached|"
+    # the back-reference to an earlier promise: "as I said I would", "the minutes I owed you"
+    r"(?:as|like)\s+(?:I|we)\s+(?:said|promised|told\s+you|mentioned)\s+(?:I|we)\s+(?:would|['’]d)|"
+    r"(?:I|we)\s+owed\s+you|"
+    r"(?:please\s+)?find\s+(?:the|my|our|your)\b[^.;]{0,60}?\battached|"
+    # a presentative with the thing: "There you go, the shortlist", "Circling back with the …"
+    r"^(?:there|here)\s+you\s+(?:go|are)\b[,:—–-]?\s+(?:the|my|our|your|it)|"
+    r"^(?:circling|coming|getting)\s+back\s+(?:to\s+you\s+)?with\s+(?:the|my|our|your)|"
+    # a result in a place: "The renewal quote is now in the shared drive"
+    r"^(?:the|my|our|your)\s+[^,;]{1,50}?\s+(?:is|are)\s+(?:now\s+)?(?:in|on|up\s+on)\s+"
+    r"(?:the|your)\s+(?:shared\s+)?(?:drive|folder|inbox|repo|wiki|channel|tracker|portal))\b",
+    re.IGNORECASE)
 _DELIVER_PERFECT = re.compile(
     r"(?<![\w'’])(?:I|we|We)(?:['’]ve|\s+have|\s+just|\s+already|\s+now|\s+finally)+\s+"
     r"(?:(?:just|already|now|finally|also)\s+)*(?P<verb>[a-z]+)\b", re.IGNORECASE)
@@ -315,6 +333,51 @@ probably maybe perhaps all both each some any very too so and or but than then t
 definitely""".split())
 
 
+_VERB_CACHE: dict[str, bool] = {}
+
+
+def is_verb(word: str) -> bool:
+    """A dictionary test: ``word`` is the base form of an English verb (lemminflect's word
+    lists, offline). Lowercase words only; unknown words are not verbs."""
+    word = word.casefold()
+    hit = _VERB_CACHE.get(word)
+    if hit is None:
+        import lemminflect  # lazy: its dictionary loads on first use
+
+        lemmas = lemminflect.getAllLemmas(word)
+        hit = word in lemmas.get("VERB", ()) and word not in STOP_NOT_VERBS
+        _VERB_CACHE[word] = hit
+    return hit
+
+
+_LEMMA_CACHE: dict[str, str] = {}
+
+
+def lemma(word: str) -> str:
+    """The word's verb lemma when it is an inflected verb ("sent" → "send"), else its noun
+    lemma ("invoices" → "invoice"), else the word."""
+    w = word.casefold()
+    out = _LEMMA_CACHE.get(w)
+    if out is None:
+        import lemminflect
+
+        lemmas = lemminflect.getAllLemmas(w)
+        out = (lemmas.get("VERB") or lemmas.get("NOUN") or lemmas.get("ADJ") or (w,))[0]
+        _LEMMA_CACHE[w] = out
+    return out
+
+
+def lemmas(text: str) -> set[str]:
+    """Content words as lemmas, for matching a delivery to its promise ("sent the deck" ↔
+    "send the deck")."""
+    out = set()
+    for w in re.findall(r"[a-z0-9][a-z0-9-]*", text.casefold().replace("’", "'")):
+        if w in STOP or (len(w) < 3 and not w.isdigit()):
+            continue
+        out.add(lemma(w))
+    return out - STOP
+
+
 _REPORTED = re.compile(r"[\"“”]\s*,?\s*(?:he|she|they|[A-Z][a-z]+)\s+(?:said|says|added|told)\b|"
                        r"\b(?:said|says|told reporters|according to)\b.{0,40}[\"“]|^[\"“]")
 
@@ -340,36 +403,178 @@ _TAKE_AWAY = re.compile(r"\b(?:after|before|for)\s+(?:the|this|our)\s+(?:next\s+
                         re.IGNORECASE)
 
 
+# Speech is long and loose: an item said aloud is a short sentence. Longer ones are speeches,
+# questions put to a minister, or a run of design chatter the transcriber never broke up.
+SPOKEN_MAX_WORDS = 35
+# A clause that opens with one of these is subordinate ("because we decided …", "once we've
+# chosen …"): a reason or a condition, not the decision itself.
+_SUBORDINATE = re.compile(r"^(?:(?:and|but|so|well|um|uh|um|okay|ok|yeah|right|now)\W+)*"
+                          r"(?:because|'cause|cause|since|once|as long as|as soon as|until|"
+                          r"unless|when|whenever|if|whether|given|just 'cause)\b",
+                          re.IGNORECASE)
+# A yes/no question put by inversion ("are we going for …", "have we decided on …").
+_INVERTED = re.compile(r"\b(?:are|have|did|do|were|had|shall|should|can|could|will)\s+we\b",
+                       re.IGNORECASE)
+_HOPE = re.compile(r"expect|hoping|aim", re.IGNORECASE)
+_DUTY = re.compile(r"need|have|must|got|plan|intend|track|due", re.IGNORECASE)
+# Being together is not a deliverable ("I'll meet you in half an hour").
+_TOGETHER = frozenset("meet join see catch sit let thank assure reassure remind scare "
+                      "commit".split())
+
+
+def _spoken_decision(text: str) -> bool:
+    """A decision said aloud counts when it is the group's ("we", or a marker such as
+    "Decision:"), stated, not asked ("are we going for …"), not a reason or condition
+    ("because we decided …"), not one person's choice ("I chose this for a couple
+    reasons") and short enough to be a statement rather than a run of chatter."""
+    if _DECISION_HEAD.match(text):
+        return True
+    if len(text.split()) > SPOKEN_MAX_WORDS + 10 or _SUBORDINATE.match(text):
+        return False
+    m = _DECISION.search(text)
+    if m is None:
+        return True  # another shape ("X it is", "after weighing it, X won out over Y")
+    before = text[: m.start()]
+    if _INVERTED.search(before + text[m.start(): m.start() + 12]):
+        return False
+    return not re.search(r"(?<![\w'’])I\b", text[max(0, m.start() - 4): m.start() + 2])
+
+
+def _addressed(tail: str) -> bool:
+    """The promised action reaches someone: "send you the figures", "get it to Sam",
+    "… for the team", or a purpose clause naming who it is for ("so Copperline can see …").
+    "take you through" / "tell you" are the talk (the verb is checked by the caller)."""
+    if re.match(r"^\S+\s+(?:you|him|her|them)\b(?!\s+(?:through|over|"
+                r"around|along|in|up|on|back|to)\b)", tail, re.IGNORECASE):
+        return True
+    if re.search(r"\b(?:to|for|with)\s+(?:you|everyone|everybody|the (?:team|group|client|"
+                 r"board)|(?-i:[A-Z][a-z]+))\b", tail, re.IGNORECASE):
+        return True
+    if re.search(r"\b(?:in|into|on|to|onto)\s+(?:the|our|your)\s+(?:[\w-]+\s+){0,2}"
+                 r"(?:folder|drive|wiki|channel|repo|repository|tracker|share)\b", tail,
+                 re.IGNORECASE):
+        return True  # a shared place everyone reads ("put the minutes in our project folder")
+    return bool(re.search(r"\bso(?: that)?\s+(?-i:[A-Z][a-z]+)\b", tail))
+
+
 def _spoken_keeps(cue: Cue, text: str, after_request: bool = False) -> bool:
-    """A promise or ask said aloud in a meeting counts when it names a time, or (promises) an
-    action on a thing that is not the talk itself, or (asks) something to do after the
-    meeting or a vocative with please."""
+    """A promise or ask said aloud in a meeting is an action item only when it is explicit:
+    a short sentence; a promise in the first person singular ("I'll", or a named person in
+    the third) with a future modal, on a thing that is not the talk itself, that names a
+    time or reaches someone (an addressee, or who it is for); an ask that names a time,
+    something to send or do after the meeting, or a named addressee with "please". "We will
+    …" in speech is a plan or a speech ("we will always stand by that record"); "let me …"
+    without a time is a turn of the talk ("let me pick up where my colleague left off")."""
     from kenning.builder.items.dates import find_phrase
 
-    if find_phrase(text) is not None:
-        return True
+    if len(text.split()) > SPOKEN_MAX_WORDS:
+        return False
+    dated = find_phrase(text) is not None
     if cue.kind == "ask":
-        if _TAKE_AWAY.search(text) or (cue.vocative is not None and re.search(
-                r"(?i)\bplease\b", text)):
-            return True
+        if re.match(r"^(?:\W*\w+\W+){0,3}?(?:what|how|where|which|who)\b", text, re.IGNORECASE):
+            return False  # an open question ("What else can you do with a television?")
+        if cue.vocative is None and not re.search(r"(?i)\byou\b", text):
+            return False  # a fragment ("sometime this week again")
         m = _ASK.search(text)
-        if m is None or not m.group("modal") or _COND.search(text):
+        verb = (m.group("verb") or "").casefold() if m is not None else ""
+        if verb in _TALK_ASK | _TOGETHER:
+            return False  # the talk itself ("can you answer that question?")
+        if dated or _TAKE_AWAY.search(text):
+            return True
+        if cue.vocative is not None and re.search(r"(?i)\bplease\b", text):
+            return True
+        if m is None or not m.group("modal") or _COND.search(text) or not verb:
             return False
-        verb = (m.group("verb") or "").casefold()
-        tail = text[m.end("verb"):] if m.group("verb") else ""
-        return verb not in _TALK_ASK and not _IMMEDIATE.search(text[m.start():][:40]) \
-            and bool(_OBJECT.search(tail))
-    m = _COMMIT.search(text)
+        # "Can you check the budget?" asks for something definite; "can you zoom in a TV?"
+        # with an indefinite object is the generic "you" of design talk.
+        tail = text[m.end("verb"):]
+        # "Could you confirm that that's …" asks for a statement: a clause, not a thing.
+        if re.match(r"^\s+that(?:['’]s|\s+(?:that|the|it|he|she|they|we|you|i|this|there)\b)",
+                    tail, re.IGNORECASE):
+            return False
+        return not _IMMEDIATE.search(text[m.start():][:40]) and bool(re.match(
+            r"^\s+(?:(?:up|out|over|back|down|together|through|in)\s+)?"
+            r"(?:the|your|this|that|these|those|my|our)\s+[a-z]", tail))
+    if _COMMIT.search(text) is None:
+        return cue.subject is not None and dated
+    # "I can take it: I'll finalise the quote", "put me down for that, I'll compile …": the
+    # promise may be any clause of the sentence.
+    clauses = [c for c in re.split(r"\s*[:;—–]\s*|,\s+(?=I\b|I['’])", text) if c]
+    return any(_spoken_promise(c, text, dated, after_request) for c in clauses)
+
+
+def _spoken_promise(clause: str, text: str, dated: bool, after_request: bool) -> bool:
+    m = _COMMIT.search(clause)
     if m is None:
-        return cue.subject is not None and bool(_OBJECT.search(text))
+        return False
+    subj = m.group("subj")
+    modal = m.group("modal") or ""
+    if _HOPE.search(modal):
+        return False  # an expectation or a hope, not a promise
+    folded = subj.casefold().replace("’", "'")
+    if folded in ("i'm", "i am", "we're", "we are") and not modal:
+        return False  # "I'm presenting a petition today": the talk, as it happens
+    if folded in ("we", "we're", "we are", "let us", "we'll have") and not dated:
+        return False  # "we will …" with no time is a plan or a speech
+    if not dated and (folded.startswith(("my ", "our ", "the ")) or _DUTY.search(modal)):
+        return False  # an obligation or a team's plan, said aloud, with no time
     rest = m.group("rest")
     word, tail = _first_word(rest)
-    if word in _TALK - {"take"} or _IMMEDIATE.search(rest.split(",")[0][:40]):
-        return False
+    if not word or (word == "be" and not dated):
+        return False  # "I'll be splitting my time with …": a description of the turn
+    # A talk verb that makes a new thing is an action ("I'll add a stats command so …"), and
+    # one that hands a thing on ("pass along the recording", "turn around the redlined MSA").
+    makes = bool(re.match(r"^\S+\s+(?:a|an|another|some)\s+[a-z]", tail)) and word in (
+        "add", "open", "start", "write", "put")
+    hands_on = word not in ("go", "come") and bool(re.match(
+        r"^\S+\s+(?:over|along|around|on|in|out)\s+(?:the|my|our|your|this|that|these|those)"
+        r"\s+[a-z]", tail))
+    if (word in (_TALK_ASK | _TOGETHER) - {"take", "give", "bring", "send"}
+            and not makes and not hands_on) or _IMMEDIATE.search(
+                _without_due(rest).split(",")[0][:40]) or _IMMEDIATE.search(
+                clause[: m.start()][-12:]):
+        return False  # "I'll present now", "so now I'm gonna hand over the pen"
+    if dated:
+        return True
     if after_request and re.match(r"(?i)^(?:take|do|own|handle|grab|cover|get|sort|pick)\s+"
                                   r"(?:that|this|it)(?:\s+one)?\b", tail):
         return True  # "Can someone send the deck?" — "I'll take that one."
-    return bool(_OBJECT.search(tail)) or bool(_TAKE_AWAY.search(tail))
+    if not (_OBJECT.search(tail) or _TAKE_AWAY.search(tail) or re.match(
+            r"^\S+\s+(?:you|him|her|them)\b", tail)):
+        return False
+    return dated or bool(_TAKE_AWAY.search(tail)) or _addressed(tail) or _deliverable(tail, text)
+
+
+# After the verb (and a particle), a definite thing: "send over the pilot report", "put
+# together the hiring plan", "draft the statement of work".
+_DEFINITE = re.compile(r"^\S+\s+(?:(?:up|out|over|back|down|together|through|in|around|along|"
+                       r"on)\s+)?"
+                       r"(?:the|my|our|your|this|that|these|those)\s+(?P<np>.*)$", re.IGNORECASE)
+
+
+def _without_due(text: str) -> str:
+    """The text without its due phrase ("during next week" is a time, not "I'll do it next")."""
+    from kenning.builder.items.dates import find_phrase
+
+    phrase = find_phrase(text)
+    return text.replace(phrase, " ") if phrase else text
+
+
+def _deliverable(tail: str, text: str) -> bool:
+    """A short spoken promise with no time and no addressee still counts when its object is
+    a definite thing that is made or handed over — not a thing moved about in the room ("I'll
+    take my file down", "I will take this away"), not a person acted upon ("let me teach the
+    Leader some arithmetic", "I will convince the management to do that")."""
+    if len(text.split()) > 20:
+        return False
+    m = _DEFINITE.match(tail)
+    if m is None:
+        return False
+    np = m.group("np").split()
+    if not np or np[0][:1].isupper():
+        return False
+    near = [w.casefold().strip(",.;:!?") for w in np[:4]]
+    return not any(w in ("away", "down", "back", "off", "aside", "around", "to") for w in near)
 
 
 def read(sentence: str, *, in_actions: bool = False, names: frozenset[str] = frozenset(),
@@ -379,6 +584,8 @@ def read(sentence: str, *, in_actions: bool = False, names: frozenset[str] = fro
     commitments and vocatives; ``in_actions``: the sentence is a line of an action-item
     section or an action-item line ("- [ ] …", "AI: …")."""
     text = clean(sentence)
+    # An inline quote ("Re this: > Would it be possible …") is someone's earlier words.
+    text = re.split(r"(?:^|\s)>\s", text)[0].strip()
     if len(text) < 3 or len(text) > 600 or _REPORTED.search(text):
         return []
     head = text.split()[:3]
@@ -386,6 +593,8 @@ def read(sentence: str, *, in_actions: bool = False, names: frozenset[str] = fro
         return []  # a shouted banner ("PLEASE MARK YOUR CALENDAR"), not a sentence
     out: list[Cue] = []
     decision = _decision(text)
+    if decision is not None and spoken and not _spoken_decision(text):
+        decision = None
     if decision is not None:
         out.append(decision)
         return out
@@ -473,7 +682,148 @@ _INTERJECTION = re.compile(
 
 
 def _commitment(text: str, names: frozenset[str]) -> Cue | None:
-    if text.endswith("?") or _NEG.search(text):
+    """A commitment the sentence makes: its first promise clause, else a later clause ("I can
+    take it: I'll finalise the quote"), else the first-person infinitive frame."""
+    # A purpose clause after the promise ("… and fix it so it doesn't happen again", "… so
+    # Copperline can see the hit rate") is no part of what is promised.
+    main = _PURPOSE.sub("", text)
+    if text.endswith("?") or _NEG.search(main):
+        return None
+    cue = _commitment_clause(text, names)
+    if cue is None or cue.needs_due:
+        for m in _CLAUSE_BREAK.finditer(text):
+            if text[m.end():].lstrip().startswith((">", "\"", "“")):
+                continue  # a quoted clause ("Re this: > I will …") is someone's earlier words
+            lead = text[: m.start()]
+            if len(lead.split()) > 6 or _COND.search(lead) or re.search(
+                    r"(?i)\b(?:as|that|in case|when|once|after|before|because|since)\b", lead):
+                break  # a long or subordinate lead ("If the Auditor General …, we will …")
+            later = _commitment_clause(text[m.end():], names)
+            if later is not None and not later.needs_due and later.subject is None:
+                return replace(later, text=text, vocative=_vocative(text, names))
+    if cue is None:
+        cue = _frame(text, names)
+    return cue
+
+
+_CLAUSE_BREAK = re.compile(r"\s*[:;—–]\s+|,\s+(?=(?:I|we|We)\b)")
+_FIRST_PERSON = re.compile(r"(?<![\w'’])(?:I|me|my|mine|Mine|My|we|We|us|our|Our)(?!\w)")
+_INF = re.compile(r"(?<![\w'’])(?:to|will|['’]ll|shall)\s+(?:(?:also|then|just|now|personally|"
+                  r"[a-z]+ly)\s+)?(?P<v>[a-z]+)\b(?=(?P<tail>[^.;!?]*))")
+# Verbs that govern "me to …" for someone else's wish ("she asked me to send …").
+_CONTROL = frozenset("""asked ask asks told tell tells want wants wanted need needs needed
+expect expects expected for remind reminded invite invited urge urged allow allowed let help
+helped convince convinced get got encourage encouraged""".split())
+# Words between the subject and the infinitive that make it no promise: attitudes, past
+# events, abilities ("we have the ability to …"), other subjects.
+_FRAME_BLOCK = re.compile(
+    r"\b(?:want|wanted|wants|wish|hope|hoped|like|love|prefer|try|tried|trying|would|could|"
+    r"might|should|used|supposed|went|was|were|did|had|came|decided|agreed|managed|failed|"
+    r"forgot|remembered|seemed|happened|started|began|need|needed|needs|asked|told|said|you|"
+    r"he|she|they|it|who|which|that|able|unable|ability|authority|right|chance|time\s+to\s+\w+"
+    r"\s+it|have\s+(?:the|a|an|no|any|some|enough|to)|has|hard|easy|nice|good|great|glad|sorry|"
+    r"pleased|excited|thrilled|delighted|honou?red|proud|about|how|where|what|why|when|if|"
+    r"sure|confident|certain|afraid|interested|unlikely|likely|expect|expects|his|her|their|"
+    r"i|we|been|process|still|there|happy|willing|eager|keen)\b|"
+    r"['’]d\b", re.IGNORECASE)
+_OWNED = re.compile(r"(?i)(?:,|;|—|–|-)\s*(?:consider\s+it|that['’]s|it['’]s)\s+(?:mine|on\s+me|"
+                    r"in\s+hand|handled|sorted|covered)\b|\bleave\s+(?:it|that|this)\s+with\s+me\b|"
+                    r"\b(?:that|this|it)\s+(?:one\s+)?(?:is|['’]s)\s+on\s+me\b")
+
+
+def _frame(text: str, names: frozenset[str]) -> Cue | None:
+    """The first-person infinitive frame, read by grammar: a first-person word, then (with no
+    other subject, attitude or past event between) "to / will" + a dictionary verb that is no
+    state + an object — "Count on me to package up the demo build", "I'm on the hook to pass
+    along the recording", "Mine to do: email the itinerary", "I'm happy to be the one who will
+    mock up the page"; and ownership ("I've got the MSA, consider it mine")."""
+    if _COND.search(text) or _BOILER.search(text):
+        return None
+    owned = _OWNED.search(text)
+    if owned and _FIRST_PERSON.search(text[: owned.start() + 1]) and _OBJECT.search(text):
+        return Cue("commitment", text, vocative=_vocative(text, names))
+    if re.match(r"(?i)^(?:please|pls|kindly|let['’]s|let\s+us)\b", text):
+        return None  # an imperative: its "me" is the reader's object ("Please give me a call")
+    fp = _FIRST_PERSON.search(text)
+    if fp is None:
+        return None
+    before = text[: fp.start()].split()
+    pron = fp.group(0).casefold()
+    if pron in ("me", "us"):
+        # the first person as the one counted on: "Count on me to …", "It falls to me to …",
+        # "Put me down to …" — after a preposition, or a verb opening the sentence
+        if not before or (before[-1].casefold() not in ("on", "to", "upon", "for")
+                          and len(before) > 1) or before[-1].casefold() in _CONTROL:
+            return None
+    elif before and not (re.search(r"[,:;—–]$", before[-1]) or before[-1].casefold() in (
+            "and", "but", "so", "also", "then", "ok", "okay", "sure", "yes", "well", "right")):
+        return None  # the first person is inside another clause ("It's unlikely that we …")
+    for m in _INF.finditer(text, fp.end()):
+        between = text[fp.end(): m.start()]
+        verb, tail = m.group("v"), m.group("tail")
+        if verb == "do" and re.match(r"\s*:\s*([a-z]+)", tail):
+            inner = re.match(r"\s*:\s*([a-z]+)(.*)", tail)
+            assert inner is not None
+            verb, tail = inner.group(1), inner.group(2)
+        if verb in _STATES or verb in ("do", "go", "get", "come", "make", "receive") \
+                or not is_verb(verb):
+            continue
+        # A cleft makes the first person the agent of the relative clause: "I'm happy to be
+        # the one who will mock up the page" — the promise is "will mock up".
+        between = re.sub(r"(?:\b(?:happy|glad|pleased|willing)\s+)?\b(?:to\s+)?be\s+the\s+"
+                         r"ones?\s+(?:who|that)\s*$", "", between)
+        if not _frame_between(between, pron):
+            return None
+        if not _OBJECT.search(tail) or _PLEASANTRY.search(tail) or re.match(
+                r"^(?:\s+(?:in|up|out|on))?\s+that\b", tail):
+            return None
+        return Cue("commitment", text, vocative=_vocative(text, names))
+    return None
+
+
+_AUX = frozenset("""am 'm ’m are 're ’re is 's ’s have 've ’ve has be""".split())
+_DETERMINERS = frozenset("""the a an my our your this that these those some his her their
+its""".split())
+
+
+def _frame_between(between: str, pron: str) -> bool:
+    """What may stand between the first person and "to / will": at most eight words, no comma,
+    no attitude, other subject or past event (``_FRAME_BLOCK``), no -ing form (an activity,
+    "we have been working to …"), and no lexical verb but a participle after "have" ("I've
+    blocked time to …") — nouns that can be verbs count as nouns after a determiner or a
+    possessive first person ("on the hook", "my job this week is")."""
+    if "," in between or _FRAME_BLOCK.search(between):
+        return False
+    tokens = re.findall(r"[\w'’-]+", between)
+    if len(tokens) > 8:
+        return False
+    if tokens and tokens[-1].casefold() in ("have", "has", "had", "got", "ve", "'ve", "’ve"):
+        return False  # "we'll have to evaluate": an obligation, not a promise
+    if any(t.casefold().lstrip("'’") in ("will", "ll", "shall", "can", "may", "must", "should")
+           for t in tokens):
+        return False
+    prev = pron if pron in ("my", "our", "mine") else ""
+    for tok in tokens:
+        t = tok.casefold()
+        if t.endswith("ing") and is_verb(lemma(t)):
+            return False
+        if t not in _AUX and prev not in _DETERMINERS | {"my", "our"} and t not in (
+                "on", "in", "off", "up", "down", "hook", "one", "job", "task", "time") and (
+                is_verb(t) or (t != lemma(t) and is_verb(lemma(t)))):
+            participle = prev in ("have", "'ve", "’ve", "has") and t.endswith(("ed", "en", "t")) \
+                and tok is not tokens[-1]  # "I've blocked time to …", not "we have looked to …"
+            if not participle:
+                return False
+        prev = t
+    return True
+
+
+_PURPOSE = re.compile(r"(?i)\s+so\s+(?:that\s+)?(?:\w+\s+){1,4}?(?:can|could|will|won['’]t|"
+                      r"doesn['’]t|don['’]t|does\s+not|do\s+not|isn['’]t|never|stops?)\b.*$")
+
+
+def _commitment_clause(text: str, names: frozenset[str]) -> Cue | None:
+    if text.endswith("?") or _NEG.search(_PURPOSE.sub("", text)):
         return None
     bare = _INTERJECTION.sub("", text)
     if bare != text and re.match(r"(?:Will|will|Going to|going to|Gonna|gonna)\s+[a-z]", bare):
@@ -506,9 +856,9 @@ def _commitment(text: str, names: frozenset[str]) -> Cue | None:
                 r"mentioned|promised)|(?-i:[A-Z][a-z]+)))\s*$", before, re.IGNORECASE):
             return None  # the subject opens no clause ("One example I can give you is …")
         if _COND.search(before) or re.search(r"\b(?:said|told|thought|hoped|wished|promised|"
-                                             r"asked|wondered|mentioned|so that|in order|"
-                                             r"until|before|after|unless|where|which|that|"
-                                             r"than)\b\W*$", before, re.IGNORECASE):
+                                             r"asked|wondered|mentioned)\b\W*$|\b(?:so that|"
+                                             r"in order|until|before|after|unless|where|which|"
+                                             r"that|than)\s*$", before, re.IGNORECASE):
             return None  # reported, or a clause of purpose / time ("so that I can …")
         if re.search(r"[a-z0-9]\s+so\s*$", before):
             return None  # "… by Tuesday so I can extend the offer" (not "Right, so I will …")
@@ -546,6 +896,8 @@ def _commitment(text: str, names: frozenset[str]) -> Cue | None:
             return None
         if (word in _STATES and not _STATE_ACTIONS.match(tail)) or _PLEASANTRY.search(tail):
             return None
+        if re.match(r"^[a-z]+\s*[:—–]", tail):
+            return None  # "Happy to clarify: it runs through finance" answers; it owes nothing
         if word == "do" and (not re.match(
                 r"^do\s+(?:the|a|an|my|our|some|it\s+by|that\s+by|this\s+by)\b", tail)
                 or re.match(r"^do\s+(?:my|our)\s+(?:best|utmost|part)\b", tail)):
@@ -613,8 +965,8 @@ def _commitment(text: str, names: frozenset[str]) -> Cue | None:
 def _action_owner(text: str, names: frozenset[str]) -> str | None:
     """Whose action item: "Jonas: …", "Jonas to …", "… (Jonas)", "… — Jonas", "@jonas …",
     "Owner: Jonas"."""
-    body = re.sub(r"^(?:AI|A/I|Action(?: item)?|TODO|To-?do|Follow-?up)\s*[:—–-]\s*", "", text,
-                  flags=re.IGNORECASE)
+    body = re.sub(r"^(?:AI|A/I|Action(?: item)?|TODO|To-?do|Follow-?up)\s*(?:[:—–-]\s*|"
+                  r"\s(?=@?[A-Z]))", "", text, flags=re.IGNORECASE)
     patterns = [r"^@?(?P<n>[A-Z][\w'’.-]+(?: [A-Z][\w'’-]+)?)\s*(?:[:—–-]|\bto\b|\bwill\b|"
                 r"\bshould\b|\bowns\b|\bto own\b|\b[a-z]+s\b)",
                 r"\((?:owner:\s*)?@?(?P<n>[A-Z][\w'’-]+(?: [A-Z][\w'’-]+)?)\)\s*[.]?$",
@@ -647,7 +999,11 @@ def _ask(text: str, names: frozenset[str]) -> Cue | None:
         if m.group("thing") is not None:
             verb = "get"
         before = text[: m.start()]
-        if re.search(r"\b(?:if|whether|unless|when)\b", before, re.IGNORECASE):
+        # "When you have a moment, could you …": a clause about the reader's time leads the
+        # request; any other condition before it makes it hypothetical.
+        lead = re.match(r"(?i)^(?:when(?:ever)?|once|if)\s+you\s+(?:have|get|find|can)\b"
+                        r"[^,]{0,40},\s*$", before)
+        if lead is None and re.search(r"\b(?:if|whether|unless|when)\b", before, re.IGNORECASE):
             return None
         if re.search(r"\b(?:not|n't|never)\b", text[m.start(): m.end() + 12], re.IGNORECASE) \
                 and not m.group("modal"):
@@ -742,9 +1098,17 @@ def _split_alternatives(text: str) -> tuple[str, ...]:
     return tuple(out[:5])
 
 
+_LEAD_ADVERBIAL = re.compile(r"(?i)^(?:after|in|on|all|having|ultimately|finally|overall|"
+                             r"eventually|following|so|well|ok|okay)\b[^,]{0,30},\s+")
+
+
 def _decision(text: str) -> Cue | None:
     if text.endswith("?"):
         return None
+    if _LEAD_ADVERBIAL.match(text):  # "After weighing it, Porto won out over Madrid"
+        core = _decision(text[_LEAD_ADVERBIAL.match(text).end():])  # type: ignore[union-attr]
+        if core is not None and not _COND.search(text[: 40]):
+            return replace(core, text=text)
     head = _DECISION_HEAD.match(text)
     what = None
     if head is not None:
@@ -778,10 +1142,19 @@ def _decision(text: str) -> Cue | None:
                                           "what7", "what8", "what9", "what10", "what11",
                                           "what12", "what13", "what14", "what15",
                                           "what16", "what17", "what18", "what19", "what20",
-                                          "what21")
+                                          "what21", "what22", "what23")
                      if m.group(g)), "")
         if m.group("what9"):
             what = m.group("what9") + (m.group("over") or "")
+        if m.group("what22"):
+            what = m.group("what22") + (m.group("over22") or "")
+        if m.group("what23"):
+            what = m.group("what23") + " over " + m.group("over23")
+        if m.group("what22") or m.group("what23"):
+            lead = m.group("what22") or m.group("what23")
+            if re.search(r"(?i)\b(?:who|which|what|whoever|i|we|you|he|she|they|it|this|that)$",
+                         lead) or lead.split()[0].casefold() in ("who", "which", "what"):
+                return None
         if m.group("v") in ("settled", "landed") and not re.match(r"\s+(?:on|upon)\b",
                                                                  text[m.end("v"):]):
             return None
@@ -827,8 +1200,10 @@ def _decision(text: str) -> Cue | None:
         r"(?:,|;|\band|\bbut)\s+(?P<alt>[^.;,()]+?)\s+(?:is|was|are|were)\s+(?:off\s+the\s+table|"
         r"out|rejected|dropped|ruled\s+out)\b", what, re.IGNORECASE))
     rejected = tuple(dict.fromkeys(r for r in rejected if r))
+    on = m.group("on") if head is None and m is not None else None
+    about: tuple[str, ...] = (_alt(on),) if on else ()
     because = _BECAUSE.search(text)
-    about = tuple(dict.fromkeys(
+    about = about + tuple(dict.fromkeys(
         _alt(a.group("topic")) for a in re.finditer(
             r"\b(?:for|about|regarding|re)\s+(?P<topic>(?:the\s+|our\s+)?[\w-]+(?:\s+[\w-]+){0,2}?)"
             r"(?=\s*(?:[,.;:!]|$|\s+(?:rather|instead|over|not|and|but|because|since|as|after|"
@@ -891,8 +1266,12 @@ def _delivery(text: str) -> Cue | None:
     m = _DELIVER_PERFECT.search(text)
     if m is not None:
         verb = m.group("verb").casefold()
-        if verb in _NOT_DELIVERY_VERBS or verb in STOP:
+        if verb in _NOT_DELIVERY_VERBS or (verb in STOP and verb not in _PARTICIPLE_IRREGULAR):
             return None
+        after = text[m.end():]
+        inf = re.match(r"\s+(?:[\w-]+\s+){0,3}?to\s+(?P<v>[a-z]+)\b", after)
+        if inf is not None and is_verb(inf.group("v")):
+            return None  # "I've blocked time to compile the list": the act is still ahead
         if (verb.endswith("ed") or verb in _PARTICIPLE_IRREGULAR or verb.endswith("en")) \
                 and not _NEG.search(text[m.start(): m.end() + 5]):
             return Cue("delivery", text)

@@ -12,7 +12,8 @@ Read (case-insensitive, first match in the sentence wins, most specific first):
   (written on a Thursday: a week later); ``next Thursday`` the Thursday of the following week;
 - ``this week`` / ``end of (the) week`` / ``EOW`` (that week's Friday), ``next week`` (Friday of
   the next week), ``end of next week``, ``(early|mid) next week`` (Monday / Wednesday);
-- ``end of (the) month`` / ``EOM`` / ``this month`` (the month's last day), ``next month``
+- ``end of (the) month`` / ``EOM`` / ``this month`` / ``before the month is out`` / ``within
+  the month`` (the month's last day; the same shapes for the week), ``next month``
   (its last day), ``in <Month>`` / ``by <Month>`` / ``end of <Month>`` (that month's last day,
   the next one on or after the day written);
 - ``in / within N days|weeks|months`` (numbers as digits or words up to twenty, "a couple of");
@@ -72,10 +73,12 @@ _RAW: list[tuple[str, str]] = [
     ("wd", rf"\b{_LEAD}(?:this\s+(?:coming\s+)?|coming\s+)?(?P<wd>{_WD_RE})\b"),
     ("next_week", r"\b(?:by\s+|during\s+|sometime\s+|some\s+time\s+)?next\s+week\b"),
     ("eow", r"\b(?:by\s+)?(?:(?:the\s+)?end\s+of\s+(?:the\s+|this\s+)?week|eow|this\s+week|"
-            r"later\s+this\s+week|the\s+week's\s+end|before\s+the\s+week\s+is\s+(?:out|over))\b"),
+            r"later\s+this\s+week|the\s+week's\s+end|before\s+the\s+week\s+is\s+(?:out|over|done)|"
+            r"within\s+the\s+week)\b"),
     ("next_month", r"\b(?:by\s+)?(?:(?:the\s+)?end\s+of\s+)?next\s+month\b"),
     ("eom", r"\b(?:by\s+)?(?:(?:the\s+)?end\s+of\s+(?:the\s+|this\s+)?month|eom|month[- ]end|"
-            r"this\s+month|later\s+this\s+month)\b"),
+            r"this\s+month|later\s+this\s+month|before\s+the\s+month\s+is\s+(?:out|over|done)|"
+            r"within\s+the\s+month|the\s+month's\s+end)\b"),
     ("in_n", rf"\b(?:in|within)\s+(?:the\s+next\s+)?(?P<n>{_NUM_RE})\s+(?P<unit>"
              r"(?:business\s+|working\s+)?days?|weeks?|months?)\b"),
     ("in_mon", rf"\b(?:(?:by|in|during|before|until)\s+(?:(?:the\s+)?(?:end|middle)\s+of\s+)?|"

@@ -43,7 +43,8 @@ REPEAT_OVERLAP = 0.6     # Jaccard of content words: the same promise said again
 _BULLET = re.compile(r"^\s*(?:[-*+•]|\d{1,2}[.)])\s+")
 _CHECKBOX = re.compile(r"^\s*[-*+]\s+\[(?P<x>[ xX])\]\s+")
 _ACTION_LINE = re.compile(r"^\s*(?:[-*+•]\s+)?(?:\*\*)?(?:AI|A/I|Action(?: item)?|TODO|To-?do)"
-                          r"(?:\*\*)?\s*[:—–](?:\*\*)?\s+\S", re.IGNORECASE)
+                          r"(?:\*\*)?(?:\s+@?(?-i:[A-Z])[\w'’.-]+(?:\s+(?-i:[A-Z])[\w'’-]+)?)?"
+                          r"\s*[:—–](?:\*\*)?\s+\S", re.IGNORECASE)
 _ACTION_WORDS = (r"(?:(?:open\s+)?action\s*(?:items?|points?)|next\s+steps|follow[- ]?ups?|"
                  r"to-?dos?|tasks|owners|assignments|actions|takeaways|deliverables|commitments|"
                  r"ais|assigned\s+tasks|who\s+does\s+what|owners?\s+(?:&|and)\s+tasks)"
@@ -92,6 +93,12 @@ class _Extractor:
         self.by_name = _by_name(parsed.people)
         self.no_date_noted = False
         self.requested = False
+        # A chat with an assistant (an agent session): what the person asks of it is no item.
+        self.agent_session = parsed.kind == "chat" and any(u.kind == "machine"
+                                                           for u in parsed.units)
+        # (line, message, due, due_text) of the last named-subject commitment with a date, so
+        # "Priya ships X this week; Diego adds Y" gives Diego the same week.
+        self.last_due: tuple[int, str | None, str | None, str | None] | None = None
 
     def run(self) -> None:
         p = self.p
@@ -106,8 +113,9 @@ class _Extractor:
                                               _iso(unit.date), self.path, unit.message))
             own = [t for _, t in unit.lines if t.strip()]
             if unit.kind == "message" and not own and unit.quoted:
-                self.out.notes.append(f"{self.path}:{unit.line}: the message is all quoted "
-                                      "text; no items taken from it")
+                if not unit.forwarded:  # a bare forward is common and says nothing new
+                    self.out.notes.append(f"{self.path}:{unit.line}: the message is all quoted "
+                                          "text; no items taken from it")
                 continue
             self._unit(unit)
             # A turn that asks for something ("Can someone send the deck?", "Who can take
@@ -148,9 +156,10 @@ class _Extractor:
             if alts is not None:
                 if last_decision is not None:
                     d = self.out.items[last_decision]
+                    # A parenthesis on a "Rejected:" line says why *that* was turned down:
+                    # it is not the decision's reason.
                     self.out.items[last_decision] = replace(
-                        d, rejected=tuple(dict.fromkeys([*d.rejected, *alts])),
-                        because=d.because or _because(sentence))
+                        d, rejected=tuple(dict.fromkeys([*d.rejected, *alts])))
                 continue
             row = flags.get("row") if isinstance(flags, dict) else None
             if row is not None:
@@ -187,6 +196,8 @@ class _Extractor:
                                                     self.path, line, end, _iso(when), self.path,
                                                     unit.message))
             return None
+        if cue.kind == ASK and self.agent_session and not cue.vocative:
+            return None
         who = unit.who
         note = None
         if cue.subject:
@@ -220,6 +231,11 @@ class _Extractor:
                                    f"({when.isoformat()})")
                 self.out.notes.append(f"{self.path}:{line}: due date {due} ('{due_text}') is "
                                       f"before the message date {when.isoformat()}; kept")
+        if cue.kind == COMMITMENT and cue.subject and not due_text and self.last_due \
+                and self.last_due[0] == line and self.last_due[1] == unit.message:
+            due, due_text = self.last_due[2], self.last_due[3]
+        if cue.kind == COMMITMENT and cue.subject and due_text:
+            self.last_due = (end, unit.message, due, due_text)
         if cue.kind == COMMITMENT and cue.needs_due and not due_text:
             return None
         about = tuple(dict.fromkeys(
@@ -277,7 +293,7 @@ def best_match(items: list[Item], d: Delivery, *, same_source: bool = True) -> i
     """The open commitment a delivery closes: the same person, earlier, and their words
     overlap (an "as promised" / "Sent." delivery with no overlap closes the person's latest
     open commitment in the same thread)."""
-    dw = cu.words(d.text)
+    dw = cu.lemmas(d.text)
     cue = bool(re.search(r"(?i)\bas promised\b|^(?:(?:all|just|already|now|ok)\s+)*(?:done|sent|"
                          r"shipped|submitted|uploaded|shared|posted|forwarded|delivered|"
                          r"emailed|took\s+care)\b|^here(?:['’]s| is| are) (?:it|that|those|them)"
@@ -295,7 +311,7 @@ def best_match(items: list[Item], d: Delivery, *, same_source: bool = True) -> i
             continue
         if item.source == d.source and item.message is not None and item.message == d.message:
             continue  # a promise and its delivery in one message is a recap, not fulfilment
-        iw = cu.words(item.text)
+        iw = cu.lemmas(item.text)
         shared = len(iw & dw)
         score = shared / max(1, min(len(iw), len(dw)))
         if shared >= 1 and (score > best_score):
@@ -329,11 +345,6 @@ def _join(a: str | None, b: str | None) -> str | None:
 
 def _iso(d: date | None) -> str | None:
     return d.isoformat() if d else None
-
-
-def _because(text: str) -> str | None:
-    m = re.search(r"\(([^)]{3,200})\)", text)
-    return m.group(1).strip() if m else None
 
 
 def _first_name(name: str) -> str | None:

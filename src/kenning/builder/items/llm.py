@@ -56,12 +56,9 @@ from kenning.builder.items.model import (
 )
 from kenning.llm import (
     ChatClient,
-    LLMBadReply,
-    LLMUnavailable,
+    CheckedAsking,
     load_llm_config,
     one_line,
-    parse_json_reply,
-    retry_message,
 )
 from kenning.sources.owner import Owner
 
@@ -75,7 +72,6 @@ MAX_ITEM_LINES = 8           # an item spans at most this many lines
 MAX_ITEMS_PER_UNIT = 60
 MAX_PARTICIPANTS_SHOWN = 60  # a list mail to 400 people shows its senders and 60 in all
 MAX_TEXT_CHARS = 300
-MAX_FAILURES = 2             # transport failures in a row before the model is left alone
 MIN_OVERLAP = 0.6            # share of an item text's words that must be on its cited lines
 MODEL_KINDS = ("email", "meeting", "chat")  # sources the model reads (others: rules only)
 
@@ -756,7 +752,7 @@ def _same(a: Item, b: Item) -> bool:
          tuple(p.key for p in b.to), b.due, b.status, _closed_line(b), b.rejected)
 
 
-class ItemModel:
+class ItemModel(CheckedAsking):
     """The model's pass over the deterministic items of one build (see the module docstring)."""
 
     def __init__(self, root: Path | str, client: ChatClient, owner: Owner, *,
@@ -770,8 +766,6 @@ class ItemModel:
         self.max_chars, self.max_sources = max_chars, max_sources
         self.warnings: list[str] = []
         self.requests: list[RequestRecord] = []
-        self.failures = 0            # transport failures in a row
-        self.disabled: str | None = None
 
     @classmethod
     def from_vault(cls, root: Path, *, warn: Callable[[str], None] | None = None
@@ -848,39 +842,19 @@ class ItemModel:
         messages: list[dict[str, Any]] = [
             {"role": "system", "content": SYSTEM_PROMPT},
             {"role": "user", "content": build_request(units)}]
-        problem = ""
-        for attempt in (1, 2):
-            record.attempts = attempt
-            try:
-                reply = self.client.chat(messages, schema=ITEMS_SCHEMA, schema_name="kenning_items")
-            except LLMUnavailable as exc:
-                self.failures += 1
-                reason = one_line(exc.message, 300)
-                if self.failures >= MAX_FAILURES:
-                    self.disabled = f"the model was not reachable {self.failures} times in a row"
-                    reason += "; later batches skip the model"
-                return reason
-            except LLMBadReply as exc:
-                self.failures = 0
-                errors = [exc.message]
-            else:
-                self.failures = 0
-                messages.append(reply.message)
-                try:
-                    doc = parse_json_reply(reply.content)
-                except ValueError as exc:
-                    errors = [str(exc)]
-                else:
-                    validator = ItemValidator(units, self.owner)
-                    result = validator.run(doc)
-                    if result is not None:
-                        return result
-                    errors = validator.errors
-            problem = errors[0] + (f" (and {len(errors) - 1} more)" if len(errors) > 1 else "")
-            messages.append({"role": "user", "content": retry_message(
-                errors, rejected="nothing was applied",
-                again="Answer again with the complete JSON object for every source number.")})
-        return f"the model's answer was invalid twice: {one_line(problem, 300)}"
+
+        def check(doc: Any) -> tuple[list[list[Item]] | None, list[str]]:
+            validator = ItemValidator(units, self.owner)
+            return validator.run(doc), validator.errors
+
+        def attempt(n: int) -> None:
+            record.attempts = n
+
+        return self.ask_checked(
+            messages, lambda m: self.client.chat(m, schema=ITEMS_SCHEMA,
+                                                 schema_name="kenning_items"),
+            check, again="Answer again with the complete JSON object for every source number.",
+            attempt=attempt)
 
     def summary(self) -> dict[str, Any]:
         """Counts for a report: requests by outcome, retries, items added and dropped, tokens."""

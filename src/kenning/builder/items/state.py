@@ -157,7 +157,8 @@ class ItemsState:
                 s.replies, key=lambda d: (d["line"], d.get("message") or "")))
         for (page, item_id) in sorted(self.lines):
             recs.append({"r": "line", "page": page, "id": item_id, **self.lines[(page, item_id)]})
-        return "".join(json.dumps(r, ensure_ascii=False, sort_keys=False) + "\n" for r in recs)
+        encode = json.JSONEncoder(ensure_ascii=False, sort_keys=False).encode  # = json.dumps(…)
+        return "".join(encode(r) + "\n" for r in recs)
 
     def save(self, root: Path, *, intend: Intend | None = None) -> bool:
         """Write the file when its text changed (``intend``, the journal, is told first)."""

@@ -106,6 +106,10 @@ def _read_text(path: Path, text: str) -> list[Meeting]:
         try:
             data = json.loads(text)
         except ValueError as exc:
+            if path.suffix.lower() != ".json":
+                # "[00:00:05] Sarah: …" opens like a JSON array: a transcript named .txt/.md
+                # that is no JSON is read as the text it is.
+                return [read_text(text, markdown=path.suffix.lower() in (".md", ".markdown"))]
             raise FormatError(f"invalid JSON ({exc})") from None
         except RecursionError:
             raise FormatError("invalid JSON (nested too deeply to parse)") from None
