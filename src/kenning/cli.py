@@ -866,7 +866,7 @@ def demo(ctx: click.Context, path: Path | None) -> None:
     from kenning.builder import run_build
 
     before = sample_sources.vault_pages(target)
-    run_build(target)
+    built = run_build(target)
     after = sample_sources.vault_pages(target)
     created = [p for p in after.values() if p.path not in before]
     updated = [p for p in after.values()
@@ -877,11 +877,19 @@ def demo(ctx: click.Context, path: Path | None) -> None:
             click.echo(f"  {label:8} {page.path}  ({page.title})")
         if len(pages) > 12:
             click.echo(f"  … and {len(pages) - 12} more {label}")
+    if built.items_total:
+        click.echo(f"Items: {built.items_total} commitments, asks and decisions, each on the "
+                   "pages it concerns.")
     report = vault.index()
     click.echo("\n$ kenning index")
     _print_report(report, "Indexed")
     click.echo("\n$ kenning recall 'who is Sarah?'")
     ctx.invoke(recall, question=("who is Sarah?",), budget=400, overview=False, as_json=False)
+    from kenning.cli_items import items
+
+    click.echo("\n$ kenning items --to me --status open   # what others owe me")
+    ctx.invoke(items, kinds=(), who=None, to="me", status="open", due_before=None,
+               overdue=False, since=None, page=None, limit=5, today=None, as_json=False)
     for query in ("what did we decide about caching?", "定例会議"):
         click.echo(f"\n$ kenning search {query!r}")
         ctx.invoke(search, query=(query,), mode="hybrid", limit=3, types=(), domains=(),
@@ -898,6 +906,8 @@ def demo(ctx: click.Context, path: Path | None) -> None:
     click.echo(f"\nTry more:\n  {exe} -C {target} show 'Maya Okafor'\n"
                f"  {exe} -C {target} sources list\n"
                f"  {exe} -C {target} search 'pricing' --type decision\n"
+               f"  {exe} -C {target} recall 'what did I promise Owen?'\n"
+               f"  {exe} -C {target} items --who me --status open\n"
                f"  {exe} -C {target} graph traverse 'Kestrel Labs' --depth 2\n"
                f"  {exe} -C {target} doctor")
 
