@@ -159,6 +159,10 @@ def test_not_a_vault_is_one_clear_line(tmp_path: Path) -> None:
 def test_demo_runs_end_to_end(tmp_path: Path) -> None:
     out = run("demo", str(tmp_path / "d"))
     assert "Indexed" in out and "#L" in out and "invested_in" in out
+    # The items the build put on pages, and what others owe the owner (Marta's signed offer).
+    assert "commitments, asks and decisions, each on the pages it concerns" in out
+    owed = out.split("$ kenning items --to me --status open", 1)[1].split("\n$ ", 1)[0]
+    assert "Marta Nowak → me — I will send the signed offer tomorrow." in owed
 
 
 def test_help_does_not_import_heavy_modules() -> None:
