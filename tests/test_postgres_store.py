@@ -190,6 +190,22 @@ def test_write_transaction_replays_after_its_connection_is_terminated(store: Pos
     assert store.scalar("SELECT count(*) FROM pages WHERE id = ?", (first,)) == 1
 
 
+def test_a_replay_moves_the_sequence_past_the_ids_it_kept(store: PostgresStore, pg_server):
+    """A server crash can lose a sequence's advance while the replay keeps the ids the caller
+    saw: the next insert must not take one of them (a duplicate key after kill -9)."""
+    with store.transaction():
+        first = _file(store, "a.md")
+        assert _terminate(pg_server, store) >= 1
+        # What a crash does to the sequence: back to before the id the caller holds.
+        pg_server.execute(f"SELECT setval(pg_get_serial_sequence('{store.schema}.files', 'id'),"
+                          " %s, false)", (first,))
+        second = _file(store, "b.md")  # replays a.md with its id, then runs
+    assert second != first
+    third = _file(store, "c.md")
+    rows = store.rows("SELECT id, path FROM files ORDER BY id")
+    assert rows == [(first, "a.md"), (second, "b.md"), (third, "c.md")]
+
+
 def test_replay_refuses_when_the_data_changed_meanwhile(store: PostgresStore, pg_server,
                                                         tmp_path: Path, pg_url: str):
     other = PostgresStore(tmp_path, pg_url)

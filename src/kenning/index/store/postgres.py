@@ -119,6 +119,7 @@ def translate(query: str) -> str:
 _READ = re.compile(r"\s*(?:select|values|show|explain|table)\b", re.I)
 _WITH = re.compile(r"\s*with\b", re.I)
 _WRITE_WORD = re.compile(r"\b(?:insert|update|delete|merge)\b", re.I)
+_INSERT_TABLE = re.compile(r"\s*insert\s+into\s+([\w.\"]+)", re.I)
 _INSERT_COLUMNS = re.compile(r"(\s*insert\s+into\s+[\w.\"]+\s*\()(.*?\)\s*values\s*\()",
                              re.I | re.S)
 
@@ -544,6 +545,7 @@ class PostgresStore(Store):
         conn = pool.getconn()
         tx.conn, tx.pool = conn, pool
         conn.execute(f"BEGIN; SELECT pg_advisory_xact_lock({LOCK_WRITE}, {self.key})")
+        highest: dict[str, int] = {}  # table → the largest id a replay gave a row
         for entry in tx.log:
             query, params = entry.query, entry.params
             if entry.pinned_id is not None:
@@ -551,11 +553,21 @@ class PostgresStore(Store):
                 if pinned is None:
                     raise _Diverged(query)
                 query, params = pinned, (entry.pinned_id, *params)
+                table = _INSERT_TABLE.match(query)
+                if table:
+                    name = table.group(1)
+                    highest[name] = max(highest.get(name, 0), entry.pinned_id)
             result = self._execute(conn, query, params, entry.mode)
             if entry.mode in ("many", "script"):
                 continue
             if _digest(result) != entry.digest:
                 raise _Diverged(query)
+        # A replayed row keeps the id it was given, bypassing the table's sequence; after a
+        # server crash the sequence can be behind those ids (its advance was never flushed),
+        # and the next insert would take one of them. Move each sequence past them.
+        for name, top in sorted(highest.items()):
+            conn.execute("SELECT setval(pg_get_serial_sequence(%s, 'id'), GREATEST(%s,"
+                         " nextval(pg_get_serial_sequence(%s, 'id')) - 1))", (name, top, name))
 
     def _drop(self, tx: _Tx) -> None:
         conn, tx.conn = tx.conn, None
