@@ -1102,11 +1102,25 @@ _LEAD_ADVERBIAL = re.compile(r"(?i)^(?:after|in|on|all|having|ultimately|finally
                              r"eventually|following|so|well|ok|okay)\b[^,]{0,30},\s+")
 
 
+_OPEN_DECISION = re.compile(r"(?i)^(?:once|when|whenever|until|till|as\s+soon\s+as|before)\b|"
+                            r"\b(?:still\s+(?:pending|open|tbd|under\s+discussion)|pending|tbd|"
+                            r"undecided|up\s+in\s+the\s+air|yet\s+to\s+be)\b")
+
+
 def _decision(text: str) -> Cue | None:
+    if _OPEN_DECISION.search(text):
+        return None  # "once we've chosen …", "the decision is still pending": not made yet
+    cue = _decision_marked(text)
+    if cue is None:
+        cue = _decision_shaped(text)
+    return cue
+
+
+def _decision_marked(text: str) -> Cue | None:
     if text.endswith("?"):
         return None
     if _LEAD_ADVERBIAL.match(text):  # "After weighing it, Porto won out over Madrid"
-        core = _decision(text[_LEAD_ADVERBIAL.match(text).end():])  # type: ignore[union-attr]
+        core = _decision_marked(text[_LEAD_ADVERBIAL.match(text).end():])  # type: ignore
         if core is not None and not _COND.search(text[: 40]):
             return replace(core, text=text)
     head = _DECISION_HEAD.match(text)
@@ -1182,8 +1196,15 @@ def _decision(text: str) -> Cue | None:
             return None
         if _NEG.search(text[max(0, m.start() - 25): m.start()]):
             return None
+    on = m.group("on") if head is None and m is not None else None
+    return _decision_cue(text, what, on, head is not None)
+
+
+def _decision_cue(text: str, what: str | None, on: str | None, headed: bool) -> Cue | None:
+    """The decision ``text`` states, choosing ``what``: its rejected alternatives, topic and
+    reason read off the chosen part."""
     if not what or (len(what.split()) < 2 and not what.strip()[:1].isupper() and not (
-            head is not None and re.match(r"(?i)(?:\*\*)?(?:final|decision|decided|verdict|agreed)",
+            headed and re.match(r"(?i)(?:\*\*)?(?:final|decision|decided|verdict|agreed)",
                                           text))):
         return None
     rejected = tuple(_alt(r.group("alt")) for r in _REJECTED.finditer(what)
@@ -1200,7 +1221,6 @@ def _decision(text: str) -> Cue | None:
         r"(?:,|;|\band|\bbut)\s+(?P<alt>[^.;,()]+?)\s+(?:is|was|are|were)\s+(?:off\s+the\s+table|"
         r"out|rejected|dropped|ruled\s+out)\b", what, re.IGNORECASE))
     rejected = tuple(dict.fromkeys(r for r in rejected if r))
-    on = m.group("on") if head is None and m is not None else None
     about: tuple[str, ...] = (_alt(on),) if on else ()
     because = _BECAUSE.search(text)
     about = about + tuple(dict.fromkeys(
@@ -1213,6 +1233,183 @@ def _decision(text: str) -> Cue | None:
                         a.group("topic"))))
     return Cue("decision", text, rejected=rejected, about=about[:3],
                because=" ".join(because.group("why").split()) if because else None)
+
+
+# A decision by its shape, not its wording: a group or authority as subject, a verb of choosing
+# or of ending deliberation (by LEMMA) in a past or perfect form, and the chosen thing; or a
+# noun of a settled outcome heading the sentence or a label; or the chosen thing as subject of
+# a passive choosing verb ("Porto has been approved for the offsite").
+_CHOOSING = frozenset("""choose decide pick opt select settle agree approve adopt ditch drop scrap
+reject endorse sign land go commit finalise finalize conclude resolve elect vote ratify greenlight
+plump lock standardise standardize converge align rule determine""".split())
+# Verbs that choose only with their particle ("settled on", "went with", "signed off").
+_PARTICLE = {"settle": r"on|upon|that", "land": r"on|upon", "go": r"with|for|ahead\s+with",
+             "sign": r"off", "commit": r"to", "lock": r"in", "opt": r"for|to|in",
+             "vote": r"for|to|in\s+favou?r", "agree": r"to|that|on|upon", "conclude": r"that|to",
+             "resolve": r"that|to", "elect": r"to", "plump": r"for", "determine": r"that|to",
+             "align": r"on|behind", "converge": r"on", "rule": r"that|in\s+favou?r|out|against",
+             "standardise": r"on", "standardize": r"on", "decide": r"to|that|on|upon|against|:|,"}
+_DROPPING = frozenset("ditch drop scrap reject".split())
+_OUTCOME_NOUNS = (r"decision|consensus|verdict|conclusion|outcome|resolution|ruling|agreement|"
+                  r"sign-?off|approval|go-?ahead|green\s+light|determination")
+_GROUP = (r"(?:we|We|everyone|Everyone|everybody|Everybody|all\s+of\s+us|All\s+of\s+us|"
+          r"both\s+of\s+us|Both\s+of\s+us|the\s+rest\s+of\s+us|(?:[Tt]he|[Oo]ur)\s+(?:whole\s+|"
+          r"entire\s+|core\s+|steering\s+|project\s+|exec(?:utive)?\s+|leadership\s+|"
+          r"working\s+|review\s+|[a-z]+\s+)?(?:team|group|board|committee|panel|council|room|"
+          r"leads|partners|execs|executives|founders|directors|stakeholders|leadership|"
+          r"management|majority)|[Mm]anagement|[Ll]eadership|[Cc]onsensus|[Tt]he\s+majority)")
+_GROUP_VERB = re.compile(
+    rf"(?<![\w'’])(?P<subj>{_GROUP})(?P<aux>(?:['’]ve|\s+have|\s+has|\s+had|\s+all|\s+finally|"
+    r"\s+now|\s+eventually|\s+ultimately|\s+officially|\s+unanimously|\s+collectively|"
+    r"\s+jointly|\s+formally|\s+already|\s+just|\s+today|\s+yesterday|\s+together|\s+at\s+last|"
+    r"\s+basically|\s+effectively|\s+duly|\s+quickly|\s+firmly|\s+clearly|\s+both)*)"
+    r"\s+(?P<v>[a-z]+)(?P<rest>.*)$")
+_GROUP_NOUN = re.compile(
+    rf"(?<![\w'’])(?:{_GROUP})(?:['’]ve|\s+have|\s+has|\s+had|\s+finally|\s+now|\s+all)*\s+"
+    r"(?:reached|come\s+to|came\s+to|arrived\s+at|made|taken|took|struck|hit)\s+(?:a|an|the|our|"
+    r"its|their)?\s*(?:final\s+|unanimous\s+|firm\s+|clear\s+|joint\s+|collective\s+)?"
+    rf"(?:{_OUTCOME_NOUNS})\b\s*(?:on|about|regarding|over|for|that|to|:|,|—|–)?\s*(?P<what>.+)$")
+_NOUN_HEAD = re.compile(
+    r"^(?:(?:the|The|our|Our|a|A|its|their|[A-Z][\w&-]*['’]s|the\s+\w+['’]s)\s+)?"
+    r"(?:final\s+|unanimous\s+|agreed\s+|official\s+|formal\s+|firm\s+|group['’]?s?\s+|"
+    r"meeting['’]?s?\s+|team['’]?s?\s+)?"
+    rf"(?:{_OUTCOME_NOUNS})"
+    r"(?:\s+(?:on|about|for|regarding|re|over)\s+(?P<on>[^,:;]{1,40}?))?"
+    r"\s*(?:(?:is|was|has\s+been)\s+(?:in\s*)?(?:[:—–-]\s*)?|[:—–]\s*|->\s*|→\s*)"
+    r"(?:to\s+|that\s+|clear\s*[:,—–-]\s*)?(?P<what>\S.+)$")
+_LABEL = re.compile(r"^(?:\*\*)?(?P<label>[A-Za-z][\w'’-]*(?:\s+[A-Za-z][\w'’-]*){0,2})(?:\*\*)?"
+                    r"\s*(?:[:—–]|->|→)\s*(?:\*\*)?\s*(?P<what>\S.+)$")
+_IT_PASSIVE = re.compile(
+    r"(?<![\w'’])(?:[Ii]t|[Tt]hat)(?:['’]s|\s+is|\s+was|\s+has)?(?:\s+been|\s+now|\s+finally|"
+    r"\s+officially|\s+formally|\s+unanimously|\s+all)*\s+(?P<v>[a-z]+)(?P<rest>.*)$")
+_THING_PASSIVE = re.compile(
+    r"^(?:(?:so|and|ok|okay|right)\W+)?(?P<what>(?:[\w&/+.-]+\s){0,5}?[\w&/+.-]+)\s+"
+    r"(?:has\s+been|have\s+been|was|were|is|are|got|gets|['’]s\s+been|is\s+now|has\s+now\s+been|"
+    r"has\s+officially\s+been|was\s+officially|was\s+formally|was\s+unanimously|was\s+finally)\s+"
+    r"(?P<v>[a-z]+)(?P<rest>.*)$")
+_THING_NOD = re.compile(
+    r"^(?P<what>(?:[\w&/+.-]+\s){0,5}?[\w&/+.-]+)\s+(?:got|gets|has\s+got|has|received|"
+    r"was\s+given|has\s+been\s+given|won|earned)\s+(?:the|a|our|their|its|final|formal)?\s*"
+    r"(?:final\s+|formal\s+|official\s+|unanimous\s+)?(?:go-?ahead|green\s+light|sign-?off|"
+    r"approval|nod|thumbs\s+up|vote)\b(?P<rest>.*)$")
+_NOT_CHOSEN = re.compile(r"(?i)^(?:who|which|what|whoever|i|you|he|she|they|it|this|that|there|"
+                         r"your|my|his|her|their|nothing|none|no|everything|all|each|any|"
+                         r"something|anything)\b")
+_UNSURE = re.compile(r"(?i)\b(?:believe|think|guess|suppose|assume|hope|wish|unless|until|"
+                     r"whether|probably|maybe|perhaps|likely|tentatively|provisionally|"
+                     r"pending|subject\s+to|for\s+now|reconsider|revisit|proposed|propose|"
+                     r"suggest(?:ed)?|recommend(?:ed)?)\b")
+_PAST_CACHE: dict[str, str | None] = {}
+
+
+def _choosing_past(word: str) -> str | None:
+    """The choosing lemma when ``word`` is a past or perfect form of one ("opted" → "opt",
+    "chose" → "choose", "signed" → "sign"), else None."""
+    w = word.casefold()
+    if w in _PAST_CACHE:
+        return _PAST_CACHE[w]
+    import lemminflect
+
+    out = None
+    for lem in lemminflect.getAllLemmas(w).get("VERB", ()):
+        forms = set(lemminflect.getInflection(lem, "VBD")) | set(
+            lemminflect.getInflection(lem, "VBN"))
+        if lem in _CHOOSING and w in forms and w != lem:
+            out = lem
+            break
+    if out is None and w in ("greenlit", "green-lit", "okayed", "okd", "ok'd"):
+        out = "approve"
+    _PAST_CACHE[w] = out
+    return out
+
+
+def _chosen_after(lem: str, rest: str) -> str | None:
+    """What a choosing verb chose, read off the words after it; None when its particle is
+    missing ("we settled the invoice", "we agreed" alone)."""
+    need = _PARTICLE.get(lem)
+    if need is not None:
+        p = re.match(rf"\s*(?:{need})\b\s*", rest)
+        if p is None:
+            return None
+        if lem == "decide" and rest.lstrip().startswith("against"):
+            return None
+        rest = rest[p.end():]
+    if lem == "sign":
+        rest = re.sub(r"^(?:on|for)\s+", "", rest)
+    if lem in ("pick", "select", "choose") and re.match(r"\s*(?:up|out|through)\b", rest):
+        return None
+    if lem in _DROPPING:
+        m = re.match(r"\s*(?P<alt>.+?)\s+(?:in\s+favou?r\s+of|for|and\s+(?:went|are\s+going|"
+                     r"will\s+go|chose|picked|opted)\s+(?:with|for)?)\s+(?P<what>.+)$", rest)
+        if m is None:
+            return None  # only what was dropped: no decision for
+        return f"{m.group('what')} over {m.group('alt')}"
+    rest = rest.strip()
+    return rest or None
+
+
+def _decision_shaped(text: str) -> Cue | None:
+    if text.endswith("?") or _COND.search(text) or _UNSURE.search(text):
+        return None
+    m = _GROUP_NOUN.search(text)
+    if m is not None and not _NEG.search(text[: m.end()]):
+        return _decision_cue(text, m.group("what"), None, True)
+    m = _NOUN_HEAD.match(text)
+    if m is not None and not _NEG.search(text[: m.start("what")]):
+        return _decision_cue(text, m.group("what"), m.group("on"), True)
+    m = _LABEL.match(text)
+    if m is not None and not _NEG.search(m.group("label")):
+        label = [w.casefold() for w in m.group("label").split()]
+        if label[0] in ("it", "it's", "it’s", "we", "we've", "we’ve", "all", "now"):
+            label = label[1:] or label
+        if re.fullmatch(_OUTCOME_NOUNS + r"|decisions|agreements|outcomes", label[-1]) or (
+                _choosing_past(label[0]) and label[0] not in ("dropped", "rejected", "scrapped",
+                                                              "ditched")):
+            return _decision_cue(text, m.group("what"), None, True)
+    m = _GROUP_VERB.search(text)
+    if m is not None:
+        lem = _choosing_past(m.group("v"))
+        before = text[: m.start()]
+        if lem and not _NEG.search(before[-25:] + m.group(0)[: m.end("v") - m.start()]) and \
+                not re.search(r"(?i)\b(?:what|which|that|why|how|where|when|once|before|after|"
+                              r"because|since|as)\W*$", before) and \
+                not _NEG.search(m.group("rest")[:12]):
+            what = _chosen_after(lem, m.group("rest"))
+            if what and lem == "agree" and _NEG.search(what):
+                what = None  # "agreed that X was not feasible": an opinion shared, not a choice
+            if what:
+                return _decision_cue(text, what, None, False)
+    m = _IT_PASSIVE.search(text)
+    if m is not None and not _NEG.search(text[: m.end("v")]):
+        lem = _choosing_past(m.group("v"))
+        if lem and lem not in _DROPPING:
+            rest = re.sub(r"^\s*(?:on|upon|that|to|:|,|—|–)\s*", "", m.group("rest"))
+            if rest and re.match(r"\s*(?:on|upon|that|to|:|,|—|–)", m.group("rest")):
+                return _decision_cue(text, rest, None, True)
+    for pat in (_THING_PASSIVE, _THING_NOD):
+        m = pat.match(text)
+        if m is None or _NOT_CHOSEN.match(m.group("what")) or \
+                _NEG.search(text[: m.end("what") + 20]):
+            continue
+        if pat is _THING_PASSIVE:
+            lem = _choosing_past(m.group("v"))
+            if lem is None or lem in _DROPPING or lem in ("go", "land", "commit", "lock",
+                                                           "align", "converge", "agree",
+                                                           "rule", "determine", "conclude",
+                                                           "resolve", "settle", "decide"):
+                continue
+            rest = m.group("rest")
+            if lem == "sign":
+                if not re.match(r"\s*off\b", rest):
+                    continue
+                rest = rest.lstrip()[3:]
+        else:
+            rest = m.group("rest")
+        if not re.match(r"\s*(?:as|for|over|instead|rather|in\s+(?:place|favou?r|preference)|,|—|–|"
+                        r"\.|$|ahead)", rest) or re.match(r"\s*over\s+the\s+objection", rest):
+            continue
+        return _decision_cue(text, m.group("what") + rest, None, False)
+    return None
 
 
 def _alt(text: str) -> str:
