@@ -1110,6 +1110,8 @@ _OPEN_DECISION = re.compile(r"(?i)^(?:once|when|whenever|until|till|as\s+soon\s+
 def _decision(text: str) -> Cue | None:
     if _OPEN_DECISION.search(text):
         return None  # "once we've chosen …", "the decision is still pending": not made yet
+    if re.search(r"(?i)\bagreed\s+that\b.*(?:\bnot\b|n['’]t\b|\bnever\b)", text):
+        return None  # "agreed that X was not feasible": an opinion shared, not a choice
     cue = _decision_marked(text)
     if cue is None:
         cue = _decision_shaped(text)
