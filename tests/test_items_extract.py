@@ -318,6 +318,13 @@ PHRASINGS: list[tuple[str, str | None, str | None, str | None]] = [
     ("The vendor chose a new logo last week.", None, None, None),
     ("Most everyone agreed that a regulated market was not feasible.", None, None, None),
     ("The answer is open access, so power can flow.", None, None, None),
+    # ownership and polite-condition shapes (own phrasings)
+    ("You can leave the venue shortlist to me.", "commitment", "them", None),
+    ("The seating plan is on me.", "commitment", "them", None),
+    ("Our team is going to repaint the lobby by Friday.", "commitment", "them", "2026-03-06"),
+    ("It would be a big help if you could proofread the flyer.", "ask", "them", None),
+    ("It would help if we had more time.", None, None, None),
+    ("Leave the kids to me if the meeting runs late.", None, None, None),
 ]
 
 

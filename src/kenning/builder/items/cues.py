@@ -77,7 +77,10 @@ _MODAL = (r"(?:['’]ll|\s+will|\s+shall|['’]m\s+going\s+to|\s+am\s+going\s+to
           r"['’]ll\s+be\s+able\s+to|\s+will\s+be\s+able\s+to|\s+undertake\s+to|"
           r"['’]ve\s+got\s+to|\s+have\s+got\s+to|\s+should\s+be\s+able\s+to|"
           r"['’]re\s+on\s+track\s+to|\s+are\s+on\s+track\s+to|['’]m\s+on\s+track\s+to|"
-          r"\s+need\s+to|\s+have\s+to|\s+must|['’]m\s+due\s+to)")
+          r"\s+need\s+to|\s+have\s+to|\s+must|['’]m\s+due\s+to|"
+          # a first-person group in the third person ("our team is going to …")
+          r"\s+is\s+going\s+to|['’]s\s+going\s+to|\s+is\s+planning\s+to|\s+is\s+happy\s+to|"
+          r"\s+is\s+on\s+track\s+to|\s+is\s+due\s+to)")
 _COMMIT = re.compile(rf"(?<![\w'’])(?P<subj>{_I}|Let me|let me|Lemme|Let us(?! know)|"
                      r"let us(?! know)|I['’]ll have|We['’]ll have|"
                      r"(?:My|my|Our|our) (?:team|people|group|office|side)|"
@@ -85,7 +88,8 @@ _COMMIT = re.compile(rf"(?<![\w'’])(?P<subj>{_I}|Let me|let me|Lemme|Let us(?!
                      r"(?:^|(?<=^will do, )|(?<=^Will do, )|(?<=^Ok, )|(?<=^OK, )|(?<=^Sure, ))"
                      r"(?:Will|will|Going to|going to|Gonna|gonna|"
                      r"Planning to|planning to|Aiming to|aiming to)(?=\s+[a-z])|"
-                     r"(?:My|my|The|the) plan is to|I['’]m|I am|We['’]re|We are)"
+                     r"(?:My|my|The|the|Our|our) (?:plan|commitment|promise|job|task|"
+                     r"undertaking) is to|I['’]m|I am|We['’]re|We are)"
                      rf"(?P<modal>{_MODAL})?\s+(?P<rest>.+)$")
 _ASK = re.compile(
     r"(?<![\w'’])(?:(?P<mind>would|do)\s+you\s+mind\s+(?P<ing>[a-z]+ing)|"
@@ -608,8 +612,8 @@ def read(sentence: str, *, in_actions: bool = False, names: frozenset[str] = fro
     commitment = _commitment(text, names)
     if commitment is not None and commitment.text != text:
         commitment = replace(commitment, text=text)  # the sentence as written
-    if commitment is not None and spoken and not _spoken_keeps(commitment, text,
-                                                               after_request):
+    if commitment is not None and spoken and _owned(text, names) is None and \
+            not _spoken_keeps(commitment, text, after_request):
         commitment = None
     if commitment is not None and delivery is None:
         out.append(commitment)
@@ -681,6 +685,42 @@ _INTERJECTION = re.compile(
     r"\s*[,!.;:—–-]+\s*)+", re.IGNORECASE)
 
 
+# Ownership taken, by shape: a thing assigned to the first person ("leave X to me", "X is on
+# me", "X falls to me"), or an action label naming its owner ("Action on me: …",
+# "Owner Dana: …") followed by a verb.
+_ASSIGNED = re.compile(
+    r"(?i)^(?:(?:so|ok|okay|right|fine|sure)\W+)?(?:you\s+can\s+|just\s+)?(?:leave|put|park)\s+"
+    r"(?P<obj>(?:the|that|this|those|these|it|them|all|our|your)\b.{0,60}?)\s+"
+    r"(?:to|with|on)\s+me\b|"
+    r"^(?:(?:so|ok|okay|right)\W+)?(?P<obj2>(?:the|that|this|those|these|our|your)\s+.{1,60}?)\s+"
+    r"(?:is|are|['’]s|falls|fall)\s+(?:on\s+me|mine|with\s+me|to\s+me|my\s+(?:job|task|"
+    r"responsibility|department|call))\b")
+_ACTION_LABEL = re.compile(
+    r"^(?:(?:so|ok|okay|right)\W+)?(?:(?:the\s+)?(?:action|action\s+item|next\s+step|to-?do|task|"
+    r"follow-?up|ai|owner|assignee|assigned\s+to|action\s+owner)s?)\s*"
+    r"(?:(?:on|for|to)\s+(?P<me>me|us)|(?:on|for|to|:)?\s*"
+    r"(?P<name>(?-i:[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)))\s*[:—–-]\s*(?P<act>.+)$", re.IGNORECASE)
+
+
+def _owned(text: str, names: frozenset[str]) -> Cue | None:
+    if text.endswith("?") or _COND.search(text) or _NEG.search(text):
+        return None
+    m = _ASSIGNED.search(text)
+    if m is not None and len(words(m.group("obj") or m.group("obj2"))) >= 1:
+        return Cue("commitment", text)
+    m = _ACTION_LABEL.match(text)
+    if m is not None:
+        verb = m.group("act").split()[0].casefold().strip(",.;:")
+        if not is_verb(verb) or verb in _STATES:
+            return None
+        name = m.group("name")
+        if name is not None and name.casefold() not in names and \
+                name.split()[0].casefold() not in names:
+            return None
+        return Cue("commitment", text, subject=name)
+    return None
+
+
 def _commitment(text: str, names: frozenset[str]) -> Cue | None:
     """A commitment the sentence makes: its first promise clause, else a later clause ("I can
     take it: I'll finalise the quote"), else the first-person infinitive frame."""
@@ -689,6 +729,9 @@ def _commitment(text: str, names: frozenset[str]) -> Cue | None:
     main = _PURPOSE.sub("", text)
     if text.endswith("?") or _NEG.search(main):
         return None
+    owned = _owned(text, names)
+    if owned is not None:
+        return owned
     cue = _commitment_clause(text, names)
     if cue is None or cue.needs_due:
         for m in _CLAUSE_BREAK.finditer(text):
@@ -965,11 +1008,13 @@ def _commitment_clause(text: str, names: frozenset[str]) -> Cue | None:
 def _action_owner(text: str, names: frozenset[str]) -> str | None:
     """Whose action item: "Jonas: …", "Jonas to …", "… (Jonas)", "… — Jonas", "@jonas …",
     "Owner: Jonas"."""
-    body = re.sub(r"^(?:AI|A/I|Action(?: item)?|TODO|To-?do|Follow-?up)\s*(?:[:—–-]\s*|"
-                  r"\s(?=@?[A-Z]))", "", text, flags=re.IGNORECASE)
+    body = re.sub(r"^(?:(?:so|ok|okay|right),?\s+)?(?:AI|A/I|Action(?: item)?|TODO|To-?do|"
+                  r"Follow-?up|Owner|Assignee|Assigned to|Next step)\s*(?:[:—–-]\s*|"
+                  r"\s(?=@?[A-Z])|(?=\())", "", text, flags=re.IGNORECASE)
     patterns = [r"^@?(?P<n>[A-Z][\w'’.-]+(?: [A-Z][\w'’-]+)?)\s*(?:[:—–-]|\bto\b|\bwill\b|"
                 r"\bshould\b|\bowns\b|\bto own\b|\b[a-z]+s\b)",
-                r"\((?:owner:\s*)?@?(?P<n>[A-Z][\w'’-]+(?: [A-Z][\w'’-]+)?)\)\s*[.]?$",
+                r"^@(?P<n>[A-Z][\w'’.-]+(?: [A-Z][\w'’-]+)?)\s+(?=[a-z])",
+                r"\((?:owner:\s*)?@?(?P<n>[A-Z][\w'’-]+(?: [A-Z][\w'’-]+)?)\)\s*(?:[.]?$|[:—–-])",
                 r"[—–-]\s*@?(?P<n>[A-Z][\w'’-]+(?: [A-Z][\w'’-]+)?)\s*[.]?$",
                 r"\b(?:owner|assignee|assigned to)\s*[:=]?\s*@?(?P<n>[A-Z][\w'’-]+"
                 r"(?: [A-Z][\w'’-]+)?)"]
@@ -990,6 +1035,15 @@ def _ask(text: str, names: frozenset[str]) -> Cue | None:
             r"(?i)(?:please\s+)?let (?:me|us) know[.!]?", text):
         return None
     vocative = _vocative(text, names)
+    # "It would help if you could …", "it'd be great if you could …": a request framed as a
+    # condition on the reader's help.
+    pa = re.match(r"(?i)^(?:it|that)(?:\s+would|['’]d)\s+(?:really\s+)?(?:help|be\s+(?:a\s+)?"
+                  r"(?:\w+\s+)?(?:great|helpful|useful|good|ideal|brilliant|fantastic|lovely|"
+                  r"appreciated|help|perfect|wonderful|big\s+help))\s+(?:a\s+lot\s+)?if\s+you\s+"
+                  r"(?:could|would|can|were\s+able\s+to)\s+(?:please\s+)?(?P<v>[a-z]+)\b", text)
+    if pa and is_verb(pa.group("v")) and pa.group("v") not in _ASK_STATES and \
+            not text.endswith("?"):
+        return Cue("ask", text, vocative=vocative)
     m = _ASK.search(text)
     if m is not None:
         verb = next((m.group(g) for g in ("verb", "ing", "ing2", "verb2", "verb3", "verb4",
