@@ -324,6 +324,8 @@ PHRASINGS: list[tuple[str, str | None, str | None, str | None]] = [
     ("Our team is going to repaint the lobby by Friday.", "commitment", "them", "2026-03-06"),
     ("It would be a big help if you could proofread the flyer.", "ask", "them", None),
     ("It would help if we had more time.", None, None, None),
+    ("I'll jump on it and redraw the floor plan by Friday.", "commitment", "them", "2026-03-06"),
+    ("I'll think about it and see.", None, None, None),
     ("Leave the kids to me if the meeting runs late.", None, None, None),
 ]
 

@@ -746,7 +746,20 @@ def _commitment(text: str, names: frozenset[str]) -> Cue | None:
                 return replace(later, text=text, vocative=_vocative(text, names))
     if cue is None:
         cue = _frame(text, names)
+    if cue is None:
+        # Two coordinated actions, the first a turn of phrase about taking it on ("I'll jump
+        # on that and produce the forecast"): the promise is read from the second.
+        co = _COORDINATED.match(text)
+        if co is not None and is_verb(co.group("v2")) and co.group("v2") not in _STATES:
+            later = _commitment_clause(co.group("pre") + co.group("post"), names)
+            if later is not None:
+                cue = replace(later, text=text)
     return cue
+
+
+_COORDINATED = re.compile(r"^(?P<pre>.*?(?:['’]ll|\swill|\sshall|\s(?:am|are|['’]m|['’]re)\s+"
+                          r"going\s+to)\s+)[a-z]+(?:\s+(?:on|onto|to|in|into|with|at|over))?"
+                          r"\s+(?:it|that|this|them)\s+and\s+(?P<post>(?P<v2>[a-z]+)\b.*)$")
 
 
 _CLAUSE_BREAK = re.compile(r"\s*[:;—–]\s+|,\s+(?=(?:I|we|We)\b)")
