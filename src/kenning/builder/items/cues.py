@@ -1328,21 +1328,23 @@ _GROUP = (r"(?:we|We|everyone|Everyone|everybody|Everybody|all\s+of\s+us|All\s+o
           r"leads|partners|execs|executives|founders|directors|stakeholders|leadership|"
           r"management|majority)|[Mm]anagement|[Ll]eadership|[Cc]onsensus|[Tt]he\s+majority)")
 _GROUP_VERB = re.compile(
-    rf"(?<![\w'’])(?P<subj>{_GROUP})(?P<aux>(?:['’]ve|\s+have|\s+has|\s+had|\s+all|\s+finally|"
+    rf"(?<![\w'’])(?P<subj>{_GROUP})(?P<aux>(?:['’]ve|['’]re|\s+are|\s+have|\s+has|\s+had|\s+all|\s+finally|"
     r"\s+now|\s+eventually|\s+ultimately|\s+officially|\s+unanimously|\s+collectively|"
     r"\s+jointly|\s+formally|\s+already|\s+just|\s+today|\s+yesterday|\s+together|\s+at\s+last|"
     r"\s+basically|\s+effectively|\s+duly|\s+quickly|\s+firmly|\s+clearly|\s+both)*)"
     r"\s+(?P<v>[a-z]+)(?P<rest>.*)$")
 _GROUP_NOUN = re.compile(
     rf"(?<![\w'’])(?:{_GROUP})(?:['’]ve|\s+have|\s+has|\s+had|\s+finally|\s+now|\s+all)*\s+"
+    r"(?:(?:come|came)\s+down\s+(?:in\s+favou?r\s+of|on\s+the\s+side\s+of|on)\s+(?P<what2>.+)$|"
+    r"made\s+up\s+(?:our|its|their)\s+minds?\s*(?:on|about|:|,|—|–)?\s*(?P<what3>.+)$|"
     r"(?:reached|come\s+to|came\s+to|arrived\s+at|made|taken|took|struck|hit)\s+(?:a|an|the|our|"
     r"its|their)?\s*(?:final\s+|unanimous\s+|firm\s+|clear\s+|joint\s+|collective\s+)?"
-    rf"(?:{_OUTCOME_NOUNS})\b\s*(?:on|about|regarding|over|for|that|to|:|,|—|–)?\s*(?P<what>.+)$")
+    rf"(?:{_OUTCOME_NOUNS})\b\s*(?:on|about|regarding|over|for|that|to|:|,|—|–)?\s*(?P<what>.+)$)")
 _NOUN_HEAD = re.compile(
     r"^(?:(?:the|The|our|Our|a|A|its|their|[A-Z][\w&-]*['’]s|the\s+\w+['’]s)\s+)?"
     r"(?:final\s+|unanimous\s+|agreed\s+|official\s+|formal\s+|firm\s+|group['’]?s?\s+|"
     r"meeting['’]?s?\s+|team['’]?s?\s+)?"
-    rf"(?:{_OUTCOME_NOUNS})"
+    rf"(?:{_OUTCOME_NOUNS}|(?<=final\s)(?:call|pick|choice)|(?<=agreed\s)(?:plan|option))"
     r"(?:\s+(?:on|about|for|regarding|re|over)\s+(?P<on>[^,:;]{1,40}?))?"
     r"\s*(?:(?:is|was|has\s+been)\s+(?:in\s*)?(?:[:—–-]\s*)?|[:—–]\s*|->\s*|→\s*)"
     r"(?:to\s+|that\s+|clear\s*[:,—–-]\s*)?(?P<what>\S.+)$")
@@ -1421,8 +1423,10 @@ def _decision_shaped(text: str) -> Cue | None:
     if text.endswith("?") or _COND.search(text) or _UNSURE.search(text):
         return None
     m = _GROUP_NOUN.search(text)
-    if m is not None and not _NEG.search(text[: m.end()]):
-        return _decision_cue(text, m.group("what"), None, True)
+    if m is not None and not _NEG.search(text[: m.start()] + " ".join(
+            text[m.start():].split()[:8])):
+        return _decision_cue(text, m.group("what") or m.group("what2") or m.group("what3"),
+                             None, True)
     m = _NOUN_HEAD.match(text)
     if m is not None and not _NEG.search(text[: m.start("what")]):
         return _decision_cue(text, m.group("what"), m.group("on"), True)
@@ -1431,11 +1435,27 @@ def _decision_shaped(text: str) -> Cue | None:
         label = [w.casefold() for w in m.group("label").split()]
         if label[0] in ("it", "it's", "it’s", "we", "we've", "we’ve", "all", "now"):
             label = label[1:] or label
-        if re.fullmatch(_OUTCOME_NOUNS + r"|decisions|agreements|outcomes", label[-1]) or (
-                _choosing_past(label[0]) and label[0] not in ("dropped", "rejected", "scrapped",
-                                                              "ditched")):
+        label = [w.strip("'’").removesuffix("'s").removesuffix("’s") for w in label]
+        outcome = _OUTCOME_NOUNS + r"|decisions|agreements|outcomes|call|pick|choice|verdicts?"
+        if any(w in ("needed", "required", "requested", "wanted", "open", "pending", "due",
+                     "tbd", "asked", "sought", "points", "items", "log") for w in label) or \
+                re.match(r"(?i)(?:none|nothing|n/?a|tbd|to\s+be|pending)\b", m.group("what")):
+            return None  # "Decision needed: …", "Decisions: none this month"
+        if (len(label) <= 3 and any(re.fullmatch(outcome, w) for w in label)) \
+                or (_choosing_past(label[0]) and label[0] not in ("dropped", "rejected",
+                                                                  "scrapped", "ditched")) \
+                or (len(label) == 3 and label[1] in ("settles", "decides") and
+                    label[2] == "it"):
             return _decision_cue(text, m.group("what"), None, True)
     m = _GROUP_VERB.search(text)
+    if m is not None and re.fullmatch(r"(?:['’]re|\s+are)", m.group("aux")) and \
+            m.group("v").endswith("ing"):
+        lem = lemma(m.group("v"))
+        if lem in ("lock", "standardise", "standardize", "commit", "adopt", "opt", "settle",
+                   "converge", "align"):
+            what = _chosen_after(lem, m.group("rest"))
+            if what and not _NEG.search(text[: m.end("v")]):
+                return _decision_cue(text, what, None, False)
     if m is not None:
         lem = _choosing_past(m.group("v"))
         before = text[: m.start()]
@@ -1462,7 +1482,9 @@ def _decision_shaped(text: str) -> Cue | None:
             continue
         if pat is _THING_PASSIVE:
             lem = _choosing_past(m.group("v"))
-            if lem is None or lem in _DROPPING or lem in ("go", "land", "commit", "lock",
+            if lem == "agree" and re.match(r"\s*(?:as|upon|on)\b", m.group("rest")):
+                pass
+            elif lem is None or lem in _DROPPING or lem in ("go", "land", "commit", "lock",
                                                            "align", "converge", "agree",
                                                            "rule", "determine", "conclude",
                                                            "resolve", "settle", "decide"):
@@ -1474,8 +1496,9 @@ def _decision_shaped(text: str) -> Cue | None:
                 rest = rest.lstrip()[3:]
         else:
             rest = m.group("rest")
-        if not re.match(r"\s*(?:as|for|over|instead|rather|in\s+(?:place|favou?r|preference)|,|—|–|"
-                        r"\.|$|ahead)", rest) or re.match(r"\s*over\s+the\s+objection", rest):
+        if not re.match(r"\s*(?:as|upon|for|over|instead|rather|in\s+(?:place|favou?r|"
+                        r"preference)|,|—|–|\.|$|ahead)", rest) or \
+                re.match(r"\s*over\s+the\s+objection", rest):
             continue
         return _decision_cue(text, m.group("what") + rest, None, False)
     return None
