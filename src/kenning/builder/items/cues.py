@@ -10,7 +10,13 @@ structure, not by a list of verbs.
   I need you to …) or an imperative led by "please" / a vocative ("Peter, please write it up"),
   or a question to "you" that asks for something.
 - **decision**: a decision marker (Decision:, Decided:, Final answer:, the call is to, we've
-  settled on / decided / agreed / are going with), never when negated, asked or conditional.
+  settled on / decided / agreed / are going with), else the shape: a group or authority
+  subject (we, the team/board/committee, everyone, management, consensus) + a choosing verb
+  (a small class by LEMMA, with its particle) in a past or perfect form (lemminflect); an
+  outcome noun (decision, consensus, verdict, outcome, resolution, approval, go-ahead …)
+  heading the sentence or a label ("Signed off:", "Our call:"); the chosen thing as subject of
+  a passive choice ("Porto has been approved for the offsite"); never when negated, asked,
+  conditional, hedged, pending or someone else's.
 - **delivery**: first person + perfect/past of an action ("I've sent", "we just pushed"),
   "here's / attached / as promised", a one-word report ("Sent.", "Done —"), a passive result
   ("keys are merged", "the report is attached").
