@@ -331,6 +331,8 @@ PHRASINGS: list[tuple[str, str | None, str | None, str | None]] = [
     ("It would help if we had more time.", None, None, None),
     ("I'll jump on it and redraw the floor plan by Friday.", "commitment", "them", "2026-03-06"),
     ("I'll think about it and see.", None, None, None),
+    ("I'll get together the seating plan at some point next week.", "commitment", "them",
+     "2026-03-13"),
     ("Leave the kids to me if the meeting runs late.", None, None, None),
 ]
 

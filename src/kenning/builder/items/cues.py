@@ -49,6 +49,7 @@ _STATE_ACTIONS = re.compile(
     r"[a-z]+ing\b|be back (?:to you|with)\b|see to\b|"
     r"have (?:someone|somebody|my team|our team|(?-i:[A-Z][a-z]+))\s+[a-z]+\b|"
     r"take care of|get (?:it|this|that|them|the|a|an|you|back|my|our|something|everything|"
+    r"together|"
     r"started|going|on it)\b|go (?:ahead|through|over)\b|"
     r"do (?:it|that|this|the|a|my|our|some|an)\b|keep you (?:posted|updated|informed)|"
     r"come back to you|talk to (?!you soon)\w+ (?:about|re|regarding)\b|"
@@ -69,7 +70,10 @@ _NEG = re.compile(r"\b(?:not|never|no longer|n't|nobody|nothing|neither|nor|cann
                   r"(?<=[a-z])n['’]t\b", re.IGNORECASE)
 _COND = re.compile(r"\b(?:if|unless|whether|in case|suppose|supposing|assuming|imagine|"
                    r"hypothetically|what if|otherwise|would|could have|might|should we|"
-                   r"shall we|in theory|ideally|someday|some day|at some point|eventually|"
+                   r"shall we|in theory|ideally|someday|some day|eventually|"
+                   # "at some point" is vague unless a time follows ("at some point next week")
+                   r"at some point(?!\s+(?:next|this|later|today|tomorrow|tonight|before|"
+                   r"during|on\s+(?:monday|tuesday|wednesday|thursday|friday)))|"
                    r"one day|some time)\b", re.IGNORECASE)
 _I = r"(?:I|we|We)"
 _MODAL = (r"(?:['’]ll|\s+will|\s+shall|['’]m\s+going\s+to|\s+am\s+going\s+to|"
