@@ -296,6 +296,44 @@ PHRASINGS: list[tuple[str, str | None, str | None, str | None]] = [
      "them", None),
     ("I won't renew the lease so you can move out.", None, None, None),
     ("I didn't have to rewrite the summary this time.", None, None, None),
+    # decisions by shape (a group subject + a past/perfect choosing verb by lemma, an outcome
+    # noun or label, a passive choice): my own phrasings, in none of the corpus banks
+    ("The steering committee elected to postpone the rebrand.", "decision", "them", None),
+    ("After a long back-and-forth we went for Datadog instead of New Relic.", "decision",
+     "them", None),
+    ("Management has signed off on the new pricing tiers.", "decision", "them", None),
+    ("The leadership team has greenlit Project Atlas.", "decision", "them", None),
+    ("We've scrapped the native app in favour of a progressive web app.", "decision", "them",
+     None),
+    ("Resolution: the API stays on version two.", "decision", "them", None),
+    ("It has been decided that we keep Slack for chat.", "decision", "them", None),
+    ("The committee has reached a consensus on Kafka over RabbitMQ.", "decision", "them",
+     None),
+    ("Porto has been approved for the offsite.", "decision", "them", None),
+    ("Stripe got the go-ahead for billing.", "decision", "them", None),
+    ("We collectively opted to keep the old logo.", "decision", "them", None),
+    ("We're locking in Porto for the offsite.", "decision", "them", None),
+    ("The group has come down in favour of quarterly invoicing.", "decision", "them", None),
+    ("That settles it: Porto for the offsite.", "decision", "them", None),
+    ("Decision needed: the caterer for the launch party.", None, None, None),
+    ("We're locking the office at six.", None, None, None),
+    ("Once we've chosen the venue I'll book the flights.", None, None, None),
+    ("The decision on the caterer is still pending.", None, None, None),
+    ("We settled the invoice yesterday.", None, None, None),
+    ("The vendor chose a new logo last week.", None, None, None),
+    ("Most everyone agreed that a regulated market was not feasible.", None, None, None),
+    ("The answer is open access, so power can flow.", None, None, None),
+    # ownership and polite-condition shapes (own phrasings)
+    ("You can leave the venue shortlist to me.", "commitment", "them", None),
+    ("The seating plan is on me.", "commitment", "them", None),
+    ("Our team is going to repaint the lobby by Friday.", "commitment", "them", "2026-03-06"),
+    ("It would be a big help if you could proofread the flyer.", "ask", "them", None),
+    ("It would help if we had more time.", None, None, None),
+    ("I'll jump on it and redraw the floor plan by Friday.", "commitment", "them", "2026-03-06"),
+    ("I'll think about it and see.", None, None, None),
+    ("I'll get together the seating plan at some point next week.", "commitment", "them",
+     "2026-03-13"),
+    ("Leave the kids to me if the meeting runs late.", None, None, None),
 ]
 
 
@@ -343,6 +381,12 @@ def test_decision_shapes_rejected_and_because(phrasing_vault: Path) -> None:
     assert (items[0].rejected, items[0].about) == (("MySQL",), ("the ledger",))
     _, _, items, _ = _extract(phrasing_vault, "email", "opted for quarterly")
     assert items[0].rejected == ("monthly billing",)
+    _, _, items, _ = _extract(phrasing_vault, "email", "went for Datadog")
+    assert items[0].rejected == ("New Relic",)
+    _, _, items, _ = _extract(phrasing_vault, "email", "scrapped the native app")
+    assert items[0].rejected == ("the native app",)
+    _, _, items, _ = _extract(phrasing_vault, "email", "consensus on Kafka")
+    assert items[0].rejected == ("RabbitMQ",)
 
 
 def test_the_sentences_after_a_decision_name_what_was_dropped_and_why(tmp_path: Path) -> None:

@@ -10,7 +10,13 @@ structure, not by a list of verbs.
   I need you to …) or an imperative led by "please" / a vocative ("Peter, please write it up"),
   or a question to "you" that asks for something.
 - **decision**: a decision marker (Decision:, Decided:, Final answer:, the call is to, we've
-  settled on / decided / agreed / are going with), never when negated, asked or conditional.
+  settled on / decided / agreed / are going with), else the shape: a group or authority
+  subject (we, the team/board/committee, everyone, management, consensus) + a choosing verb
+  (a small class by LEMMA, with its particle) in a past or perfect form (lemminflect); an
+  outcome noun (decision, consensus, verdict, outcome, resolution, approval, go-ahead …)
+  heading the sentence or a label ("Signed off:", "Our call:"); the chosen thing as subject of
+  a passive choice ("Porto has been approved for the offsite"); never when negated, asked,
+  conditional, hedged, pending or someone else's.
 - **delivery**: first person + perfect/past of an action ("I've sent", "we just pushed"),
   "here's / attached / as promised", a one-word report ("Sent.", "Done —"), a passive result
   ("keys are merged", "the report is attached").
@@ -43,6 +49,7 @@ _STATE_ACTIONS = re.compile(
     r"[a-z]+ing\b|be back (?:to you|with)\b|see to\b|"
     r"have (?:someone|somebody|my team|our team|(?-i:[A-Z][a-z]+))\s+[a-z]+\b|"
     r"take care of|get (?:it|this|that|them|the|a|an|you|back|my|our|something|everything|"
+    r"together|"
     r"started|going|on it)\b|go (?:ahead|through|over)\b|"
     r"do (?:it|that|this|the|a|my|our|some|an)\b|keep you (?:posted|updated|informed)|"
     r"come back to you|talk to (?!you soon)\w+ (?:about|re|regarding)\b|"
@@ -63,7 +70,10 @@ _NEG = re.compile(r"\b(?:not|never|no longer|n't|nobody|nothing|neither|nor|cann
                   r"(?<=[a-z])n['’]t\b", re.IGNORECASE)
 _COND = re.compile(r"\b(?:if|unless|whether|in case|suppose|supposing|assuming|imagine|"
                    r"hypothetically|what if|otherwise|would|could have|might|should we|"
-                   r"shall we|in theory|ideally|someday|some day|at some point|eventually|"
+                   r"shall we|in theory|ideally|someday|some day|eventually|"
+                   # "at some point" is vague unless a time follows ("at some point next week")
+                   r"at some point(?!\s+(?:next|this|later|today|tomorrow|tonight|before|"
+                   r"during|on\s+(?:monday|tuesday|wednesday|thursday|friday)))|"
                    r"one day|some time)\b", re.IGNORECASE)
 _I = r"(?:I|we|We)"
 _MODAL = (r"(?:['’]ll|\s+will|\s+shall|['’]m\s+going\s+to|\s+am\s+going\s+to|"
@@ -77,7 +87,10 @@ _MODAL = (r"(?:['’]ll|\s+will|\s+shall|['’]m\s+going\s+to|\s+am\s+going\s+to
           r"['’]ll\s+be\s+able\s+to|\s+will\s+be\s+able\s+to|\s+undertake\s+to|"
           r"['’]ve\s+got\s+to|\s+have\s+got\s+to|\s+should\s+be\s+able\s+to|"
           r"['’]re\s+on\s+track\s+to|\s+are\s+on\s+track\s+to|['’]m\s+on\s+track\s+to|"
-          r"\s+need\s+to|\s+have\s+to|\s+must|['’]m\s+due\s+to)")
+          r"\s+need\s+to|\s+have\s+to|\s+must|['’]m\s+due\s+to|"
+          # a first-person group in the third person ("our team is going to …")
+          r"\s+is\s+going\s+to|['’]s\s+going\s+to|\s+is\s+planning\s+to|\s+is\s+happy\s+to|"
+          r"\s+is\s+on\s+track\s+to|\s+is\s+due\s+to)")
 _COMMIT = re.compile(rf"(?<![\w'’])(?P<subj>{_I}|Let me|let me|Lemme|Let us(?! know)|"
                      r"let us(?! know)|I['’]ll have|We['’]ll have|"
                      r"(?:My|my|Our|our) (?:team|people|group|office|side)|"
@@ -85,7 +98,8 @@ _COMMIT = re.compile(rf"(?<![\w'’])(?P<subj>{_I}|Let me|let me|Lemme|Let us(?!
                      r"(?:^|(?<=^will do, )|(?<=^Will do, )|(?<=^Ok, )|(?<=^OK, )|(?<=^Sure, ))"
                      r"(?:Will|will|Going to|going to|Gonna|gonna|"
                      r"Planning to|planning to|Aiming to|aiming to)(?=\s+[a-z])|"
-                     r"(?:My|my|The|the) plan is to|I['’]m|I am|We['’]re|We are)"
+                     r"(?:My|my|The|the|Our|our) (?:plan|commitment|promise|job|task|"
+                     r"undertaking) is to|I['’]m|I am|We['’]re|We are)"
                      rf"(?P<modal>{_MODAL})?\s+(?P<rest>.+)$")
 _ASK = re.compile(
     r"(?<![\w'’])(?:(?P<mind>would|do)\s+you\s+mind\s+(?P<ing>[a-z]+ing)|"
@@ -608,8 +622,8 @@ def read(sentence: str, *, in_actions: bool = False, names: frozenset[str] = fro
     commitment = _commitment(text, names)
     if commitment is not None and commitment.text != text:
         commitment = replace(commitment, text=text)  # the sentence as written
-    if commitment is not None and spoken and not _spoken_keeps(commitment, text,
-                                                               after_request):
+    if commitment is not None and spoken and _owned(text, names) is None and \
+            not _spoken_keeps(commitment, text, after_request):
         commitment = None
     if commitment is not None and delivery is None:
         out.append(commitment)
@@ -681,6 +695,42 @@ _INTERJECTION = re.compile(
     r"\s*[,!.;:—–-]+\s*)+", re.IGNORECASE)
 
 
+# Ownership taken, by shape: a thing assigned to the first person ("leave X to me", "X is on
+# me", "X falls to me"), or an action label naming its owner ("Action on me: …",
+# "Owner Dana: …") followed by a verb.
+_ASSIGNED = re.compile(
+    r"(?i)^(?:(?:so|ok|okay|right|fine|sure)\W+)?(?:you\s+can\s+|just\s+)?(?:leave|put|park)\s+"
+    r"(?P<obj>(?:the|that|this|those|these|it|them|all|our|your)\b.{0,60}?)\s+"
+    r"(?:to|with|on)\s+me\b|"
+    r"^(?:(?:so|ok|okay|right)\W+)?(?P<obj2>(?:the|that|this|those|these|our|your)\s+.{1,60}?)\s+"
+    r"(?:is|are|['’]s|falls|fall)\s+(?:on\s+me|mine|with\s+me|to\s+me|my\s+(?:job|task|"
+    r"responsibility|department|call))\b")
+_ACTION_LABEL = re.compile(
+    r"^(?:(?:so|ok|okay|right)\W+)?(?:(?:the\s+)?(?:action|action\s+item|next\s+step|to-?do|task|"
+    r"follow-?up|ai|owner|assignee|assigned\s+to|action\s+owner)s?)\s*"
+    r"(?:(?:on|for|to)\s+(?P<me>me|us)|(?:on|for|to|:)?\s*"
+    r"(?P<name>(?-i:[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)))\s*[:—–-]\s*(?P<act>.+)$", re.IGNORECASE)
+
+
+def _owned(text: str, names: frozenset[str]) -> Cue | None:
+    if text.endswith("?") or _COND.search(text) or _NEG.search(text):
+        return None
+    m = _ASSIGNED.search(text)
+    if m is not None and len(words(m.group("obj") or m.group("obj2"))) >= 1:
+        return Cue("commitment", text)
+    m = _ACTION_LABEL.match(text)
+    if m is not None:
+        verb = m.group("act").split()[0].casefold().strip(",.;:")
+        if not is_verb(verb) or verb in _STATES:
+            return None
+        name = m.group("name")
+        if name is not None and name.casefold() not in names and \
+                name.split()[0].casefold() not in names:
+            return None
+        return Cue("commitment", text, subject=name)
+    return None
+
+
 def _commitment(text: str, names: frozenset[str]) -> Cue | None:
     """A commitment the sentence makes: its first promise clause, else a later clause ("I can
     take it: I'll finalise the quote"), else the first-person infinitive frame."""
@@ -689,6 +739,9 @@ def _commitment(text: str, names: frozenset[str]) -> Cue | None:
     main = _PURPOSE.sub("", text)
     if text.endswith("?") or _NEG.search(main):
         return None
+    owned = _owned(text, names)
+    if owned is not None:
+        return owned
     cue = _commitment_clause(text, names)
     if cue is None or cue.needs_due:
         for m in _CLAUSE_BREAK.finditer(text):
@@ -703,7 +756,20 @@ def _commitment(text: str, names: frozenset[str]) -> Cue | None:
                 return replace(later, text=text, vocative=_vocative(text, names))
     if cue is None:
         cue = _frame(text, names)
+    if cue is None:
+        # Two coordinated actions, the first a turn of phrase about taking it on ("I'll jump
+        # on that and produce the forecast"): the promise is read from the second.
+        co = _COORDINATED.match(text)
+        if co is not None and is_verb(co.group("v2")) and co.group("v2") not in _STATES:
+            later = _commitment_clause(co.group("pre") + co.group("post"), names)
+            if later is not None:
+                cue = replace(later, text=text)
     return cue
+
+
+_COORDINATED = re.compile(r"^(?P<pre>.*?(?:['’]ll|\swill|\sshall|\s(?:am|are|['’]m|['’]re)\s+"
+                          r"going\s+to)\s+)[a-z]+(?:\s+(?:on|onto|to|in|into|with|at|over))?"
+                          r"\s+(?:it|that|this|them)\s+and\s+(?P<post>(?P<v2>[a-z]+)\b.*)$")
 
 
 _CLAUSE_BREAK = re.compile(r"\s*[:;—–]\s+|,\s+(?=(?:I|we|We)\b)")
@@ -965,11 +1031,13 @@ def _commitment_clause(text: str, names: frozenset[str]) -> Cue | None:
 def _action_owner(text: str, names: frozenset[str]) -> str | None:
     """Whose action item: "Jonas: …", "Jonas to …", "… (Jonas)", "… — Jonas", "@jonas …",
     "Owner: Jonas"."""
-    body = re.sub(r"^(?:AI|A/I|Action(?: item)?|TODO|To-?do|Follow-?up)\s*(?:[:—–-]\s*|"
-                  r"\s(?=@?[A-Z]))", "", text, flags=re.IGNORECASE)
+    body = re.sub(r"^(?:(?:so|ok|okay|right),?\s+)?(?:AI|A/I|Action(?: item)?|TODO|To-?do|"
+                  r"Follow-?up|Owner|Assignee|Assigned to|Next step)\s*(?:[:—–-]\s*|"
+                  r"\s(?=@?[A-Z])|(?=\())", "", text, flags=re.IGNORECASE)
     patterns = [r"^@?(?P<n>[A-Z][\w'’.-]+(?: [A-Z][\w'’-]+)?)\s*(?:[:—–-]|\bto\b|\bwill\b|"
                 r"\bshould\b|\bowns\b|\bto own\b|\b[a-z]+s\b)",
-                r"\((?:owner:\s*)?@?(?P<n>[A-Z][\w'’-]+(?: [A-Z][\w'’-]+)?)\)\s*[.]?$",
+                r"^@(?P<n>[A-Z][\w'’.-]+(?: [A-Z][\w'’-]+)?)\s+(?=[a-z])",
+                r"\((?:owner:\s*)?@?(?P<n>[A-Z][\w'’-]+(?: [A-Z][\w'’-]+)?)\)\s*(?:[.]?$|[:—–-])",
                 r"[—–-]\s*@?(?P<n>[A-Z][\w'’-]+(?: [A-Z][\w'’-]+)?)\s*[.]?$",
                 r"\b(?:owner|assignee|assigned to)\s*[:=]?\s*@?(?P<n>[A-Z][\w'’-]+"
                 r"(?: [A-Z][\w'’-]+)?)"]
@@ -990,6 +1058,15 @@ def _ask(text: str, names: frozenset[str]) -> Cue | None:
             r"(?i)(?:please\s+)?let (?:me|us) know[.!]?", text):
         return None
     vocative = _vocative(text, names)
+    # "It would help if you could …", "it'd be great if you could …": a request framed as a
+    # condition on the reader's help.
+    pa = re.match(r"(?i)^(?:it|that)(?:\s+would|['’]d)\s+(?:really\s+)?(?:help|be\s+(?:a\s+)?"
+                  r"(?:\w+\s+)?(?:great|helpful|useful|good|ideal|brilliant|fantastic|lovely|"
+                  r"appreciated|help|perfect|wonderful|big\s+help))\s+(?:a\s+lot\s+)?if\s+you\s+"
+                  r"(?:could|would|can|were\s+able\s+to)\s+(?:please\s+)?(?P<v>[a-z]+)\b", text)
+    if pa and is_verb(pa.group("v")) and pa.group("v") not in _ASK_STATES and \
+            not text.endswith("?"):
+        return Cue("ask", text, vocative=vocative)
     m = _ASK.search(text)
     if m is not None:
         verb = next((m.group(g) for g in ("verb", "ing", "ing2", "verb2", "verb3", "verb4",
@@ -1102,11 +1179,27 @@ _LEAD_ADVERBIAL = re.compile(r"(?i)^(?:after|in|on|all|having|ultimately|finally
                              r"eventually|following|so|well|ok|okay)\b[^,]{0,30},\s+")
 
 
+_OPEN_DECISION = re.compile(r"(?i)^(?:once|when|whenever|until|till|as\s+soon\s+as|before)\b|"
+                            r"\b(?:still\s+(?:pending|open|tbd|under\s+discussion)|pending|tbd|"
+                            r"undecided|up\s+in\s+the\s+air|yet\s+to\s+be)\b")
+
+
 def _decision(text: str) -> Cue | None:
+    if _OPEN_DECISION.search(text):
+        return None  # "once we've chosen …", "the decision is still pending": not made yet
+    if re.search(r"(?i)\bagreed\s+that\b.*(?:\bnot\b|n['’]t\b|\bnever\b)", text):
+        return None  # "agreed that X was not feasible": an opinion shared, not a choice
+    cue = _decision_marked(text)
+    if cue is None:
+        cue = _decision_shaped(text)
+    return cue
+
+
+def _decision_marked(text: str) -> Cue | None:
     if text.endswith("?"):
         return None
     if _LEAD_ADVERBIAL.match(text):  # "After weighing it, Porto won out over Madrid"
-        core = _decision(text[_LEAD_ADVERBIAL.match(text).end():])  # type: ignore[union-attr]
+        core = _decision_marked(text[_LEAD_ADVERBIAL.match(text).end():])  # type: ignore
         if core is not None and not _COND.search(text[: 40]):
             return replace(core, text=text)
     head = _DECISION_HEAD.match(text)
@@ -1182,8 +1275,15 @@ def _decision(text: str) -> Cue | None:
             return None
         if _NEG.search(text[max(0, m.start() - 25): m.start()]):
             return None
+    on = m.group("on") if head is None and m is not None else None
+    return _decision_cue(text, what, on, head is not None)
+
+
+def _decision_cue(text: str, what: str | None, on: str | None, headed: bool) -> Cue | None:
+    """The decision ``text`` states, choosing ``what``: its rejected alternatives, topic and
+    reason read off the chosen part."""
     if not what or (len(what.split()) < 2 and not what.strip()[:1].isupper() and not (
-            head is not None and re.match(r"(?i)(?:\*\*)?(?:final|decision|decided|verdict|agreed)",
+            headed and re.match(r"(?i)(?:\*\*)?(?:final|decision|decided|verdict|agreed)",
                                           text))):
         return None
     rejected = tuple(_alt(r.group("alt")) for r in _REJECTED.finditer(what)
@@ -1200,7 +1300,6 @@ def _decision(text: str) -> Cue | None:
         r"(?:,|;|\band|\bbut)\s+(?P<alt>[^.;,()]+?)\s+(?:is|was|are|were)\s+(?:off\s+the\s+table|"
         r"out|rejected|dropped|ruled\s+out)\b", what, re.IGNORECASE))
     rejected = tuple(dict.fromkeys(r for r in rejected if r))
-    on = m.group("on") if head is None and m is not None else None
     about: tuple[str, ...] = (_alt(on),) if on else ()
     because = _BECAUSE.search(text)
     about = about + tuple(dict.fromkeys(
@@ -1213,6 +1312,206 @@ def _decision(text: str) -> Cue | None:
                         a.group("topic"))))
     return Cue("decision", text, rejected=rejected, about=about[:3],
                because=" ".join(because.group("why").split()) if because else None)
+
+
+# A decision by its shape, not its wording: a group or authority as subject, a verb of choosing
+# or of ending deliberation (by LEMMA) in a past or perfect form, and the chosen thing; or a
+# noun of a settled outcome heading the sentence or a label; or the chosen thing as subject of
+# a passive choosing verb ("Porto has been approved for the offsite").
+_CHOOSING = frozenset("""choose decide pick opt select settle agree approve adopt ditch drop scrap
+reject endorse sign land go commit finalise finalize conclude resolve elect vote ratify greenlight
+plump lock standardise standardize converge align rule determine""".split())
+# Verbs that choose only with their particle ("settled on", "went with", "signed off").
+_PARTICLE = {"settle": r"on|upon|that", "land": r"on|upon", "go": r"with|for|ahead\s+with",
+             "sign": r"off", "commit": r"to", "lock": r"in", "opt": r"for|to|in",
+             "vote": r"for|to|in\s+favou?r", "agree": r"to|that|on|upon", "conclude": r"that|to",
+             "resolve": r"that|to", "elect": r"to", "plump": r"for", "determine": r"that|to",
+             "align": r"on|behind", "converge": r"on", "rule": r"that|in\s+favou?r|out|against",
+             "standardise": r"on", "standardize": r"on", "decide": r"to|that|on|upon|against|:|,"}
+_DROPPING = frozenset("ditch drop scrap reject".split())
+_OUTCOME_NOUNS = (r"decision|consensus|verdict|conclusion|outcome|resolution|ruling|agreement|"
+                  r"sign-?off|approval|go-?ahead|green\s+light|determination")
+_GROUP = (r"(?:we|We|everyone|Everyone|everybody|Everybody|all\s+of\s+us|All\s+of\s+us|"
+          r"both\s+of\s+us|Both\s+of\s+us|the\s+rest\s+of\s+us|(?:[Tt]he|[Oo]ur)\s+(?:whole\s+|"
+          r"entire\s+|core\s+|steering\s+|project\s+|exec(?:utive)?\s+|leadership\s+|"
+          r"working\s+|review\s+|[a-z]+\s+)?(?:team|group|board|committee|panel|council|room|"
+          r"leads|partners|execs|executives|founders|directors|stakeholders|leadership|"
+          r"management|majority)|[Mm]anagement|[Ll]eadership|[Cc]onsensus|[Tt]he\s+majority)")
+_GROUP_VERB = re.compile(
+    rf"(?<![\w'’])(?P<subj>{_GROUP})(?P<aux>(?:['’]ve|['’]re|\s+are|\s+have|\s+has|\s+had|\s+all|\s+finally|"
+    r"\s+now|\s+eventually|\s+ultimately|\s+officially|\s+unanimously|\s+collectively|"
+    r"\s+jointly|\s+formally|\s+already|\s+just|\s+today|\s+yesterday|\s+together|\s+at\s+last|"
+    r"\s+basically|\s+effectively|\s+duly|\s+quickly|\s+firmly|\s+clearly|\s+both)*)"
+    r"\s+(?P<v>[a-z]+)(?P<rest>.*)$")
+_GROUP_NOUN = re.compile(
+    rf"(?<![\w'’])(?:{_GROUP})(?:['’]ve|\s+have|\s+has|\s+had|\s+finally|\s+now|\s+all)*\s+"
+    r"(?:(?:come|came)\s+down\s+(?:in\s+favou?r\s+of|on\s+the\s+side\s+of|on)\s+(?P<what2>.+)$|"
+    r"made\s+up\s+(?:our|its|their)\s+minds?\s*(?:on|about|:|,|—|–)?\s*(?P<what3>.+)$|"
+    r"(?:reached|come\s+to|came\s+to|arrived\s+at|made|taken|took|struck|hit)\s+(?:a|an|the|our|"
+    r"its|their)?\s*(?:final\s+|unanimous\s+|firm\s+|clear\s+|joint\s+|collective\s+)?"
+    rf"(?:{_OUTCOME_NOUNS})\b\s*(?:on|about|regarding|over|for|that|to|:|,|—|–)?\s*(?P<what>.+)$)")
+_NOUN_HEAD = re.compile(
+    r"^(?:(?:the|The|our|Our|a|A|its|their|[A-Z][\w&-]*['’]s|the\s+\w+['’]s)\s+)?"
+    r"(?:final\s+|unanimous\s+|agreed\s+|official\s+|formal\s+|firm\s+|group['’]?s?\s+|"
+    r"meeting['’]?s?\s+|team['’]?s?\s+)?"
+    rf"(?:{_OUTCOME_NOUNS}|(?<=final\s)(?:call|pick|choice)|(?<=agreed\s)(?:plan|option))"
+    r"(?:\s+(?:on|about|for|regarding|re|over)\s+(?P<on>[^,:;]{1,40}?))?"
+    r"\s*(?:(?:is|was|has\s+been)\s+(?:in\s*)?(?:[:—–-]\s*)?|[:—–]\s*|->\s*|→\s*)"
+    r"(?:to\s+|that\s+|clear\s*[:,—–-]\s*)?(?P<what>\S.+)$")
+_LABEL = re.compile(r"^(?:\*\*)?(?P<label>[A-Za-z][\w'’-]*(?:\s+[A-Za-z][\w'’-]*){0,2})(?:\*\*)?"
+                    r"\s*(?:[:—–]|->|→)\s*(?:\*\*)?\s*(?P<what>\S.+)$")
+_IT_PASSIVE = re.compile(
+    r"(?<![\w'’])(?:[Ii]t|[Tt]hat)(?:['’]s|\s+is|\s+was|\s+has)?(?:\s+been|\s+now|\s+finally|"
+    r"\s+officially|\s+formally|\s+unanimously|\s+all)*\s+(?P<v>[a-z]+)(?P<rest>.*)$")
+_THING_PASSIVE = re.compile(
+    r"^(?:(?:so|and|ok|okay|right)\W+)?(?P<what>(?:[\w&/+.-]+\s){0,5}?[\w&/+.-]+)\s+"
+    r"(?:has\s+been|have\s+been|was|were|is|are|got|gets|['’]s\s+been|is\s+now|has\s+now\s+been|"
+    r"has\s+officially\s+been|was\s+officially|was\s+formally|was\s+unanimously|was\s+finally)\s+"
+    r"(?P<v>[a-z]+)(?P<rest>.*)$")
+_THING_NOD = re.compile(
+    r"^(?P<what>(?:[\w&/+.-]+\s){0,5}?[\w&/+.-]+)\s+(?:got|gets|has\s+got|has|received|"
+    r"was\s+given|has\s+been\s+given|won|earned)\s+(?:the|a|our|their|its|final|formal)?\s*"
+    r"(?:final\s+|formal\s+|official\s+|unanimous\s+)?(?:go-?ahead|green\s+light|sign-?off|"
+    r"approval|nod|thumbs\s+up|vote)\b(?P<rest>.*)$")
+_NOT_CHOSEN = re.compile(r"(?i)^(?:who|which|what|whoever|i|you|he|she|they|it|this|that|there|"
+                         r"your|my|his|her|their|nothing|none|no|everything|all|each|any|"
+                         r"something|anything)\b")
+_UNSURE = re.compile(r"(?i)\b(?:believe|think|guess|suppose|assume|hope|wish|unless|until|"
+                     r"whether|probably|maybe|perhaps|likely|tentatively|provisionally|"
+                     r"pending|subject\s+to|for\s+now|reconsider|revisit|proposed|propose|"
+                     r"suggest(?:ed)?|recommend(?:ed)?)\b")
+_PAST_CACHE: dict[str, str | None] = {}
+
+
+def _choosing_past(word: str) -> str | None:
+    """The choosing lemma when ``word`` is a past or perfect form of one ("opted" → "opt",
+    "chose" → "choose", "signed" → "sign"), else None."""
+    w = word.casefold()
+    if w in _PAST_CACHE:
+        return _PAST_CACHE[w]
+    import lemminflect
+
+    out = None
+    for lem in lemminflect.getAllLemmas(w).get("VERB", ()):
+        forms = set(lemminflect.getInflection(lem, "VBD")) | set(
+            lemminflect.getInflection(lem, "VBN"))
+        if lem in _CHOOSING and w in forms and w != lem:
+            out = lem
+            break
+    if out is None and w in ("greenlit", "green-lit", "okayed", "okd", "ok'd"):
+        out = "approve"
+    _PAST_CACHE[w] = out
+    return out
+
+
+def _chosen_after(lem: str, rest: str) -> str | None:
+    """What a choosing verb chose, read off the words after it; None when its particle is
+    missing ("we settled the invoice", "we agreed" alone)."""
+    need = _PARTICLE.get(lem)
+    if need is not None:
+        p = re.match(rf"\s*(?:{need})\b\s*", rest)
+        if p is None:
+            return None
+        if lem == "decide" and rest.lstrip().startswith("against"):
+            return None
+        rest = rest[p.end():]
+    if lem == "sign":
+        rest = re.sub(r"^(?:on|for)\s+", "", rest)
+    if lem in ("pick", "select", "choose") and re.match(r"\s*(?:up|out|through)\b", rest):
+        return None
+    if lem in _DROPPING:
+        m = re.match(r"\s*(?P<alt>.+?)\s+(?:in\s+favou?r\s+of|for|and\s+(?:went|are\s+going|"
+                     r"will\s+go|chose|picked|opted)\s+(?:with|for)?)\s+(?P<what>.+)$", rest)
+        if m is None:
+            return None  # only what was dropped: no decision for
+        return f"{m.group('what')} over {m.group('alt')}"
+    rest = rest.strip()
+    return rest or None
+
+
+def _decision_shaped(text: str) -> Cue | None:
+    if text.endswith("?") or _COND.search(text) or _UNSURE.search(text):
+        return None
+    m = _GROUP_NOUN.search(text)
+    if m is not None and not _NEG.search(text[: m.start()] + " ".join(
+            text[m.start():].split()[:8])):
+        return _decision_cue(text, m.group("what") or m.group("what2") or m.group("what3"),
+                             None, True)
+    m = _NOUN_HEAD.match(text)
+    if m is not None and not _NEG.search(text[: m.start("what")]):
+        return _decision_cue(text, m.group("what"), m.group("on"), True)
+    m = _LABEL.match(text)
+    if m is not None and not _NEG.search(m.group("label")):
+        label = [w.casefold() for w in m.group("label").split()]
+        if label[0] in ("it", "it's", "it’s", "we", "we've", "we’ve", "all", "now"):
+            label = label[1:] or label
+        label = [w.strip("'’").removesuffix("'s").removesuffix("’s") for w in label]
+        outcome = _OUTCOME_NOUNS + r"|decisions|agreements|outcomes|call|pick|choice|verdicts?"
+        if any(w in ("needed", "required", "requested", "wanted", "open", "pending", "due",
+                     "tbd", "asked", "sought", "points", "items", "log") for w in label) or \
+                re.match(r"(?i)(?:none|nothing|n/?a|tbd|to\s+be|pending)\b", m.group("what")):
+            return None  # "Decision needed: …", "Decisions: none this month"
+        if (len(label) <= 3 and any(re.fullmatch(outcome, w) for w in label)) \
+                or (_choosing_past(label[0]) and label[0] not in ("dropped", "rejected",
+                                                                  "scrapped", "ditched")) \
+                or (len(label) == 3 and label[1] in ("settles", "decides") and
+                    label[2] == "it"):
+            return _decision_cue(text, m.group("what"), None, True)
+    m = _GROUP_VERB.search(text)
+    if m is not None and re.fullmatch(r"(?:['’]re|\s+are)", m.group("aux")) and \
+            m.group("v").endswith("ing"):
+        lem = lemma(m.group("v"))
+        if lem in ("lock", "standardise", "standardize", "commit", "adopt", "opt", "settle",
+                   "converge", "align"):
+            what = _chosen_after(lem, m.group("rest"))
+            if what and not _NEG.search(text[: m.end("v")]):
+                return _decision_cue(text, what, None, False)
+    if m is not None:
+        lem = _choosing_past(m.group("v"))
+        before = text[: m.start()]
+        if lem and not _NEG.search(before[-25:] + m.group(0)[: m.end("v") - m.start()]) and \
+                not re.search(r"(?i)\b(?:what|which|that|why|how|where|when|once|before|after|"
+                              r"because|since|as)\W*$", before) and \
+                not _NEG.search(m.group("rest")[:12]):
+            what = _chosen_after(lem, m.group("rest"))
+            if what and lem == "agree" and _NEG.search(what):
+                what = None  # "agreed that X was not feasible": an opinion shared, not a choice
+            if what:
+                return _decision_cue(text, what, None, False)
+    m = _IT_PASSIVE.search(text)
+    if m is not None and not _NEG.search(text[: m.end("v")]):
+        lem = _choosing_past(m.group("v"))
+        if lem and lem not in _DROPPING:
+            rest = re.sub(r"^\s*(?:on|upon|that|to|:|,|—|–)\s*", "", m.group("rest"))
+            if rest and re.match(r"\s*(?:on|upon|that|to|:|,|—|–)", m.group("rest")):
+                return _decision_cue(text, rest, None, True)
+    for pat in (_THING_PASSIVE, _THING_NOD):
+        m = pat.match(text)
+        if m is None or _NOT_CHOSEN.match(m.group("what")) or \
+                _NEG.search(text[: m.end("what") + 20]):
+            continue
+        if pat is _THING_PASSIVE:
+            lem = _choosing_past(m.group("v"))
+            if lem == "agree" and re.match(r"\s*(?:as|upon|on)\b", m.group("rest")):
+                pass
+            elif lem is None or lem in _DROPPING or lem in ("go", "land", "commit", "lock",
+                                                           "align", "converge", "agree",
+                                                           "rule", "determine", "conclude",
+                                                           "resolve", "settle", "decide"):
+                continue
+            rest = m.group("rest")
+            if lem == "sign":
+                if not re.match(r"\s*off\b", rest):
+                    continue
+                rest = rest.lstrip()[3:]
+        else:
+            rest = m.group("rest")
+        if not re.match(r"\s*(?:as|upon|for|over|instead|rather|in\s+(?:place|favou?r|"
+                        r"preference)|,|—|–|\.|$|ahead)", rest) or \
+                re.match(r"\s*over\s+the\s+objection", rest):
+            continue
+        return _decision_cue(text, m.group("what") + rest, None, False)
+    return None
 
 
 def _alt(text: str) -> str:

@@ -42,8 +42,14 @@ REPEAT_OVERLAP = 0.6     # Jaccard of content words: the same promise said again
 
 _BULLET = re.compile(r"^\s*(?:[-*+•]|\d{1,2}[.)])\s+")
 _CHECKBOX = re.compile(r"^\s*[-*+]\s+\[(?P<x>[ xX])\]\s+")
-_ACTION_LINE = re.compile(r"^\s*(?:[-*+•]\s+)?(?:\*\*)?(?:AI|A/I|Action(?: item)?|TODO|To-?do)"
-                          r"(?:\*\*)?(?:\s+@?(?-i:[A-Z])[\w'’.-]+(?:\s+(?-i:[A-Z])[\w'’-]+)?)?"
+# An action label with its owner by shape: "AI:", "Action Jonas:", "Owner Mei:", "Next step
+# (Lars):", "Action on me:", "Assigned to Ana:".
+_ACTION_LINE = re.compile(r"^\s*(?:[-*+•]\s+)?(?:\*\*)?(?:(?:so|ok|okay|right),?\s+)?"
+                          r"(?:AI|A/I|Action(?: item)?|TODO|To-?do|Owner|Assignee|Assigned to|"
+                          r"Next step|Follow-?up)"
+                          r"(?:\*\*)?(?:\s+@?(?-i:[A-Z])[\w'’.-]+(?:\s+(?-i:[A-Z])[\w'’-]+)?|"
+                          r"\s*\(@?(?-i:[A-Z])[\w'’.-]+(?:\s+(?-i:[A-Z])[\w'’-]+)?\)|"
+                          r"\s+(?:on|for)\s+(?:me|us))?"
                           r"\s*[:—–](?:\*\*)?\s+\S", re.IGNORECASE)
 _ACTION_WORDS = (r"(?:(?:open\s+)?action\s*(?:items?|points?)|next\s+steps|follow[- ]?ups?|"
                  r"to-?dos?|tasks|owners|assignments|actions|takeaways|deliverables|commitments|"
