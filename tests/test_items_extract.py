@@ -783,6 +783,27 @@ def test_settle_across_threads_same_person_audience_and_object(tmp_path: Path) -
     assert sorted(again, key=lambda i: i.id) == sorted(settled, key=lambda i: i.id)
 
 
+def test_a_delivery_months_after_the_promise_in_another_source_does_not_close_it() -> None:
+    """Within 90 days of the promise (or of its due date) another source's delivery closes
+    it; a year later, a mail that shares its words does not."""
+    from kenning.builder.items.model import Party
+
+    steve, sue = Party("Steve Kean", "steve@enron.com"), Party("Sue Mara", "sue@enron.com")
+    promise = Item("commitment", "I'll read the comments on the price caps", "sources/email/a.md",
+                   10, 10, "2000-08-14", steve, (sue,))
+    late = Delivery(steve, (sue,), "I read the comments on the price caps", "sources/email/b.md",
+                    5, 5, "2001-07-10")
+    soon = Delivery(steve, (sue,), "I read the comments on the price caps", "sources/email/c.md",
+                    5, 5, "2000-09-01")
+    assert settle([promise], [late], [])[0].status == "open"
+    (done,) = settle([promise], [late, soon], [])
+    assert done.status == "done" and done.closed_by == "sources/email/c#L5"
+    # A promise due later counts its window from the due date.
+    due = Item("commitment", "I'll read the comments on the price caps", "sources/email/a.md",
+               10, 10, "2000-08-14", steve, (sue,), due="2001-06-01")
+    assert settle([due], [late], [])[0].status == "done"
+
+
 def test_the_sample_vault(tmp_path: Path) -> None:
     """The bundled sample: the decision and its rejected options, the promises and who
     delivered them."""

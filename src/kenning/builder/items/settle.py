@@ -1,6 +1,7 @@
 """Closing items across sources: a commitment is done when the same person later delivers to an
 overlapping audience something that matches it (its words, or an "as promised" cue with some
-shared word); an ask is answered when its addressee writes later in the same thread.
+shared word), in another source within :data:`DELIVERY_DAYS`; an ask is answered when its
+addressee writes later in the same thread.
 
 Deterministic (inputs are sorted first), idempotent (settling settled items changes nothing) and
 monotone (a done item is never reopened; a person's "done" is kept)."""
@@ -58,6 +59,21 @@ def _same_subject(item: Item, d: Delivery) -> bool:
     return shared >= 2 and shared * 2 >= min(len(a), len(b))
 
 
+DELIVERY_DAYS = 90   # another source delivers within this of the promise (or of its due date)
+
+
+def _in_time(item: Item, d: Delivery) -> bool:
+    """A delivery in another source counts within :data:`DELIVERY_DAYS` of the promise, or of
+    its due date when that is later: a year-old promise is not closed by a new mail that shares
+    its words."""
+    if not item.date or not d.date:
+        return True
+    from datetime import date, timedelta
+
+    start = max(item.date, item.due or item.date)
+    return date.fromisoformat(d.date) <= date.fromisoformat(start) + timedelta(DELIVERY_DAYS)
+
+
 def _key(p: Party | None) -> str:
     return "owner" if p is not None and p.owner else (p.key if p is not None else "")
 
@@ -88,6 +104,8 @@ def settle(items: list[Item], deliveries: list[Delivery], replies: list[Reply]) 
             if it.status != OPEN or not _same(it.who, d.who):
                 continue
             if it.date and d.date and d.date < it.date:
+                continue
+            if it.source != d.source and not _in_time(it, d):
                 continue
             if it.source == d.source and it.line >= d.line:
                 continue
