@@ -38,8 +38,10 @@ _OCCURRENCE = re.compile(r"^- (\d{4}-\d{2}-\d{2})\b(.*)$")
 
 
 def _clean(text: str) -> str:
-    text = " ".join(str(text).split()).strip("*_ ")
-    return text.replace("[", "(").replace("]", ")").replace("::", ":")
+    """A heading as one line of page text (the build's own cleaning, emphasis marks off)."""
+    from kenning.builder.pages import _clean as clean
+
+    return clean(text).strip("*_ ")
 
 
 def topics(lines: list[str], body_start: int, data: dict[str, Any]) -> list[tuple[str, str]]:

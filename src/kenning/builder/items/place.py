@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from kenning.builder.items.model import ASK, COMMITMENT, DECISION, DONE, Item, Party
+from kenning.builder.names import fold as _fold
+from kenning.builder.pages import stem
 from kenning.vault.page import ItemLine
 
 MAX_TO_PAGES = 3
@@ -28,16 +30,6 @@ OWNER = "me"
 SECTION = {COMMITMENT: "commitments", ASK: "open items", DECISION: "decisions"}
 _PERSON = "person"
 _CITES = re.compile(r"\[\[(sources/meetings/[^\[\]#|\n]+)(?:[#|][^\[\]\n]*)?\]\]")
-
-
-def _fold(text: str) -> str:
-    from kenning.builder.names import fold
-
-    return fold(text)
-
-
-def stem(path: str) -> str:
-    return path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
 
 
 def wikilink(path: str) -> str:
