@@ -571,6 +571,94 @@ class Vault:
             "links_in": [e.to_dict() for e in edges if e.direction == "in"],
         }
 
+    def why(self, ref: str) -> dict[str, Any]:
+        """Which sources built a page and why each alias and email joined it (the build's
+        mention log; empty for a page no build wrote)."""
+        from kenning.builder.explain import explain
+
+        return explain(self.root, self.find(ref).path)
+
+    def timeline(self, *, since: str | None = None, until: str | None = None,
+                 entity: str | None = None, limit: int = 200) -> list[dict[str, Any]]:
+        """What happened and what changed between ``since`` and ``until`` (dates; either open),
+        across the vault or on one entity's page, newest first, each line cited.
+
+        Rows are ``event`` (a timeline line), ``began`` (a fact whose ``from::`` falls in the
+        range) and ``ended`` (a fact whose ``to::`` does: superseded, expired or invalidated).
+        """
+        from kenning.index.queries import pages
+        from kenning.recall.search import cite
+
+        since = _iso_day(since, "--since")
+        until = _iso_day(until, "--until")
+        if since and until and since > until:
+            raise BadQuery(f"--since {since} is after --until {until}")
+        if not isinstance(limit, int) or limit < 1:
+            raise BadQuery(f"--limit: {limit!r} must be a whole number, at least 1")
+        store = self._indexed_store(self.reader)
+        page_id = self._page_ref(entity, "--entity").id if entity else None
+        out: list[dict[str, Any]] = []
+        for path, title, kind, line, day, text, source in pages.timeline_rows(
+                store, since=since, until=until, page_id=page_id, limit=limit):
+            out.append({"kind": "event", "date": day, "path": path, "title": title,
+                        "type": kind, "text": text, "source": source,
+                        "citation": cite(path, line, line)})
+        for (path, title, kind, line, rel, target, text, valid_from, valid_to, status,
+             successor, source) in pages.fact_change_rows(
+                store, since=since, until=until, page_id=page_id, limit=limit):
+            fact = {"path": path, "title": title, "type": kind, "relation": rel,
+                    "target": target, "text": text, "status": status, "successor": successor,
+                    "source": source, "citation": cite(path, line, line)}
+            if valid_to and (not since or valid_to[:10] >= since) and (
+                    not until or valid_to[:10] <= until):
+                out.append({"kind": "ended", "date": valid_to, **fact})
+            if valid_from and (not since or valid_from[:10] >= since) and (
+                    not until or valid_from[:10] <= until):
+                out.append({"kind": "began", "date": valid_from, **fact})
+        out.sort(key=lambda r: (r["date"][:10], r["kind"] != "event"), reverse=True)
+        return out[:limit]
+
+    def decisions(self, *, status: str | None = None, domain: str | None = None,
+                  limit: int = 500) -> list[dict[str, Any]]:
+        """Decision pages, newest first: what was decided, because, what was rejected (and
+        why), and which decision replaced or was replaced by it, each cited; then the
+        decisions recorded as items on meeting and topic pages (§6b)."""
+        from kenning.index.queries import pages
+        from kenning.recall.search import cite
+
+        store = self._indexed_store(self.reader)
+        rows = pages.pages_of_type(store, "decision", limit)
+        found: list[dict[str, Any]] = []
+        titles: dict[str, str] = {}
+        for _id, path, title, page_status, page_domain, day, raw, summary, title_line in rows:
+            fm = json.loads(raw or "{}")
+            if status and (page_status or "active") != status:
+                continue
+            if domain and page_domain != vocabulary.domain(domain):
+                continue
+            rejected = fm.get("rejected") or []
+            found.append({
+                "path": path, "title": title, "status": page_status or "active",
+                "domain": page_domain, "decided": str(fm.get("decided") or day or "") or None,
+                "because": fm.get("because"), "summary": summary,
+                "rejected": [_rejected(r) for r in
+                             (rejected if isinstance(rejected, list) else [rejected])],
+                "supersedes": _link_target(fm.get("supersedes")),
+                "superseded_by": None, "citation": cite(path, title_line or 1, title_line or 1)})
+            titles[title.casefold()] = path
+        by_path = {d["path"]: d for d in found}
+        for d in found:  # the replacing page, resolved, and the back-pointer on the old one
+            target = d["supersedes"]
+            if target:
+                with contextlib.suppress(KenningError):
+                    d["supersedes"] = self.find(target).path
+                old = by_path.get(d["supersedes"])
+                if old is not None:
+                    old["superseded_by"] = d["path"]
+        items = self.items(kind="decision", limit=limit) if not (status or domain) else []
+        return found + [{"path": i["pages"][0] if i.get("pages") else None, "item": True, **i}
+                        for i in items]
+
     def tags(self) -> dict[str, int]:
         """Every tag in the vault and how many pages carry it, most used first."""
         from kenning.index.queries import pages
@@ -1014,3 +1102,26 @@ def _iso_day(value: str | None, option: str) -> str | None:
 
 def _rels(rels: Sequence[str]) -> list[str]:
     return [vocabulary.relation(r) for r in rels]
+
+
+def _rejected(raw: Any) -> dict[str, str | None]:
+    """A ``rejected:`` entry: "option — why" text or a mapping, as {option, why}."""
+    if isinstance(raw, dict):
+        return {"option": str(raw.get("option") or ""), "why": raw.get("why")}
+    text = str(raw)
+    for sep in (" — ", " -- ", ": "):
+        if sep in text:
+            option, why = text.split(sep, 1)
+            return {"option": option.strip(), "why": why.strip()}
+    return {"option": text.strip(), "why": None}
+
+
+def _link_target(raw: Any) -> str | None:
+    """The page a ``[[Target|alias]]`` frontmatter value names (None when empty)."""
+    if not raw:
+        return None
+    text = str(raw[0] if isinstance(raw, list) and raw else raw).strip()
+    if text.startswith("[[") and text.endswith("]]"):
+        text = text[2:-2]
+    return text.split("|", 1)[0].split("#", 1)[0].strip() or None
+

@@ -914,9 +914,17 @@ def demo(ctx: click.Context, path: Path | None) -> None:
 
 def _register_stages() -> None:
     """Each stage keeps its commands in its own module (kenning/cli_<stage>.py)."""
-    from kenning import cli_build, cli_items, cli_memory, cli_serve, cli_sync, cli_team
+    from kenning import (
+        cli_build,
+        cli_items,
+        cli_memory,
+        cli_serve,
+        cli_sync,
+        cli_team,
+        cli_web,
+    )
 
-    for module in (cli_sync, cli_build, cli_memory, cli_items, cli_serve, cli_team):
+    for module in (cli_sync, cli_build, cli_memory, cli_items, cli_serve, cli_team, cli_web):
         module.register(main)
 
 

@@ -1,0 +1,81 @@
+"""The web view for tests: a real server on a free loopback port, and real Chromium.
+
+``running(root)`` serves ``kenning.web`` for a vault with uvicorn in a thread (a real socket, a
+real HTTP server) and yields its base URL. ``chromium()`` starts Debian's Chromium through
+Playwright for Python (``executable_path``: Playwright never downloads a browser here) with the
+flags this closed network needs, and yields a Playwright ``Browser``. Tests skip with a clear
+reason when the ``chromium`` binary is absent (``scripts/services`` installs Debian's
+``chromium`` package).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--disable-dev-shm-usage"]
+
+
+def chromium_binary() -> str | None:
+    for candidate in (os.environ.get("KENNING_CHROMIUM"), shutil.which("chromium"),
+                      "/usr/bin/chromium", shutil.which("chromium-browser")):
+        if candidate and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+@contextmanager
+def running(root: Path, *, host: str = "127.0.0.1", token: str | None = None
+            ) -> Iterator[str]:
+    """Serve the web view of ``root`` until the block ends; yields ``http://host:port``."""
+    import uvicorn
+
+    from kenning.serve.http import bind
+    from kenning.web.app import build_app
+
+    app = build_app(root, host=host, token=token)
+    sock = bind(host, 0)
+    port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("the web view did not start")
+        time.sleep(0.02)
+    try:
+        shown = f"[{host}]" if ":" in host else host
+        yield f"http://{shown}:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        sock.close()
+
+
+@contextmanager
+def chromium() -> Iterator[Any]:
+    """A headless Chromium (Debian's) driven by Playwright; skips when it is not installed."""
+    binary = chromium_binary()
+    if binary is None:
+        pytest.skip("Chromium is not installed (scripts/services installs Debian's chromium)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.skip("playwright is not installed (scripts/setup installs it)")
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=binary, headless=True, args=FLAGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
