@@ -844,6 +844,18 @@ class Vault:
         return queries.traverse(self.store, self.find(ref).id, depth=depth, rels=_rels(rels),
                                 direction=direction, as_of=as_of, believed_on=believed_on)
 
+    def neighbourhood(self, ref: str, *, depth: int = 2, rels: Sequence[str] = (),
+                      direction: str = "both", as_of: str | None = None,
+                      believed_on: str | None = None, limit: int = 60) -> Any:
+        """A graph picture's worth of pages around one: at most ``limit`` nearest pages, the
+        typed edges among them with provenance, the pages left out, and the days the edges
+        around them begin or end (:func:`kenning.graph.queries.neighbourhood`)."""
+        from kenning.graph import queries
+
+        return queries.neighbourhood(self.store, self.find(ref).id, depth=depth,
+                                     rels=_rels(rels), direction=direction, as_of=as_of,
+                                     believed_on=believed_on, limit=limit)
+
     def path(self, start: str, end: str, *, max_depth: int = 6, rels: Sequence[str] = (),
              direction: str = "both", as_of: str | None = None,
              believed_on: str | None = None) -> list[Any]:

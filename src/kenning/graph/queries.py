@@ -193,3 +193,96 @@ def backlinks(store: Store, page_id: int, *, rels: Sequence[str] = (),
 def orphans(store: Store, *, types: Sequence[str] = ()) -> list[Node]:
     """Pages with no resolved edge in or out (core memory, daily logs, sources, sessions aside)."""
     return [Node(*r) for r in q.orphan_rows(store, types)]
+
+
+@dataclass(frozen=True)
+class GraphEdge:
+    """One typed edge between two pages of a neighbourhood, with where it came from."""
+
+    src: int
+    dst: int
+    rel: str
+    kind: str
+    origin: str | None
+    line: int | None
+    field: str | None
+    valid_from: str | None
+    valid_to: str | None
+    status: str
+
+    @property
+    def citation(self) -> str | None:
+        """``origin#Lline-Lline`` (the origin page when no line; None for manual edges)."""
+        if not self.origin:
+            return None
+        return f"{self.origin}#L{self.line}-L{self.line}" if self.line else self.origin
+
+
+@dataclass
+class Neighbourhood:
+    """What a graph picture of one page draws: at most ``limit`` pages nearest it (the start
+    included), the edges among them, and the pages reached but left out."""
+
+    start: Node
+    depth: int
+    nodes: list[Node] = field(default_factory=list)  # drawn, nearest first; start excluded
+    edges: list[GraphEdge] = field(default_factory=list)
+    more: list[Node] = field(default_factory=list)  # reached, not drawn (first few)
+    more_count: int = 0
+    # (rel, valid_from, valid_to) of every edge touching the drawn pages, whatever the filters:
+    # the relations a picture could toggle and the days on which an as-of view changes.
+    facets: list[tuple[str, str | None, str | None]] = field(default_factory=list)
+
+
+def neighbourhood(store: Store, page_id: int, *, depth: int = 2, rels: Sequence[str] = (),
+                  direction: str = "both", as_of: str | None = None,
+                  believed_on: str | None = None, limit: int = 60,
+                  more_shown: int = 100) -> Neighbourhood:
+    """The pages within ``depth`` steps of a page, capped at ``limit`` drawn pages.
+
+    Breadth first, one query per level over the pages kept so far, so a hub with thousands of
+    neighbours costs one indexed scan of its edges, not one query per neighbour. At each level
+    the candidates are ranked by how many edges tie them to the pages already kept (typed edges
+    count double a plain mention), then by title; only the kept ones are expanded further. The
+    rest are counted (and the first ``more_shown`` listed) so a picture can say "and N more".
+    """
+    _check_direction(direction)
+    depth = clamp_depth(depth)
+    limit = max(1, int(limit))
+    cond, params = q.edge_filter(rels, as_of, believed_on)
+    start = node(store, page_id)
+    kept: dict[int, Node] = {page_id: start}
+    edges: dict[tuple[object, ...], GraphEdge] = {}
+    left: dict[int, tuple[float, Node]] = {}
+    frontier = [page_id]
+    for level in range(1, depth + 1):
+        if not frontier:
+            break
+        score: dict[int, float] = {}
+        found: dict[int, Node] = {}
+        for (src, dst, rel, kind, line, field_, vf, vt, status, origin, far, fpath, ftitle,
+             ftype) in q.edges_touching(store, frontier, direction, cond, params):
+            edge = GraphEdge(src, dst, rel, kind, origin, line, field_, vf, vt, status)
+            edges.setdefault((src, dst, rel, kind, line, field_), edge)
+            if far in kept:
+                continue
+            found.setdefault(far, Node(far, fpath, ftitle, ftype, level))
+            score[far] = score.get(far, 0.0) + (1.0 if kind == "wikilink" else 2.0)
+        ranked = sorted(found, key=lambda i: (-score[i], found[i].title.casefold(), i))
+        room = max(0, limit - len(kept))
+        frontier = ranked[:room]
+        for i in frontier:
+            kept[i] = found[i]
+            left.pop(i, None)
+        for i in ranked[room:]:
+            if i not in left or left[i][0] < score[i]:
+                left[i] = (score[i], found[i])
+    drawn = [e for e in edges.values() if e.src in kept and e.dst in kept]
+    rest = sorted(left.values(), key=lambda sn: (sn[1].depth, -sn[0], sn[1].title.casefold()))
+    return Neighbourhood(
+        start=start, depth=depth,
+        nodes=sorted((n for i, n in kept.items() if i != page_id),
+                     key=lambda n: (n.depth, n.title.casefold())),
+        edges=sorted(drawn, key=lambda e: (e.src, e.dst, e.rel, e.line or 0)),
+        more=[n for _, n in rest[:more_shown]], more_count=len(rest),
+        facets=[(r[0], r[1], r[2]) for r in q.edge_facets(store, list(kept))])

@@ -134,3 +134,35 @@ def orphan_rows(store: Store, types: Sequence[str] = ()) -> list[Row]:
             AND NOT EXISTS (SELECT 1 FROM links l WHERE l.dst_id = p.id
                             AND l.resolution = 'resolved' AND l.src_id != p.id)
             ORDER BY p.path""", params)
+
+
+def edges_touching(store: Store, ids: Sequence[int], direction: str, cond: str,
+                   params: Sequence[object]) -> list[Row]:
+    """Edges with an end in ``ids`` (out: the source; in: the target), with provenance and the
+    far page: (src id, dst id, rel, kind, line, field, valid_from, valid_to, status, origin
+    path, far id, far path, far title, far type)."""
+    columns = ("l.src_id, l.dst_id, l.rel, l.kind, l.line, l.field, l.valid_from, l.valid_to,"
+               " l.status, o.path")
+    out: list[Row] = []
+    for part, marks in store.in_batches(ids):
+        for on, to in _hops(direction):
+            out += store.rows(
+                f"SELECT {columns}, p.id, p.path, p.title, p.type FROM links l"
+                f" JOIN pages p ON p.id = l.{to} LEFT JOIN pages o ON o.id = l.origin_id"
+                f" WHERE l.{on} IN ({marks}) AND {cond}"
+                f" ORDER BY l.{on}, l.rel, l.{to}, l.line", (*part, *params))
+    return out
+
+
+def edge_facets(store: Store, ids: Sequence[int]) -> list[Row]:
+    """Distinct (rel, valid_from, valid_to) of resolved edges touching ``ids``, whatever their
+    status: the relations a picture of them could show, and the days an as-of view of them
+    can change."""
+    out: set[Row] = set()
+    for part, marks in store.in_batches(ids):
+        for on in ("src_id", "dst_id"):
+            out.update(tuple(r) for r in store.rows(
+                f"SELECT DISTINCT l.rel, l.valid_from, l.valid_to FROM links l"
+                f" WHERE l.{on} IN ({marks}) AND l.resolution = 'resolved'"
+                f" AND l.src_id != l.dst_id", part))
+    return sorted(out, key=lambda r: (r[0], r[1] or "", r[2] or ""))
