@@ -100,6 +100,11 @@ def _provenance(edge: Any) -> str:
     return " · ".join(parts)
 
 
+def _short(title: str, width: int = 28) -> str:
+    """A label that fits beside a node (the full title is in its hover text)."""
+    return title if len(title) <= width else title[:width - 1].rstrip() + "…"
+
+
 def picture(hood: Any, params: dict[str, Any]) -> dict[str, Any]:
     """Everything the template draws: positioned nodes, bowed edges, legend, the viewBox."""
     nodes = [hood.start, *hood.nodes]
@@ -141,7 +146,8 @@ def picture(hood: Any, params: dict[str, Any]) -> dict[str, Any]:
         s = spots[n.id]
         kind = n.type if n.type in TYPES else "other"
         drawn.append({
-            "path": n.path, "title": n.title, "type": n.type or "page", "colour": kind,
+            "path": n.path, "title": n.title, "short": _short(n.title),
+            "type": n.type or "page", "colour": kind,
             "depth": n.depth, "x": s.x, "y": s.y, "r": 16 if n.depth == 0 else
             (8 + min(5, degree.get(n.id, 0))) if n.depth == 1 else 7,
             "label": labelled or n.depth <= 1, "anchor": "start" if s.x >= 0 else "end",
