@@ -255,13 +255,23 @@ def neighbourhood(store: Store, page_id: int, *, depth: int = 2, rels: Sequence[
     edges: dict[tuple[object, ...], GraphEdge] = {}
     left: dict[int, tuple[float, Node]] = {}
     frontier = [page_id]
+    beyond = 0  # pages reached once the picture was full: counted, not listed
     for level in range(1, depth + 1):
         if not frontier:
             break
+        full = len(kept) >= limit
+        if full:
+            # No page can be added: fetch only the edges among the kept pages, and count
+            # (without fetching) the pages these reach, so a hub's far side stays cheap.
+            rows = q.edges_between(store, frontier, list(kept), direction, cond, params)
+            beyond += len(q.reached(store, frontier, direction, cond, params)
+                          - kept.keys() - left.keys())
+        else:
+            rows = q.edges_touching(store, frontier, direction, cond, params)
         score: dict[int, float] = {}
         found: dict[int, Node] = {}
         for (src, dst, rel, kind, line, field_, vf, vt, status, origin, far, fpath, ftitle,
-             ftype) in q.edges_touching(store, frontier, direction, cond, params):
+             ftype) in rows:
             edge = GraphEdge(src, dst, rel, kind, origin, line, field_, vf, vt, status)
             edges.setdefault((src, dst, rel, kind, line, field_), edge)
             if far in kept:
@@ -284,5 +294,5 @@ def neighbourhood(store: Store, page_id: int, *, depth: int = 2, rels: Sequence[
         nodes=sorted((n for i, n in kept.items() if i != page_id),
                      key=lambda n: (n.depth, n.title.casefold())),
         edges=sorted(drawn, key=lambda e: (e.src, e.dst, e.rel, e.line or 0)),
-        more=[n for _, n in rest[:more_shown]], more_count=len(rest),
+        more=[n for _, n in rest[:more_shown]], more_count=len(rest) + beyond,
         facets=[(r[0], r[1], r[2]) for r in q.edge_facets(store, list(kept))])

@@ -166,3 +166,38 @@ def edge_facets(store: Store, ids: Sequence[int]) -> list[Row]:
                 f" WHERE l.{on} IN ({marks}) AND l.resolution = 'resolved'"
                 f" AND l.src_id != l.dst_id", part))
     return sorted(out, key=lambda r: (r[0], r[1] or "", r[2] or ""))
+
+
+def edges_between(store: Store, ids: Sequence[int], targets: Sequence[int], direction: str,
+                  cond: str, params: Sequence[object]) -> list[Row]:
+    """Edges from ``ids`` to ``targets`` (either way with direction both), in the row shape of
+    :func:`edges_touching`: what a full picture still needs once no page can be added."""
+    targets = list(targets)
+    room = max(1, store.max_params - len(targets) - len(params) - 1)
+    columns = ("l.src_id, l.dst_id, l.rel, l.kind, l.line, l.field, l.valid_from, l.valid_to,"
+               " l.status, o.path")
+    marks_to = ",".join("?" * len(targets))
+    out: list[Row] = []
+    ids = list(ids)
+    for start in range(0, len(ids), room):
+        part = ids[start:start + room]
+        marks = ",".join("?" * len(part))
+        for on, to in _hops(direction):
+            out += store.rows(
+                f"SELECT {columns}, p.id, p.path, p.title, p.type FROM links l"
+                f" JOIN pages p ON p.id = l.{to} LEFT JOIN pages o ON o.id = l.origin_id"
+                f" WHERE l.{on} IN ({marks}) AND l.{to} IN ({marks_to}) AND {cond}"
+                f" ORDER BY l.{on}, l.rel, l.{to}, l.line", (*part, *targets, *params))
+    return out
+
+
+def reached(store: Store, ids: Sequence[int], direction: str, cond: str,
+            params: Sequence[object]) -> set[int]:
+    """The ids of every page one step from ``ids``."""
+    out: set[int] = set()
+    for part, marks in store.in_batches(ids):
+        for on, to in _hops(direction):
+            out.update(r[0] for r in store.rows(
+                f"SELECT DISTINCT l.{to} FROM links l WHERE l.{on} IN ({marks}) AND {cond}",
+                (*part, *params)))
+    return out
