@@ -130,9 +130,11 @@ def picture(hood: Any, params: dict[str, Any]) -> dict[str, Any]:
             lines = groups[(a, b, rel)]
             status = "active" if any(e.status == "active" for e in lines) else lines[0].status
             kind = "typed" if any(e.kind != "wikilink" for e in lines) else "mention"
+            # An edge between two pages of the same ring does not lead outwards: drawn faint.
+            across = by_id[a].depth == by_id[b].depth and by_id[a].depth > 0
             edges.append({
                 "rel": rel, "from": by_id[a].path, "to": by_id[b].path, "d": d, "x": mx, "y": my,
-                "status": status, "kind": kind,
+                "status": status, "kind": kind + (" across" if across else ""),
                 "title": f"{by_id[a].title} —{rel}→ {by_id[b].title}\n"
                          + "\n".join(_provenance(e) for e in lines[:6])
                          + (f"\n… and {len(lines) - 6} more lines" if len(lines) > 6 else "")})
@@ -155,6 +157,7 @@ def picture(hood: Any, params: dict[str, Any]) -> dict[str, Any]:
     legend = sorted({(d["colour"], d["type"]) for d in drawn}, key=lambda t: (t[0] == "other",
                                                                                t[1]))
     return {"nodes": drawn, "edges": edges, "legend": legend,
+            "size": "big" if len(drawn) > 40 else "small",
             "viewbox": " ".join(str(v) for v in layout.bounds(spots)),
             "edge_labels": len(edges) <= EDGE_LABELS_UP_TO}
 
