@@ -190,3 +190,13 @@ def test_bad_input(base: str) -> None:
     assert response.status_code == 400 and "not a whole number" in response.text
     response, _ = soup(base, "people/Nobody At All.md")
     assert response.status_code == 404
+
+
+def test_tiny_cap_still_lists_what_is_left_out(base: str) -> None:
+    _, doc = soup(base, PERCH, limit=1)
+    assert [g["data-path"] for g in doc.select("svg#graph g.node")] == [PERCH]
+    count = int(doc.select_one("section.more h2").get_text().split()[1])
+    listed = doc.select(".more-list li.nav-item")
+    assert count > 10 and len(listed) == count
+    assert {a["href"] for li in listed for a in li.select("a")} >= {
+        "/graph/organizations/Kestrel%20Labs.md?limit=1"}

@@ -259,10 +259,10 @@ def neighbourhood(store: Store, page_id: int, *, depth: int = 2, rels: Sequence[
     for level in range(1, depth + 1):
         if not frontier:
             break
-        full = len(kept) >= limit
-        if full:
-            # No page can be added: fetch only the edges among the kept pages, and count
-            # (without fetching) the pages these reach, so a hub's far side stays cheap.
+        if len(kept) >= limit and len(left) >= more_shown:
+            # No page can be added and enough left-out ones are listed: fetch only the edges
+            # among the kept pages, and count (without fetching) the pages these reach, so a
+            # hub's far side stays cheap.
             rows = q.edges_between(store, frontier, list(kept), direction, cond, params)
             beyond += len(q.reached(store, frontier, direction, cond, params)
                           - kept.keys() - left.keys())

@@ -17,6 +17,7 @@ import numpy as np
 RING = 210.0  # radius step between rings
 SPACING = 30.0  # least arc length between neighbours on a ring
 STAGGER = 40  # pages on a ring above which it is split into two tracks
+MIN_VIEW = (760.0, 520.0)  # the least viewBox width and height
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,9 @@ def bounds(spots: dict[int, Spot], margin: tuple[float, float] = (190.0, 40.0)
     xy = np.array([(s.x, s.y) for s in spots.values()]) if spots else np.zeros((1, 2))
     pad = np.array(margin)
     lo, hi = xy.min(axis=0) - pad, xy.max(axis=0) + pad
+    # never smaller than a modest picture, so one or two pages are not blown up to fill it
+    grow = np.maximum(0.0, np.array(MIN_VIEW) - (hi - lo)) / 2
+    lo, hi = lo - grow, hi + grow
     return (round(float(lo[0]), 1), round(float(lo[1]), 1), round(float(hi[0] - lo[0]), 1),
             round(float(hi[1] - lo[1]), 1))
 
