@@ -6,6 +6,7 @@ planted hub (``topics/Hub.md``, linked from 520 small pages) for the 500-node ca
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -200,3 +201,19 @@ def test_tiny_cap_still_lists_what_is_left_out(base: str) -> None:
     assert count > 10 and len(listed) == count
     assert {a["href"] for li in listed for a in li.select("a")} >= {
         "/graph/organizations/Kestrel%20Labs.md?limit=1"}
+
+
+def test_superseded_edge_shows_only_while_it_held(base: str) -> None:
+    redis = "decisions/Use Redis for replay caching.md"
+    _, doc = soup(base, REPLAY)
+    assert not edges(doc, rel="informs", from_=redis, to=REPLAY)
+    _, doc = soup(base, REPLAY, as_of="2026-04-01")
+    (edge,) = edges(doc, rel="informs", from_=redis, to=REPLAY)
+    assert "superseded" in edge["class"]
+    title = edge.find("title").get_text()
+    assert "valid 2026-03-04 to 2026-06-02" in title and "superseded" in title
+    # the slider stands on the day after the edge ended: there it is gone
+    stops = json.loads(doc.select_one("#asof")["data-stops"])
+    assert "2026-06-03" in stops and "2026-03-04" in stops
+    _, doc = soup(base, REPLAY, as_of="2026-06-03")
+    assert not edges(doc, rel="informs", from_=redis, to=REPLAY)

@@ -27,6 +27,7 @@ DEFAULT_LIMIT = 60
 MAX_LIMIT = 500
 LABELS_UP_TO = 90  # draw every node's label up to this many nodes; beyond, the nearest only
 EDGE_LABELS_UP_TO = 140  # draw edge labels up to this many edges
+RADIAL_LABELS = 14  # a ring with more pages than this turns its labels along the radius
 TYPES = ("person", "organization", "project", "topic", "meeting", "decision")
 
 
@@ -126,7 +127,10 @@ def picture(hood: Any, params: dict[str, Any]) -> dict[str, Any]:
             # Edges between the same two pages fan out; the sign follows a fixed direction
             # (low id → high id) so a→b and b→a bow apart, not on top of each other.
             bend = (i - (count - 1) / 2) * 26.0 * (1 if a < b else -1)
-            d, mx, my = layout.curve(spots[a], spots[b], bend)
+            # Labels sit nearer the outer end: around the centre they would pile up.
+            at = 0.5 + 0.14 * ((by_id[b].depth > by_id[a].depth)
+                               - (by_id[a].depth > by_id[b].depth))
+            d, mx, my = layout.curve(spots[a], spots[b], bend, at=at)
             lines = groups[(a, b, rel)]
             status = "active" if any(e.status == "active" for e in lines) else lines[0].status
             kind = "typed" if any(e.kind != "wikilink" for e in lines) else "mention"
@@ -143,22 +147,29 @@ def picture(hood: Any, params: dict[str, Any]) -> dict[str, Any]:
         degree[a] = degree.get(a, 0) + 1
         degree[b] = degree.get(b, 0) + 1
     labelled = len(nodes) <= LABELS_UP_TO
+    rings: dict[int, int] = {}
+    for n in hood.nodes:
+        rings[n.depth] = rings.get(n.depth, 0) + 1
     drawn = []
     for n in nodes:
         s = spots[n.id]
         kind = n.type if n.type in TYPES else "other"
+        r = 16 if n.depth == 0 else (8 + min(5, degree.get(n.id, 0))) if n.depth == 1 else 7
+        lx, ly, anchor, turn = layout.label(s, r, centre=n.depth == 0,
+                                            radial=rings.get(n.depth, 0) > RADIAL_LABELS)
         drawn.append({
             "path": n.path, "title": n.title, "short": _short(n.title),
             "type": n.type or "page", "colour": kind,
-            "depth": n.depth, "x": s.x, "y": s.y, "r": 16 if n.depth == 0 else
-            (8 + min(5, degree.get(n.id, 0))) if n.depth == 1 else 7,
-            "label": labelled or n.depth <= 1, "anchor": "start" if s.x >= 0 else "end",
+            "depth": n.depth, "x": s.x, "y": s.y, "r": r, "lx": lx, "ly": ly,
+            "anchor": anchor, "turn": turn, "label": labelled or n.depth <= 1,
             "href": graph_url(n.path, **params), "page": page_url(n.path)})
+    ends = [layout.label_end(d["lx"], d["ly"], d["anchor"], d["turn"], len(d["short"]))
+            for d in drawn if d["label"]]
     legend = sorted({(d["colour"], d["type"]) for d in drawn}, key=lambda t: (t[0] == "other",
                                                                                t[1]))
     return {"nodes": drawn, "edges": edges, "legend": legend,
             "size": "big" if len(drawn) > 40 else "small",
-            "viewbox": " ".join(str(v) for v in layout.bounds(spots)),
+            "viewbox": " ".join(str(v) for v in layout.bounds(spots, ends)),
             "edge_labels": len(edges) <= EDGE_LABELS_UP_TO}
 
 
