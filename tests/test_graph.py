@@ -131,3 +131,24 @@ def test_believed_on_and_as_of_are_two_time_lines(vault: Vault) -> None:
                                     "--believed-on", "2026-02-01", "--json"])
     assert out.exit_code == 0 and [e["path"] for e in json.loads(out.output)] == [
         "organizations/Horizon Ventures.md"]
+
+
+def test_neighbourhood_caps_breadth_first_and_counts_the_rest(chain: Vault) -> None:
+    """Vault.neighbourhood (the web graph's picture): capped, nearest first, with provenance,
+    the left-out pages counted, the dates its edges carry; the same on both backends."""
+    hood = chain.neighbourhood("N0", depth=3, direction="both")
+    assert sorted((n.title, n.depth) for n in hood.nodes) == [
+        ("N1", 1), ("N12", 3), ("N13", 2), ("N14", 1), ("N2", 2), ("N3", 3)]
+    assert hood.more_count == 0
+    titles = {n.id: n.title for n in [hood.start, *hood.nodes]}
+    assert ("N0", "mentions", "N1") in {(titles[e.src], e.rel, titles[e.dst]) for e in hood.edges}
+    edge = next(e for e in hood.edges if titles[e.src] == "N0")
+    assert edge.citation == "topics/n0.md#L3-L3"
+    capped = chain.neighbourhood("N0", depth=3, direction="both", limit=3)
+    assert [n.title for n in capped.nodes] == ["N1", "N14"]
+    assert capped.more_count == 2 and {n.title for n in capped.more} == {"N2", "N13"}
+    ann = chain.neighbourhood("Ann", depth=1, direction="out")
+    assert {n.title for n in ann.nodes} == {"Acme"}  # current edges only by default
+    assert any(f[0] == "works_at" and f[1] == "2020-01-01" for f in ann.facets)
+    then = chain.neighbourhood("Ann", depth=1, direction="out", as_of="2022-05-01")
+    assert {n.title for n in then.nodes} == {"Acme", "Old Co"}
