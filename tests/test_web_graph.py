@@ -217,3 +217,25 @@ def test_superseded_edge_shows_only_while_it_held(base: str) -> None:
     assert "2026-06-03" in stops and "2026-03-04" in stops
     _, doc = soup(base, REPLAY, as_of="2026-06-03")
     assert not edges(doc, rel="informs", from_=redis, to=REPLAY)
+
+
+def test_zoom_and_pan_and_no_console_errors(base: str, browser: object) -> None:
+    page = browser.new_page()  # type: ignore[attr-defined]
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("console", lambda m: m.type == "error" and "favicon" not in m.text
+            and errors.append(m.text))
+    page.goto(base + "/graph/" + quote(PERCH))
+    home = page.get_attribute("#graph", "viewBox")
+    box = page.locator("#graph").bounding_box()
+    page.mouse.move(box["x"] + 20, box["y"] + 20)
+    page.mouse.wheel(0, -400)
+    page.wait_for_function(
+        f"document.getElementById('graph').getAttribute('viewBox') != '{home}'")
+    zoomed = [float(v) for v in page.get_attribute("#graph", "viewBox").split()]
+    assert zoomed[2] < float(home.split()[2])  # zoomed in: a narrower view
+    page.dblclick("#graph", position={"x": 5, "y": 5})
+    restored = [float(v) for v in page.get_attribute("#graph", "viewBox").split()]
+    assert restored == [float(v) for v in home.split()]
+    assert not [e for e in errors if "404" not in e], errors
+    page.close()
