@@ -54,40 +54,35 @@ def _int(raw: str | None, name: str, default: int, lo: int, hi: int,
         return default
 
 
-def _pad(day: str) -> str:
-    """A day from a partial date: 2026-04 → 2026-04-01, 2026 → 2026-01-01."""
-    return (day[:10] + "-01-01"[len(day[:10]) - 4:]) if len(day[:10]) < 10 else day[:10]
+def _day_of(raw: str, *, after: bool = False) -> date | None:
+    """The day a stored date names (2026-04 → 2026-04-01, 2026 → 2026-01-01); with ``after``,
+    the day after a full date (a ``to::`` day still holds, so the picture changes the next)."""
+    text = raw[:10]
+    full = len(text) == 10
+    text += "-01-01"[len(text) - 4:] if len(text) < 10 else ""
+    try:
+        day = date.fromisoformat(text)
+        return day + timedelta(days=1) if after and full else day
+    except (ValueError, OverflowError):
+        return None
 
 
 def stops(facets: list[tuple[str, str | None, str | None]], rels: list[str]) -> list[str]:
     """The days the slider can stand on: each day an edge begins (``from::``), the day after
     one ends (``to::``), and the day before the first of them — the days on which the picture
     changes, oldest first."""
-    days: set[str] = set()
+    days: set[date] = set()
     for rel, valid_from, valid_to in facets:
         if rels and rel not in rels:
             continue
-        changes = []
-        if valid_from:
-            changes.append(_pad(valid_from))
-        if valid_to:
-            end = _pad(valid_to)
-            if len(valid_to[:10]) == 10:
-                try:
-                    end = (date.fromisoformat(end) + timedelta(days=1)).isoformat()
-                except ValueError:
-                    continue
-            changes.append(end)
-        for d in changes:
-            try:
-                days.add(date.fromisoformat(d).isoformat())
-            except ValueError:
-                continue
+        for day in (_day_of(valid_from) if valid_from else None,
+                    _day_of(valid_to, after=True) if valid_to else None):
+            if day is not None:
+                days.add(day)
     ordered = sorted(days)
-    if ordered:
-        first = date.fromisoformat(ordered[0]) - timedelta(days=1)
-        ordered.insert(0, first.isoformat())
-    return ordered
+    if ordered and ordered[0] > date.min:
+        ordered.insert(0, ordered[0] - timedelta(days=1))
+    return [d.isoformat() for d in ordered]
 
 
 def _provenance(edge: Any) -> str:
