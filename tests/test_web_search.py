@@ -93,11 +93,11 @@ def test_results_cite_lines_and_link_to_them(base: str) -> None:
 
 def test_explain_shows_the_score_breakdown(base: str) -> None:
     plain = get(base, "/search", q=CACHING)
-    assert 'class="explain-table"' not in plain.text
+    assert 'class="explain-grid"' not in plain.text
     r = get(base, "/search", q=CACHING, explain="1")
-    assert r.text.count('class="explain-table"') >= 3
-    assert "<th scope=\"row\">lexical</th>" in r.text
-    assert "<th scope=\"row\">matched</th>" in r.text
+    assert r.text.count('class="explain-grid"') >= 3
+    assert "<dt>lexical</dt><dd>" in r.text
+    assert "<dt>matched</dt><dd>" in r.text
 
 
 def test_filters_map_onto_the_search(base: str) -> None:
