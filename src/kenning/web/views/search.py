@@ -16,8 +16,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from kenning import vocabulary
 from kenning.errors import KenningError
+from kenning.vocabulary import DOMAINS, ENTITY_TYPES
 from kenning.web import markdown
 from kenning.web.render import html, vault
 
@@ -103,7 +103,7 @@ def search(request: Request) -> Response:
     return html(request, "search.html", status=400 if error else 200, active="search",
                 title=form["q"] or "Search", q=form["q"], form=form, error=error,
                 results=results, rows=rows, start=start, filtered=filtered, modes=MODES,
-                types=vocabulary.ENTITY_TYPES, domains=vocabulary.DOMAINS, limits=LIMITS)
+                types=ENTITY_TYPES, domains=DOMAINS, limits=LIMITS)
 
 
 ROUTES = [Route("/", search), Route("/search", search)]
