@@ -1,8 +1,9 @@
 """The web view's entity page and /file/: real server, real HTTP, real Chromium.
 
-One vault for the module: the bundled sample plus planted bad input (a 5 MB page, a page
-whose title and body carry scripts, raw HTML and javascript: links, embed loops, an image),
-indexed lexically once; one server; one browser.
+One vault for the module: the demo pipeline on the bundled sample (sources synced, pages built,
+so pages have sources and items) plus planted bad input (a 5 MB page, a page whose title and body
+carry scripts, raw HTML and javascript: links, embed loops, an image), indexed lexically once;
+one server; one browser.
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ import pytest
 from web_harness import chromium, running
 
 from kenning.api import Vault
+from kenning.builder import run_build
 from kenning.sample import copy_sample
+from kenning.sample import sources as sample_sources
 
 REDIS = "decisions/Use Redis for replay caching.md"
 INPROC = "decisions/In-process caching for the Replay API.md"
@@ -82,6 +85,10 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     (notes / "loop-b.md").write_text("# Loop B\n\nB says hi.\n\n![[loop-a]]\n", encoding="utf-8")
     (notes / "big.md").write_text(_big_page(), encoding="utf-8")
     v, _ = Vault.init(root)
+    sample_sources.apply_owner(root)
+    for _report in sample_sources.sync_sample(root):
+        pass
+    run_build(root)
     v.index(embed=False)
     v.close()
     try:
@@ -192,11 +199,37 @@ def test_sidebar_backlinks_by_type_facts_and_sources(base: str) -> None:
     assert body.index('data-rel="supersedes"') < body.index('data-rel="mentions"')
     assert '<span class="epistemic assertion" title="epistemic status">assertion</span>' in body
     assert "Sources that built it" in body
-    assert "No build wrote this page" in body  # the sample is hand-written
+    assert "No build wrote this page" in body  # a hand-written decision
     assert f'<a class="graph-link" data-key="graph" href="/graph/{quote(REDIS)}"' in body
     peter = get(base, url("people/Peter Lindqvist.md")).text
     assert '<span class="confidence" title="confidence">70%</span>' in peter
     assert 'class="page-timeline"' in peter and "Led the caching architecture review." in peter
+
+
+def test_sources_that_built_a_page_link_to_their_lines(base: str, page: Any) -> None:
+    page.goto(base + url("people/Peter Lindqvist.md"))
+    sources = page.locator("section.sources li.source-item")
+    assert sources.count() >= 2
+    item = page.locator("section.sources li.source-item", has_text="replay-cache-decision")
+    cite = item.locator("a.cite")
+    assert cite.inner_text().startswith(
+        "sources/email/2026-10-08-replay-cache-decision-after-yesterday-s-review.md#L")
+    cite.click()
+    page.wait_for_load_state("load")
+    assert page.locator("article.body").get_attribute("data-path", timeout=5000).startswith(
+        "sources/email/2026-10-08-replay-cache-decision")
+    lit = page.locator(".body .hl")
+    assert lit.count() >= 1 and lit.first.is_visible()
+    assert "Peter Lindqvist" in " ".join(lit.all_inner_texts())
+
+
+def test_open_items_and_commitments_on_the_page(base: str) -> None:
+    body = get(base, url("people/Peter Lindqvist.md")).text
+    i = body.index('class="page-items"')
+    section = body[i:body.index("</section>", i)]
+    assert "please write it up for the team" in section
+    assert 'class="item open' in section
+    assert "sources/meetings/2026-10-07-replay-cache-review.md#L" in section
 
 
 # -- bad input -------------------------------------------------------------------------------
