@@ -29,7 +29,8 @@ from kenning.serve import tokens
 TODAY = "2026-11-15"
 SHARED = "s3cret-" + "x" * 40
 DECISION = "decisions/In-process caching for the Replay API.md"
-VIEWS = ["/", "/search?q=what+did+we+decide+about+caching", "/search?q=%E5%AE%9A%E4%BE%8B%E4%BC%9A%E8%AD%B0",
+JA = "/search?q=%E5%AE%9A%E4%BE%8B%E4%BC%9A%E8%AD%B0"  # 定例会議
+VIEWS = ["/", "/search?q=what+did+we+decide+about+caching", JA,
          "/page/" + DECISION.replace(" ", "%20") + "?hl=5-8", "/page/people/Maya%20Okafor.md",
          "/graph/organizations/Kestrel%20Labs.md", "/graph/organizations/Kestrel%20Labs.md?depth=2",
          "/timeline", "/decisions", "/items", "/items?who=me&status=open", "/items?kind=decision",
@@ -280,7 +281,7 @@ def test_the_views_render_the_same_over_postgresql(demo, request: pytest.Fixture
             health = httpx.get(pg_base + "/health").text
             assert "postgresql" in health.lower() and "Unhealthy" not in health
             for path in ("/search?q=what+did+we+decide+about+caching",
-                         "/search?q=%E5%AE%9A%E4%BE%8B%E4%BC%9A%E8%AD%B0",
+                         JA,
                          "/page/" + DECISION.replace(" ", "%20") + "?hl=5-8",
                          "/items", "/items?who=me", "/items?kind=decision", "/timeline",
                          "/decisions"):
