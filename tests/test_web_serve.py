@@ -148,6 +148,25 @@ def test_the_cli_refuses_a_non_loopback_bind_without_a_token(env: None, tmp_path
     assert unset.exit_code == 2 and "NO_SUCH_VAR_HERE" in unset.output
 
 
+def test_the_listening_socket_says_tcp_so_connections_get_nodelay() -> None:
+    """asyncio sets TCP_NODELAY on accepted connections only when the socket's proto is TCP;
+    without it every kept-alive response after the first waited ~40 ms for a delayed ACK."""
+    import socket
+
+    from kenning.serve.http import bind
+
+    sock = bind("127.0.0.1", 0)
+    try:
+        assert sock.proto == socket.IPPROTO_TCP
+        with socket.create_connection(sock.getsockname()) as client:
+            accepted, _ = sock.accept()
+            with accepted:
+                assert accepted.proto == socket.IPPROTO_TCP
+                assert client.fileno() > 0
+    finally:
+        sock.close()
+
+
 # -- (b) Host header, (c) security headers ------------------------------------------------------
 
 
