@@ -21,6 +21,7 @@ WHERE = re.compile(r"^(?P<path>[^:\n]+?\.md)(?::(?P<line>\d+))?(?=[: ]|$)")
 ORDER = {"error": 0, "warn": 1, "note": 2, "ok": 3}
 LABELS = {"error": "error", "warn": "warning", "note": "note", "ok": "ok"}
 SHOW_ITEMS = 8  # items shown open under a finding; the rest in a <details>
+LIST_AT_MOST = 200  # beyond this, `kenning doctor --json` lists them (the page stays small)
 STAT_LABELS = (("files", "Markdown files"), ("indexed", "indexed"), ("pages", "pages"),
                ("chunks", "chunks"), ("vectors", "vectors"), ("links", "links"),
                ("facts", "facts"), ("attachments", "attachments"))
@@ -58,8 +59,9 @@ def health(request: Request) -> Response:
     findings = sorted(data["findings"], key=lambda f: ORDER.get(f["level"], 9))
     for f in findings:
         f["label"] = LABELS.get(f["level"], f["level"])
-        linked = [(item, item_url(item)) for item in f["items"]]
+        linked = [(item, item_url(item)) for item in f["items"][:LIST_AT_MOST]]
         f["shown"], f["rest"] = linked[:SHOW_ITEMS], linked[SHOW_ITEMS:]
+        f["unlisted"] = max(0, len(f["items"]) - LIST_AT_MOST)
     stats = data["stats"]
     state, counts = summary(findings)
     vectors = next((f for f in findings if f["check"] == "vectors"), None)

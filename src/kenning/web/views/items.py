@@ -91,13 +91,16 @@ def row(item: dict[str, Any], today: str) -> dict[str, Any]:
     late = _days(item["due"], today) if item.get("due") else None
     out["late_by"] = late if item.get("overdue") else None
     out["due_in"] = -late if late is not None and not item.get("overdue") else None
-    if item.get("overdue"):
-        out["group"] = "overdue"
-    elif item.get("status") in ("open", "done", "decided", "superseded"):
-        out["group"] = item["status"]
-    else:
-        out["group"] = "open"
+    out["group"] = group_of(item)
     return out
+
+
+def group_of(item: dict[str, Any]) -> str:
+    """The display group an item falls in (one of GROUPS)."""
+    if item.get("overdue"):
+        return "overdue"
+    status = item.get("status")
+    return status if status in ("open", "done", "decided", "superseded") else "open"
 
 
 def items(request: Request) -> Response:
@@ -126,18 +129,17 @@ def items(request: Request) -> Response:
                                      overdue=overdue, today=today)
     except KenningError as exc:
         error = exc.message.removeprefix("--")  # "who: no page named …", not the CLI's flag
-    rows = [row(i, today) for i in found]
     counts = {key: 0 for key, _ in GROUPS}
-    for r in rows:
-        counts[r["group"]] += 1
-    shown = rows[:show]
+    for item in found:
+        counts[group_of(item)] += 1
+    shown = [row(i, today) for i in found[:show]]  # only the rows shown are dressed up
     groups = [(key, label, counts[key], [r for r in shown if r["group"] == key])
               for key, label in GROUPS if counts[key]]
     current = {k: v for k, v in {**form, "overdue": "1" if overdue else ""}.items() if v}
     quick = [(label, params, params == current) for label, params in QUICK]
     return html(request, "items.html", status=400 if error else 200, active="items",
                 title="Open items", form=form, overdue=overdue, kinds=KINDS, statuses=STATUSES,
-                groups=groups, total=len(rows), hidden=max(0, len(rows) - show), quick=quick,
+                groups=groups, total=len(found), hidden=max(0, len(found) - show), quick=quick,
                 error=error, today=today,
                 intro=dict(KINDS).get(kind, "items").capitalize())
 
