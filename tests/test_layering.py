@@ -137,6 +137,22 @@ def test_the_index_layer_imports_nothing_above_it() -> None:
     assert targets and not offenders, "\n" + "\n".join(offenders)
 
 
+# The web view is a thin layer over Vault: it may use the facade, the errors and vocabulary,
+# the serve layer's token guard and the vault format's safe path resolving; never the index,
+# recall, graph or memory internals (their answers reach it only through Vault).
+WEB_MAY_USE = ("kenning.api", "kenning.errors", "kenning.vocabulary", "kenning.serve",
+               "kenning.vault", "kenning.web")
+
+
+def test_the_web_view_reaches_the_vault_only_through_the_facade() -> None:
+    targets = [*_modules(PACKAGE / "web"), PACKAGE / "cli_web.py"]
+    offenders = [f"{_rel(p)}:{line}: imports {module}" for p in targets
+                 for line, module in _imports(p)
+                 if module.startswith("kenning") and not _within(module, WEB_MAY_USE)
+                 and not module.startswith("kenning.cli_")]
+    assert len(targets) > 3 and not offenders, "\n" + "\n".join(offenders)
+
+
 # -- the detectors themselves catch what they must, and pass what they must not ----------------
 
 

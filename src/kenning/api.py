@@ -620,7 +620,7 @@ class Vault:
 
     def decisions(self, *, status: str | None = None, domain: str | None = None,
                   limit: int = 500) -> list[dict[str, Any]]:
-        """Decision pages, newest first: what was decided, because, what was rejected (and
+        """Decision pages, newest decided first: what was decided, because, what was rejected (and
         why), and which decision replaced or was replaced by it, each cited; then the
         decisions recorded as items on meeting and topic pages (§6b)."""
         from kenning.index.queries import pages
@@ -646,6 +646,7 @@ class Vault:
                 "supersedes": _link_target(fm.get("supersedes")),
                 "superseded_by": None, "citation": cite(path, title_line or 1, title_line or 1)})
             titles[title.casefold()] = path
+        found.sort(key=lambda d: (d["decided"] or "", d["path"]), reverse=True)
         by_path = {d["path"]: d for d in found}
         for d in found:  # the replacing page, resolved, and the back-pointer on the old one
             target = d["supersedes"]

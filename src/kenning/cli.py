@@ -909,7 +909,8 @@ def demo(ctx: click.Context, path: Path | None) -> None:
                f"  {exe} -C {target} recall 'what did I promise Owen?'\n"
                f"  {exe} -C {target} items --who me --status open\n"
                f"  {exe} -C {target} graph traverse 'Kestrel Labs' --depth 2\n"
-               f"  {exe} -C {target} doctor")
+               f"  {exe} -C {target} doctor\n"
+               f"  {exe} -C {target} web --open     # the web view, on 127.0.0.1")
 
 
 def _register_stages() -> None:
