@@ -7,7 +7,7 @@ fixed at 2026-11-15 (``KENNING_TODAY``) so the open items' overdue marks do not 
 is shot at 1280×860 in light mode:
 
   search.png     search "what did we decide about caching"
-  page.png       the page its first citation opens, the cited lines highlighted
+  page.png       the decision page a result's citation opens, the cited lines highlighted
   graph.png      the graph of Kestrel Labs
   timeline.png, decisions.png, items.png, health.png
 """
@@ -91,7 +91,11 @@ def shoot(base: str, out: Path) -> list[Path]:
             print(f"  {path}  ({page.url.removeprefix(base)})")
 
         snap("search", "/search?q=" + QUERY.replace(" ", "+"))
-        cite = page.locator("a.cite").first
+        # The decision page, opened from a citation of the results (the cited lines
+        # highlighted); the first citation when none of the results cites a decision.
+        cite = page.locator('a.cite[href^="/page/decisions/"]').first
+        if not cite.count():
+            cite = page.locator("a.cite").first
         if cite.count():
             cite.click()
             page.wait_for_url("**/page/**")

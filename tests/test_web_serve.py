@@ -104,9 +104,10 @@ def test_per_person_tokens_401_then_token_once_sets_a_cookie_and_redirects(
         assert cookie.startswith(f"kenning_token={secret};")
         assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
         with httpx.Client(base_url=base, cookies={"kenning_token": secret}) as client:
-            page = client.get("/search", params={"q": "herons"})
-            assert page.status_code == 200 and 'data-path="Hello.md"' in page.text
-            assert client.get("/health").status_code == 200
+            page = client.get("/page/Hello.md")
+            assert page.status_code == 200 and "Hello" in page.text
+            health = client.get("/health")
+            assert health.status_code == 200 and "Markdown files indexed and current" in health.text
         forged = httpx.get(base + "/items", cookies={"kenning_token": secret[:-1] + "A"})
         assert forged.status_code == 401
         bearer = httpx.get(base + "/items", headers={"Authorization": f"Bearer {secret}"})
@@ -123,11 +124,12 @@ def test_a_shared_token_guards_a_non_loopback_bind_and_a_browser_keeps_it(
         # Off loopback any Host is answered (the token is the guard), never without it.
         assert httpx.get(base + "/", headers={"Host": "kenning.example"}).status_code == 401
         page = browser.new_page()
-        page.goto(f"{base}/search?q=herons&token={SHARED}")
-        assert page.url == f"{base}/search?q=herons"  # the secret left the address bar
-        assert page.locator('li.result[data-path="Hello.md"]').count() == 1
+        page.goto(f"{base}/items?kind=all&token={SHARED}")
+        assert page.url == f"{base}/items?kind=all"  # the secret left the address bar
+        assert page.locator("h1").inner_text() == "Open items"
         page.goto(base + "/health")  # the cookie carries on
         assert page.locator("h1").inner_text() == "Health"
+        assert page.context.cookies()[0]["httpOnly"] is True
         page.close()
 
 
@@ -224,9 +226,11 @@ def test_a_reload_shows_an_index_run_and_an_agent_write_without_restart(demo) ->
                     "[due:: 2026-11-20] ^i-1a2b3c4d\n", encoding="utf-8")
     with Vault(root) as v:
         v.index(embed=False)
+    assert 'data-id="i-1a2b3c4d"' in httpx.get(base + "/items").text
+    shown = httpx.get(base + "/page/notes/Live%20reload%20check.md")
+    assert shown.status_code == 200 and "Live reload check" in shown.text
     found = httpx.get(base + "/search", params={"q": "quokkafish"}).text
     assert 'data-path="notes/Live reload check.md"' in found
-    assert 'data-id="i-1a2b3c4d"' in httpx.get(base + "/items").text
     # An agent's write (what MCP's note tool calls) shows on the next reload too.
     with Vault(root) as v:
         written = v.note("Narwhalite pricing is settled at the list price.",
