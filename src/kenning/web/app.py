@@ -139,7 +139,7 @@ def _error_status(exc: BaseException) -> int:
 async def kenning_error(request: Request, exc: Exception) -> Response:
     """A one-line message in the page, never a traceback."""
     message = exc.message if isinstance(exc, KenningError) else str(exc)
-    choices = getattr(exc, "paths", None) or []
+    choices = getattr(exc, "candidates", None) or []
     return html(request, "error.html", status=_error_status(exc), message=message,
                 choices=choices, title="Not found" if isinstance(exc, PageNotFound) else
                 "Cannot show this")
