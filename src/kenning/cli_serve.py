@@ -68,26 +68,37 @@ def serve(ctx: click.Context, use_http: bool, host: str, port: int, profile: str
     from kenning.serve import trust
     from kenning.serve.http import serve_http
 
-    name = token_env or DEFAULT_TOKEN_ENV
-    token = os.environ.get(name) or None
-    if token_env and token is None:
-        raise click.UsageError(f"--token-env {token_env}: the variable is not set or empty")
-    if token is not None and (weak := trust.token_problem(token, name)):
-        raise click.UsageError(weak)
-    from kenning.serve.tokens import tokens_path
-
-    host = trust.bare_host(host)
-    if not trust.is_loopback(host) and token is None and not tokens_path(root).exists():
-        raise click.UsageError(
-            f"refusing to listen on {host} without a bearer token: add per-person tokens "
-            f"(kenning token add NAME --scope read|record|admin), or set {name} to a long "
-            f"random secret (e.g. `export {name}=$(openssl rand -hex 32)`), or bind 127.0.0.1")
+    host, token = shared_token(root, host, token_env, "listen",
+                               "kenning token add NAME --scope read|record|admin")
     try:
         serve_http(root, profile=profile, host=host, port=port, trusted=trust_http,
                    token=token, rate=rate, burst=burst)
     except OSError as exc:
         raise click.ClickException(f"cannot listen on {trust.url_host(host)}:{port}: "
                                    f"{exc.strerror or exc}") from None
+
+
+def shared_token(root: Path, host: str, token_env: str | None, what: str,
+                 add_hint: str) -> tuple[str, str | None]:
+    """(the bare host, the shared token from the environment or None) for an HTTP server, or a
+    usage error: an unset --token-env, a weak token, or a non-loopback ``host`` with neither a
+    shared token nor per-person tokens (``what`` and ``add_hint`` word the refusal)."""
+    from kenning.serve import trust
+    from kenning.serve.tokens import tokens_path
+
+    name = token_env or DEFAULT_TOKEN_ENV
+    token = os.environ.get(name) or None
+    if token_env and token is None:
+        raise click.UsageError(f"--token-env {token_env}: the variable is not set or empty")
+    if token is not None and (weak := trust.token_problem(token, name)):
+        raise click.UsageError(weak)
+    host = trust.bare_host(host)
+    if not trust.is_loopback(host) and token is None and not tokens_path(root).exists():
+        raise click.UsageError(
+            f"refusing to {what} on {host} without a token: add per-person tokens "
+            f"({add_hint}), or set {name} to a long random secret (e.g. "
+            f"`export {name}=$(openssl rand -hex 32)`), or bind 127.0.0.1")
+    return host, token
 
 
 def _kenning_executable() -> str:

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import os
-
 import click
 
 from kenning.cli_common import vault_root
-from kenning.cli_serve import DEFAULT_TOKEN_ENV
+from kenning.cli_serve import DEFAULT_TOKEN_ENV, shared_token
 
 
 def register(main: click.Group) -> None:
@@ -35,22 +33,11 @@ def web(ctx: click.Context, host: str, port: int, open_browser: bool,
     once as http://HOST:PORT/?token=SECRET and the browser keeps it in a cookie.
     """
     from kenning.serve import trust
-    from kenning.serve.tokens import tokens_path
     from kenning.web.app import serve_web
 
     root = vault_root(ctx)
-    name = token_env or DEFAULT_TOKEN_ENV
-    token = os.environ.get(name) or None
-    if token_env and token is None:
-        raise click.UsageError(f"--token-env {token_env}: the variable is not set or empty")
-    if token is not None and (weak := trust.token_problem(token, name)):
-        raise click.UsageError(weak)
-    host = trust.bare_host(host)
-    if not trust.is_loopback(host) and token is None and not tokens_path(root).exists():
-        raise click.UsageError(
-            f"refusing to serve the web view on {host} without a token: add per-person tokens "
-            f"(kenning token add NAME --scope read), or set {name} to a long random secret, "
-            "or bind 127.0.0.1")
+    host, token = shared_token(root, host, token_env, "serve the web view",
+                               "kenning token add NAME --scope read")
     try:
         serve_web(root, host=host, port=port, token=token, open_browser=open_browser)
     except OSError as exc:
