@@ -14,27 +14,12 @@ from typing import Any
 
 import httpx2 as httpx
 import pytest
-from web_harness import chromium, running
+from web_harness import build_demo, chromium, running
 
 from kenning.api import Vault
-from kenning.builder import run_build
-from kenning.sample import copy_sample
-from kenning.sample import sources as sample_sources
 
 TODAY = "2026-11-15"
 ROW = re.compile(r'<li class="item nav-item (?P<cls>[^"]*)" data-id="(?P<id>[^"]+)"')
-
-
-def build_demo(root: Path) -> Path:
-    """The demo vault (`kenning demo`'s steps, quietly), indexed without embeddings."""
-    copy_sample(root)
-    Vault.init(root)[0].close()
-    sample_sources.apply_owner(root)
-    sample_sources.sync_sample(root)
-    run_build(root)
-    with Vault(root) as v:
-        v.index(embed=False)
-    return root
 
 
 @pytest.fixture(scope="module")

@@ -18,12 +18,9 @@ from typing import Any
 import httpx2 as httpx
 import pytest
 from click.testing import CliRunner
-from web_harness import chromium, running
+from web_harness import build_demo, chromium, running
 
 from kenning.api import Vault
-from kenning.builder import run_build
-from kenning.sample import copy_sample
-from kenning.sample import sources as sample_sources
 from kenning.serve import tokens
 
 TODAY = "2026-11-15"
@@ -35,18 +32,6 @@ VIEWS = ["/", "/search?q=what+did+we+decide+about+caching", JA,
          "/graph/organizations/Kestrel%20Labs.md", "/graph/organizations/Kestrel%20Labs.md?depth=2",
          "/timeline", "/decisions", "/items", "/items?who=me&status=open", "/items?kind=decision",
          "/health"]
-
-
-def build_demo(root: Path) -> Path:
-    """The demo vault (`kenning demo`'s steps, quietly), indexed without embeddings."""
-    copy_sample(root)
-    Vault.init(root)[0].close()
-    sample_sources.apply_owner(root)
-    sample_sources.sync_sample(root)
-    run_build(root)
-    with Vault(root) as v:
-        v.index(embed=False)
-    return root
 
 
 def small_vault(root: Path) -> Path:

@@ -26,6 +26,23 @@ FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-dev-shm-usage"]
 
 
+def build_demo(root: Path) -> Path:
+    """The demo vault (`kenning demo`'s steps, quietly), indexed without embeddings."""
+    from kenning.api import Vault
+    from kenning.builder import run_build
+    from kenning.sample import copy_sample
+    from kenning.sample import sources as sample_sources
+
+    copy_sample(root)
+    Vault.init(root)[0].close()
+    sample_sources.apply_owner(root)
+    sample_sources.sync_sample(root)
+    run_build(root)
+    with Vault(root) as v:
+        v.index(embed=False)
+    return root
+
+
 def chromium_binary() -> str | None:
     for candidate in (os.environ.get("KENNING_CHROMIUM"), shutil.which("chromium"),
                       "/usr/bin/chromium", shutil.which("chromium-browser")):
