@@ -319,17 +319,103 @@ class Vault:
 
     # -- finding pages ---------------------------------------------------------------------
 
-    def find(self, ref: str) -> PageRef:
-        """The page a title, alias, file name or vault path names; raises if none or several."""
+    # -- mounts ----------------------------------------------------------------------------
+
+    def mounts(self) -> tuple[Any, ...]:
+        """The folders mounted into this vault's index (:class:`kenning.vault.mounts.Mount`)."""
+        from kenning.vault.mounts import load_mounts
+
+        return load_mounts(self.root)
+
+    def mount_add(self, name: str, folder: Path | str, *, kind: str = "notes",
+                  federated: bool = True, progress: Progress | None = None
+                  ) -> tuple[Any, IndexReport]:
+        """Mount ``folder`` under ``name`` (read, never written) and index it."""
+        from kenning.vault.mounts import add_mount
+
+        mount = add_mount(self.root, name, Path(folder), kind, federated)
+        return mount, self.index(progress)
+
+    def mount_remove(self, name: str) -> tuple[Any, IndexReport]:
+        """Unmount ``name``: its pages, chunks, links and code graph leave the index now."""
+        from kenning.vault.mounts import remove_mount
+
+        mount = remove_mount(self.root, name)
+        return mount, self.index()
+
+    def mount_list(self) -> list[dict[str, Any]]:
+        """Every mount with its kind, whether it joins default searches, and what it holds."""
+        from kenning.index.queries.pages import mount_counts
+
+        try:
+            counts = mount_counts(self.reader)
+        except IndexMissing:
+            counts = {}
+        return [{**m.as_dict(), "available": m.path.is_dir(),
+                 "pages": counts.get(m.name, 0)} for m in self.mounts()]
+
+    def code(self, action: str, symbol: str, *, depth: int = 1,
+             mounts: Sequence[str] | None = None) -> dict[str, Any]:
+        """The code graph about ``symbol``: ``def`` (where it is defined), ``refs`` (what
+        refers to it, notes included), ``callers`` or ``callees`` (to ``depth``)."""
+        from kenning.graph import code
+
+        scope, db = self.scope(mounts), self.reader
+        if action == "def":
+            return code.definitions(db, symbol, scope)
+        if action == "refs":
+            return code.references(db, symbol, scope)
+        if action == "callers":
+            return code.callers(db, symbol, depth, scope)
+        if action == "callees":
+            return code.callees(db, symbol, depth, scope)
+        raise ValueError(f"code action must be def, refs, callers or callees, not {action!r}")
+
+    def scope(self, mounts: Sequence[str] | None = None) -> tuple[str, ...] | None:
+        """The mounts a query reads: the named ones (``vault`` is this vault's own pages), else
+        the vault and every federated mount; None when that is every page. Unknown names raise."""
+        from kenning.vault.mounts import VAULT_MOUNT, MountError, unknown_mount
+
+        known = self.mounts()
+        if mounts:
+            names = {m.name for m in known}
+            for name in mounts:
+                if name != VAULT_MOUNT and name not in names:
+                    raise MountError(unknown_mount(self.root, name))
+            return tuple(sorted({"" if m == VAULT_MOUNT else m for m in mounts}))
+        if all(m.federated for m in known):
+            return None
+        return ("", *sorted(m.name for m in known if m.federated))
+
+    def find(self, ref: str, *, mounts: Sequence[str] | None = None) -> PageRef:
+        """The page a title, alias, file name or vault path names; raises if none or several.
+
+        ``team:Ada`` names a page of mount ``team``; a plain name prefers the vault's own page,
+        then the federated mounts' (``mounts`` narrows where it looks)."""
+        from kenning.index.queries.recall import mount_sql, pages_named
+        from kenning.vault.mounts import split_mount
+
         norm = norm_name(ref.strip().removeprefix("[[").removesuffix("]]").split("|")[0]
                          .split("#")[0])
-        from kenning.index.queries.recall import pages_named
-
-        rows = pages_named(self.reader, norm)
+        scope = self.scope(mounts)
+        mount, rest = split_mount(norm)
+        rows: list[Any] = []
+        if mount and any(m.name == mount for m in self.mounts()):
+            if scope is not None and mount not in scope and not mounts:
+                scope = (*scope, mount)  # named in the reference: a mount searched when named
+            if scope is None or mount in scope:
+                # A mount's path names are NAME:REL; its titles and stems are plain.
+                rows = (pages_named(self.reader, norm, *mount_sql((mount,)))
+                        or pages_named(self.reader, rest, *mount_sql((mount,))))
+        else:
+            rows = pages_named(self.reader, norm, *mount_sql(scope))
         if not rows:
             raise PageNotFound(f"no page named {ref!r} (tried path, file name, title, alias)")
         best = rows[0][0]
         pages = {r[1]: r for r in rows if r[0] == best}
+        own = {pid: r for pid, r in pages.items() if not split_mount(r[2])[0]}
+        if own and len(own) < len(pages):
+            pages = own  # the vault's own page wins over a mounted one of the same name
         if len(pages) > 1:
             paths = sorted(r[2] for r in pages.values())
             raise AmbiguousPage(f"{ref!r} names {len(paths)} pages: {', '.join(paths)};"
@@ -531,7 +617,8 @@ class Vault:
             return (), True
         return (self._page_ref(ref, option).id,), False
 
-    def show(self, ref: str, *, record: bool = True) -> dict[str, Any]:
+    def show(self, ref: str, *, record: bool = True,
+             mounts: Sequence[str] | None = None) -> dict[str, Any]:
         """Everything the index knows about one page: fields, facts, timeline, links.
 
         Opening a page is deliberate use: ``record`` notes it in the recall activity.
@@ -541,7 +628,7 @@ class Vault:
         from kenning.recall.items import compact as compact_item
         from kenning.recall.search import cite
 
-        page = self.find(ref)
+        page = self.find(ref, mounts=mounts)
         if record:
             self.opened(page.path)
         store = self.store
@@ -668,10 +755,10 @@ class Vault:
 
     def read(self, ref: str, *, record: bool = True) -> str:
         """The Markdown text of a page; ``record`` notes the visit in the recall activity."""
-        from kenning.vault.fsio import resolve_inside
+        from kenning.vault.mounts import readable_file
 
         page = self.find(ref)
-        text = resolve_inside(self.root, page.path).read_text(encoding="utf-8")
+        text = readable_file(self.root, page.path).read_text(encoding="utf-8", errors="replace")
         if record:
             self.opened(page.path)
         return text
@@ -708,7 +795,8 @@ class Vault:
                since: str | None = None, until: str | None = None, entity: str | None = None,
                as_of: str | None = None, limit: int = 10, explain: bool = False,
                budget: int | None = None, group: str = "page",
-               tags: Sequence[str] = ()) -> Any:
+               tags: Sequence[str] = (), mounts: Sequence[str] | None = None,
+               near_symbol: str | None = None, walk_depth: int = 1) -> Any:
         """Search with filters: lexical, dense or hybrid (default); results cite their lines.
 
         ``tags``: only pages with every one of these tags (``a`` also matches ``a/b``). A search
@@ -721,9 +809,14 @@ class Vault:
             types=tuple(vocabulary.entity_type(t) for t in types),
             domains=tuple(vocabulary.domain(d) for d in domains),
             folders=tuple(folders), since=since, until=until,
-            entity=self.find(entity).id if entity else None, as_of=as_of,
-            tags=_tag_filters(tags))
+            entity=self.find(entity, mounts=mounts).id if entity else None, as_of=as_of,
+            tags=_tag_filters(tags), mounts=self.scope(mounts))
         db = self.reader
+        near = None
+        if near_symbol:
+            from kenning.graph.code import near_chunks
+
+            near = near_chunks(db, near_symbol, walk_depth, filters.mounts)
         dense, notes, coverage = self._dense_arm(query, mode)
         if dense is None and mode != "lexical" and notes:
             # The note says why there are no vectors; it is the only note for that cause.
@@ -732,7 +825,8 @@ class Vault:
         results = search(db, query, filters=filters, limit=limit, mode=mode, dense=dense,
                          signals=self.signals, activity=activity.last_recalled(self.root),
                          today=as_of or date.today().isoformat(), explain=explain,
-                         budget=budget, group=group, reranker=self._reranker_or_note(notes))
+                         budget=budget, group=group, reranker=self._reranker_or_note(notes),
+                         near=near)
         results.notes = notes + results.notes
         results.coverage = coverage
         return results

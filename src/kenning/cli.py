@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from kenning import __version__
-from kenning.cli_common import JSON_OPTION, rich_progress
+from kenning.cli_common import JSON_OPTION, MOUNT_OPTION, rich_progress
 from kenning.cli_common import emit as _emit
 from kenning.errors import KenningError
 
@@ -262,14 +262,21 @@ TAG_OPTION = click.option("--tag", "tags", multiple=True,
 @click.option("-g", "--group", type=click.Choice(["page", "chunk"]), default="page",
               show_default=True, help="One result per page, or per passage (best evidence "
               "first: what to fill a context window with).")
+@click.option("--near-symbol", metavar="SYMBOL",
+              help="Raise code structurally close to SYMBOL (its callers, callees, members) "
+              "and add what no arm found.")
+@click.option("--walk-depth", type=click.IntRange(0, 5), default=1, show_default=True,
+              help="How many call-graph steps --near-symbol walks.")
 @TAG_OPTION
+@MOUNT_OPTION
 @JSON_OPTION
 @click.pass_context
 def search(ctx: click.Context, query: tuple[str, ...], mode: str, types: tuple[str, ...],
            domains: tuple[str, ...], folders: tuple[str, ...], entity: str | None,
            since: str | None, until: str | None, as_of: str | None, limit: int,
            budget: int | None, explain: bool, group: str, as_json: bool,
-           tags: tuple[str, ...] = ()) -> None:
+           tags: tuple[str, ...] = (), mounts: tuple[str, ...] = (),
+           near_symbol: str | None = None, walk_depth: int = 1) -> None:
     """Search the vault; results grouped by page, each with a citation path#Lstart-Lend."""
     vault = _open(ctx)
     text = " ".join(query)
@@ -278,7 +285,9 @@ def search(ctx: click.Context, query: tuple[str, ...], mode: str, types: tuple[s
     results = vault.search(text, mode=mode, types=types, domains=domains, folders=folders,
                            entity=entity, since=_date(since, "--since"),
                            until=_date(until, "--until"), as_of=_date(as_of, "--as-of"),
-                           limit=limit, budget=budget, explain=explain, group=group, tags=tags)
+                           limit=limit, budget=budget, explain=explain, group=group, tags=tags,
+                           mounts=mounts or None, near_symbol=near_symbol,
+                           walk_depth=walk_depth)
     coverage = results.coverage
     from kenning.vault import provenance
 
@@ -917,6 +926,7 @@ def _register_stages() -> None:
     """Each stage keeps its commands in its own module (kenning/cli_<stage>.py)."""
     from kenning import (
         cli_build,
+        cli_code,
         cli_items,
         cli_memory,
         cli_serve,
@@ -925,7 +935,8 @@ def _register_stages() -> None:
         cli_web,
     )
 
-    for module in (cli_sync, cli_build, cli_memory, cli_items, cli_serve, cli_team, cli_web):
+    for module in (cli_sync, cli_build, cli_memory, cli_items, cli_code, cli_serve, cli_team,
+                   cli_web):
         module.register(main)
 
 

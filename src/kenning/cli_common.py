@@ -12,6 +12,10 @@ from typing import Any
 import click
 
 JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+MOUNT_OPTION = click.option(
+    "--mount", "mounts", multiple=True, metavar="NAME",
+    help="Only pages of this mount (repeat; 'vault' is this vault's own pages). Default: the "
+    "vault and every federated mount.")
 
 # A progress callback: (done, total or None when unknown, what it is on).
 Update = Callable[[int, int | None, str], None]

@@ -28,9 +28,13 @@ def token() -> None:
               type=click.Choice(["read", "record", "admin"]),
               help="read: search, recall, page, graph; record: + the write tools; admin: "
               "everything the server's profile offers, with the owner's rights.")
+@click.option("--mount", "mounts", multiple=True, metavar="NAME",
+              help="Read only these mounts (repeat; 'vault' is this vault's own pages). "
+              "Default: everything.")
 @JSON_OPTION
 @click.pass_context
-def token_add(ctx: click.Context, name: str, scopes: tuple[str, ...], as_json: bool) -> None:
+def token_add(ctx: click.Context, name: str, scopes: tuple[str, ...], as_json: bool,
+              mounts: tuple[str, ...] = ()) -> None:
     """Create a token for NAME and print its secret (once: only its hash is kept).
 
     Writes by NAME are audited and cite their source as mcp:NAME. A running server accepts
@@ -40,7 +44,7 @@ def token_add(ctx: click.Context, name: str, scopes: tuple[str, ...], as_json: b
 
     root = vault_root(ctx)
     try:
-        secret, entry = tokens.add(root, name, list(scopes))
+        secret, entry = tokens.add(root, name, list(scopes), list(mounts) or None)
     except tokens.TokenError as exc:
         raise click.ClickException(exc.message) from None
     if as_json:

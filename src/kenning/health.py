@@ -107,7 +107,7 @@ def check(subject: Subject) -> Health:
 
     _coverage(subject, store, health)
     _problems(store, health)
-    _links(store, health)
+    _links(store, health, subject.root)
     _aliases(store, health)
     _vectors(subject, store, health)
     _reranker(subject, health)
@@ -196,7 +196,7 @@ def _problems(store: Store, health: Health) -> None:
         health.findings.append(Finding("ok", "pages", "no frontmatter or vocabulary problems"))
 
 
-def _links(store: Store, health: Health) -> None:
+def _links(store: Store, health: Health, root: Path | None = None) -> None:
     """What Obsidian would show as unresolved, and what Kenning resolved where Obsidian would not.
 
     ``dangling`` and ``ambiguous`` are links no file answers to (Obsidian shows them unresolved);
@@ -213,6 +213,9 @@ def _links(store: Store, health: Health) -> None:
         add(Finding(
             "ok", "source-names", f"{waiting} name(s) in source frontmatter have no page (yet)",
             "kenning build creates pages for the people and organizations its strictness allows"))
+    from kenning.vault.mounts import load_mounts, split_mount
+
+    mounts = {m.name for m in load_mounts(root)} if root is not None else set()
     rows = queries.link_rows(store)
     groups: dict[str, list[str]] = {}
     resolved = files = 0
@@ -224,7 +227,10 @@ def _links(store: Store, health: Health) -> None:
             resolved += 1
         elif state == "file":
             files += 1
-        if plain and state in ("unresolved", "ambiguous"):
+        wanted = split_mount(ref or "")[0]
+        if state == "unresolved" and wanted and wanted not in mounts:
+            groups.setdefault("no-mount", []).append(f"{item} (no mount named {wanted!r})")
+        elif plain and state in ("unresolved", "ambiguous"):
             groups.setdefault("names", []).append(
                 item + (" (several pages have the name)" if state == "ambiguous" else ""))
         elif state in ("unresolved", "ambiguous"):
@@ -242,6 +248,10 @@ def _links(store: Store, health: Health) -> None:
          "{n} link(s) lead nowhere: Obsidian shows them as unresolved"
          + (f" ({embeds} of them embeds)" if embeds else ""),
          "create the missing note or file, or correct the link"),
+        ("no-mount", "warn", "unknown-mounts",
+         "{n} qualified link(s) name a mount that does not exist"
+         + (f" (mounts: {', '.join(sorted(mounts))})" if mounts else " (no mounts)"),
+         "kenning mount add NAME PATH, or correct the link's NAME: prefix"),
         ("ambiguous", "warn", "ambiguous-links",
          "{n} link(s) name no file, and several pages have the name as title or alias",
          "link the file name ([[File name|Shown text]]) or keep the name on one page"),
@@ -263,7 +273,7 @@ def _links(store: Store, health: Health) -> None:
         if items:
             add(Finding(level, check_name, message.format(n=len(items)), fix, tuple(items)))
     _anchors(store, health, headed)
-    if not groups.get("unresolved") and not groups.get("ambiguous"):
+    if not any(groups.get(k) for k in ("unresolved", "ambiguous", "no-mount")):
         add(Finding("ok", "links", f"every link resolves: {resolved} to pages"
                     + (f", {files} to attachments and other files" if files else "")))
     pending = queries.unresolved_count(store)

@@ -14,13 +14,14 @@ import json
 import posixpath
 import time
 from bisect import bisect_right
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kenning.index.chunking import MIN_WORDS, OVERLAP_WORDS, TARGET_WORDS, chunk_lines
 from kenning.index.cjk import cjk_column
+from kenning.index.codegraph import code_mentions, resolve_code, resolve_mentions, write_mentions
 from kenning.index.edges import (
     FIELD_RELATIONS,
     Edge,
@@ -32,17 +33,20 @@ from kenning.index.edges import (
 )
 from kenning.index.items import delete_items, owner_names, write_items
 from kenning.index.links import (
+    Resolved,
     VaultFile,
     file_key,
     norm_name,
     page_anchors,
     ref_key,
-    resolve,
+    resolve_mounted,
+    vault_file,
 )
 from kenning.index.vectors import EmbedReport, bump_version, embed_text, text_hash
 from kenning.vault import frontmatter
 from kenning.vault.fsio import UnreadableFile, decode_markdown, too_large
 from kenning.vault.layout import STATE_DIR, Config, FoundFile, daily_log_date, vault_files
+from kenning.vault.mounts import Mount, join_mount, load_mounts, split_mount
 from kenning.vault.page import Page, parse_page, text_lines
 
 # Bump when chunking or the embedded text of a chunk changes: existing indexes re-derive.
@@ -83,7 +87,7 @@ class IndexReport:
 def page_names(page: Page) -> list[tuple[str, str, str, int]]:
     """(norm, name, kind, priority) for every name a link may use for ``page``."""
     path_no_ext = page.path.rsplit(".", 1)[0]
-    stem = posixpath.basename(path_no_ext)
+    stem = posixpath.basename(split_mount(path_no_ext)[1])
     names = [(path_no_ext, "path", 1), (stem, "stem", 2), (page.title, "title", 3)]
     names += [(alias, "alias", 4) for alias in page.aliases]
     if page.heading_alias:
@@ -197,6 +201,15 @@ class Indexer:
         self.store = store
         self.config = config
         self.owners = owner_names(config.raw)  # plain item parties with these names are "me"
+        self.mounts = load_mounts(root)
+        self.mount_names = frozenset(m.name for m in self.mounts)
+        self.federated = frozenset(m.name for m in self.mounts if m.federated)
+        self.folders = {m.name: m.path for m in self.mounts}
+        self.unavailable: list[str] = []  # mounts whose folder cannot be read this run
+        self.languages: dict[str, str] = {}  # vault path -> language, for source files
+        self.code_pages: set[int] = set()    # pages whose code graph was written this run
+        self.code_names: set[str] = set()    # qualified names defined or dropped this run
+        self.mention_pages: set[int] = set()  # notes whose code mentions were written
 
     # -- the run ---------------------------------------------------------------------------
 
@@ -213,7 +226,7 @@ class Indexer:
                 # (vectors of texts that stay the same are kept by their hash).
                 store.run("UPDATE files SET mtime_ns = -1, hash = ''")
                 store.set_meta("derivation", DERIVATION)
-        on_disk, attachments = vault_files(self.root, self.config.exclude)
+        on_disk, attachments = self.scan()
         report.scanned = len(on_disk)
         known = {
             row[1]: row
@@ -223,7 +236,12 @@ class Indexer:
         todo = [f for p, f in on_disk.items()
                 if p not in known or (known[p][2], known[p][3]) != (f.size, f.mtime_ns)]
         report.unchanged = len(on_disk) - len(todo)
-        gone = [known[p] for p in known if p not in on_disk]
+        # A mount whose folder cannot be read (a drive not plugged in) keeps its pages; a
+        # removed mount's pages go.
+        gone = [known[p] for p in known
+                if p not in on_disk and split_mount(p)[0] not in self.unavailable]
+        report.found += [f"mount {name}: folder {self.folders[name]} cannot be read; its pages "
+                         "are kept as they were" for name in self.unavailable]
 
         total = len(todo) + len(gone)
         done = 0
@@ -253,6 +271,9 @@ class Indexer:
             self.sync_attachments(attachments)
             self.sync_manual_links()
             self.resolve_links()
+            if self.code_pages or self.code_names or self.mention_pages:
+                resolve_code(store, self.code_pages, self.code_names)
+                resolve_mentions(store, self.code_names, pages=self.mention_pages)
             report.links = dict(store.rows(  # type: ignore[arg-type]
                 "SELECT resolution, count(*) FROM links GROUP BY resolution"))
             report.problems = int(store.scalar("SELECT count(*) FROM problems", default=0))
@@ -265,6 +286,54 @@ class Indexer:
         report.seconds = time.perf_counter() - started
         return report
 
+    def scan(self) -> tuple[dict[str, FoundFile], set[str]]:
+        """The files of the vault and of every mount (``NAME:REL``), and the attachments."""
+        on_disk, attachments = vault_files(self.root, self.config.exclude)
+        for mount in self.mounts:
+            if not mount.path.is_dir():
+                self.unavailable.append(mount.name)
+                continue
+            files, others = self.scan_mount(mount)
+            on_disk.update(files)
+            attachments |= others
+        return on_disk, attachments
+
+    def scan_mount(self, mount: Mount) -> tuple[dict[str, FoundFile], set[str]]:
+        """One mount's files, by their vault paths: its Markdown, and for a repository its
+        source files (and the files and folders skipped, each with its reason)."""
+        pages, others = vault_files(mount.path, Config().exclude)
+        if mount.kind == "code":
+            from kenning.index.code.select import code_files
+
+            selection = code_files(mount.path)
+            # Markdown in a folder the repository leaves out (vendored, ignored) is not its own.
+            left_out = tuple(f"{p}/" for p, _ in selection.skipped
+                             if (mount.path / p).is_dir())
+            pages = {p: f for p, f in pages.items() if not p.startswith(left_out)}
+            others = {p for p in others if not p.startswith(left_out)}
+            for candidate in selection.files:
+                try:
+                    st = (mount.path / candidate.path).stat()
+                except OSError:
+                    continue
+                path = join_mount(mount.name, candidate.path)
+                self.languages[path] = candidate.language
+                others.discard(candidate.path)
+                pages[candidate.path] = FoundFile(path, st.st_size, st.st_mtime_ns)
+            for rel, reason in selection.skipped:
+                pages.setdefault(rel, FoundFile(join_mount(mount.name, rel), 0, 0, skip=reason))
+                others.discard(rel)
+        found = {join_mount(mount.name, p): replace(f, path=join_mount(mount.name, p))
+                 for p, f in pages.items()}
+        return found, {join_mount(mount.name, p) for p in others}
+
+    def disk_path(self, path: str) -> Path:
+        """Where the file of vault path ``path`` lies (in the vault or in its mount's folder)."""
+        mount, rel = split_mount(path)
+        if mount and mount in self.folders:
+            return self.folders[mount] / rel
+        return self.root / path
+
     # -- one file --------------------------------------------------------------------------
 
     def _index_file(self, found: FoundFile, known: tuple[Any, ...] | None,
@@ -275,7 +344,7 @@ class Indexer:
             self._skip(known, found, "", reason)
             return
         try:
-            data = (self.root / found.path).read_bytes()
+            data = self.disk_path(found.path).read_bytes()
         except OSError as exc:
             self._skip(known, found, "", f"cannot read: {exc.strerror}")
             return
@@ -285,6 +354,9 @@ class Indexer:
             self.store.run("UPDATE files SET size = ?, mtime_ns = ? WHERE id = ?",
                            (found.size, found.mtime_ns, known[0]))
             report.touched += 1
+            return
+        if found.path in self.languages:
+            self._index_code(found, known, data, digest, report)
             return
         try:
             text = decode_markdown(data)
@@ -301,6 +373,78 @@ class Indexer:
         else:
             report.updated += 1
 
+    def _index_code(self, found: FoundFile, known: tuple[Any, ...] | None, data: bytes,
+                    digest: str, report: IndexReport) -> None:
+        """A source file of a code mount: one page, a chunk per definition, its code graph."""
+        from kenning.index.code.parse import module_name, parse_code
+
+        mount, rel = split_mount(found.path)
+        same = {split_mount(p)[1] for p in self.languages if split_mount(p)[0] == mount}
+        language = self.languages[found.path]
+        code = parse_code(found.path, data, language, module_name(rel, language, same))
+        report.found += [f"{found.path}:{line}: {message}" for line, message in code.errors]
+        file_id = self._upsert_file(known, found, digest, "ok", None)
+        self._write_code_page(file_id, found.path, code, data)
+        if known is None or known[5] != "ok":
+            report.added += 1
+        else:
+            report.updated += 1
+
+    def _write_code_page(self, page_id: int, path: str, code: Any, data: bytes) -> None:
+        from kenning.index.codegraph import CODE_TYPE, code_page_names, write_code
+
+        db = self.store
+        text = data.decode("utf-8", "replace")
+        lines = text_lines(text)
+        mount, rel = split_mount(path)
+        module = next((d for d in code.definitions if d.kind == "module"), None)
+        summary = (module.doc.strip().split("\n", 1)[0] if module and module.doc else "")
+        row = (path, code.module or rel, CODE_TYPE, None, rel.split("/", 1)[0] if "/" in rel
+               else "", None, summary, None, None, None, None, None,
+               json.dumps({"language": code.language, "module": code.module}), len(lines), 1,
+               None, mount)
+        old: set[str] = set()
+        if db.one("SELECT 1 FROM pages WHERE id = ?", (page_id,)):
+            old = {r[0] for r in db.rows("SELECT norm FROM names WHERE page_id = ?", (page_id,))}
+            self._clear_page(page_id)
+            db.run(
+                "UPDATE pages SET path=?, title=?, type=?, domain=?, folder=?, status=?,"
+                " summary=?, title_line=?, summary_end=?, date=?, created=?, updated=?,"
+                " frontmatter=?, lines=?, body_start=?, summary_start=?, mount=? WHERE id=?",
+                (*row, page_id))
+        else:
+            db.run(
+                "INSERT INTO pages(path, title, type, domain, folder, status, summary, title_line,"
+                " summary_end, date, created, updated, frontmatter, lines, body_start,"
+                " summary_start, mount, id)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (*row, page_id))
+        names = code_page_names(path, code.module)
+        db.many("INSERT INTO names(page_id, norm, name, kind, priority) VALUES (?,?,?,?,?)",
+                [(page_id, *n) for n in names])
+        new = {n[0] for n in names}
+        if new != old:
+            db.many(DIRTY, [(n,) for n in new ^ old])
+        _insert_many(
+            db, "INSERT INTO problems(file_id, line, code, field, message) VALUES (?,?,?,?,?)",
+            [(page_id, line, "code-syntax", None, message) for line, message in code.errors])
+        self.code_names |= write_code(db, page_id, code, lines)
+        self.code_pages.add(page_id)
+
+    def _clear_page(self, page_id: int) -> None:
+        """Delete what a page's last parse wrote (its row stays, so links to it survive)."""
+        from kenning.index.codegraph import drop_code
+
+        db = self.store
+        db.run("DELETE FROM chunks_fts WHERE rowid IN"
+               " (SELECT id FROM chunks WHERE page_id = ?)", (page_id,))
+        for table in ("names", "chunks", "facts", "timeline", "retained", "anchors", "tags"):
+            db.run(f"DELETE FROM {table} WHERE page_id = ?", (page_id,))
+        db.run("DELETE FROM links WHERE origin_id = ? AND kind != 'manual'", (page_id,))
+        db.run("DELETE FROM problems WHERE file_id = ?", (page_id,))
+        delete_items(db, page_id)
+        self.code_names |= drop_code(db, page_id)
+
     def _skip(self, known: tuple[Any, ...] | None, found: FoundFile, digest: str,
               reason: str) -> None:
         """Record a file that cannot be indexed, and drop any page it had before."""
@@ -312,9 +456,10 @@ class Indexer:
                      status: str, reason: str | None) -> int:
         if known is None:
             return self.store.insert(
-                "INSERT INTO files(path, size, mtime_ns, hash, status, reason)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
-                (found.path, found.size, found.mtime_ns, digest, status, reason))
+                "INSERT INTO files(path, size, mtime_ns, hash, status, reason, mount)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (found.path, found.size, found.mtime_ns, digest, status, reason,
+                 split_mount(found.path)[0]))
         self.store.run(
             "UPDATE files SET size = ?, mtime_ns = ?, hash = ?, status = ?, reason = ?"
             " WHERE id = ?", (found.size, found.mtime_ns, digest, status, reason, known[0]))
@@ -332,8 +477,11 @@ class Indexer:
         if page_id is None:
             return
         store = self.store
+        from kenning.index.codegraph import drop_code
+
         store.run("INSERT INTO dirty_names(norm) SELECT norm FROM names WHERE page_id = ?"
                   " ON CONFLICT (norm) DO NOTHING", (page_id,))
+        self.code_names |= drop_code(store, page_id)
         store.run("DELETE FROM chunks_fts WHERE rowid IN"
                   " (SELECT id FROM chunks WHERE page_id = ?)", (page_id,))
         store.run("DELETE FROM problems WHERE file_id = ?", (page_id,))
@@ -344,36 +492,32 @@ class Indexer:
         db = self.store
         fm = page.frontmatter
         lines = text_lines(page.text)
-        folder = page.path.split("/", 1)[0] if "/" in page.path else ""
+        mount, rel = split_mount(page.path)
+        folder = rel.split("/", 1)[0] if "/" in rel else ""
         row = (
             page.path, page.title, page.type, page.domain, folder,
             _str_or_none(fm.get("status")), page.about, page.title_line,
             page.about_lines[1] if page.about_lines else None, page_date(page),
             _date_or_none(fm.get("created")), _date_or_none(fm.get("updated")),
             json.dumps(fm, ensure_ascii=False, default=str), len(lines), page.body_start,
-            page.about_lines[0] if page.about_lines else None,
+            page.about_lines[0] if page.about_lines else None, mount,
         )
         exists = db.one("SELECT 1 FROM pages WHERE id = ?", (page_id,))
         if exists:
             db.run(
                 "UPDATE pages SET path=?, title=?, type=?, domain=?, folder=?, status=?,"
                 " summary=?, title_line=?, summary_end=?, date=?, created=?, updated=?,"
-                " frontmatter=?, lines=?, body_start=?, summary_start=? WHERE id=?",
+                " frontmatter=?, lines=?, body_start=?, summary_start=?, mount=? WHERE id=?",
                 (*row, page_id))
             old = {r[0] for r in db.rows("SELECT norm FROM names WHERE page_id = ?",
                                          (page_id,))}
-            db.run("DELETE FROM chunks_fts WHERE rowid IN"
-                   " (SELECT id FROM chunks WHERE page_id = ?)", (page_id,))
-            for table in ("names", "chunks", "facts", "timeline", "retained", "anchors", "tags"):
-                db.run(f"DELETE FROM {table} WHERE page_id = ?", (page_id,))
-            db.run("DELETE FROM links WHERE origin_id = ? AND kind != 'manual'", (page_id,))
-            db.run("DELETE FROM problems WHERE file_id = ?", (page_id,))
-            delete_items(db, page_id)
+            self._clear_page(page_id)
         else:
             db.run(
                 "INSERT INTO pages(path, title, type, domain, folder, status, summary, title_line,"
                 " summary_end, date, created, updated, frontmatter, lines, body_start,"
-                " summary_start, id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " summary_start, mount, id)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (*row, page_id))
             old = set()
 
@@ -435,6 +579,10 @@ class Indexer:
                      [(page_id, a) for a in sorted(page_anchors(page))])
 
         write_items(db, page, page_id, self.owners)
+        mentions = code_mentions(page.text, page.code_ranges)
+        if mentions:
+            write_mentions(db, page_id, mentions)
+            self.mention_pages.add(page_id)
 
         edges = extract_edges(page, frontmatter_key_lines(page))
         db.many(
@@ -502,7 +650,7 @@ class Indexer:
             return
         norms = {n for row in rows.values() for n in row[3:5] if n is not None}
         files = self._files({ref_key(n) for n in norms})
-        names = self._titles(norms)
+        names = self._titles({split_mount(n)[1] for n in norms})
         updates = []
         for link_id, origin, origin_id, src_norm, dst_norm, plain in rows.values():
             ends = []
@@ -510,8 +658,8 @@ class Indexer:
                 if norm is None:
                     ends.append(None)  # the origin page itself
                 else:
-                    ends.append(resolve(norm, origin, files.get(ref_key(norm), ()),
-                                        names.get(norm, ()), plain=bool(plain)))
+                    ends.append(self._resolve(norm, origin, files.get(ref_key(norm), ()),
+                                              names, plain=bool(plain)))
             by_ref = [e for e in ends if e is not None]
             states = {e.state for e in by_ref}
             state = next(s for s in ("ambiguous", "unresolved", "file", "resolved")
@@ -534,12 +682,11 @@ class Indexer:
             return
         norms = {r[2] for r in rows}
         files = self._files({r[3] for r in rows})
-        names = self._titles(norms)
+        names = self._titles({split_mount(n)[1] for n in norms})
         updates: list[tuple[Any, ...]] = []
         unresolved: list[tuple[int, str]] = []
         for party_id, origin, norm, key, plain in rows:
-            end = resolve(norm, origin, files.get(key, ()), names.get(norm, ()),
-                          plain=bool(plain))
+            end = self._resolve(norm, origin, files.get(key, ()), names, plain=bool(plain))
             if end.state == "resolved":
                 updates.append((end.page_id, "resolved", party_id))
             elif end.state == "unresolved" and plain:
@@ -555,7 +702,7 @@ class Indexer:
         # A party that finds the owner's own page ("- [ ] Maya: …" in the owner's meeting
         # notes) is the owner: "me", like `[[Maya Okafor]]` or `me` written out.
         mine = self._titles(self.owners)
-        owner_pages = {page for found in mine.values() for _prio, page in found}
+        owner_pages = {page for found in mine.values() for _prio, page, _mount in found}
         db.many("UPDATE item_parties SET party_id = ?, resolution = ?, me = ? WHERE id = ?",
                 [(page, state, int(page in owner_pages), pid) for page, state, pid in updates])
 
@@ -567,27 +714,36 @@ class Indexer:
             for key, page_id, path in self.store.rows(
                     "SELECT n.norm, p.id, p.path FROM names n JOIN pages p ON p.id = n.page_id"
                     f" WHERE n.kind = 'stem' AND n.norm IN ({marks})", part):
-                found.setdefault(key, []).append(VaultFile(path, norm_name(path), page_id, True))
+                found.setdefault(key, []).append(vault_file(path, page_id, True))
             for path, key in self.store.rows(
                     f"SELECT path, name FROM attachments WHERE name IN ({marks})", part):
-                found.setdefault(key, []).append(VaultFile(path, norm_name(path), None, False))
+                found.setdefault(key, []).append(vault_file(path, None, False))
         wanted = set(items)
         for (path,) in self.store.rows("SELECT path FROM files WHERE status = 'skipped'"):
             key = file_key(path)
             if key in wanted:
-                found.setdefault(key, []).append(VaultFile(path, norm_name(path), None, True))
+                found.setdefault(key, []).append(vault_file(path, None, True))
         return found
 
-    def _titles(self, norms: Iterable[str]) -> dict[str, list[tuple[int, int]]]:
-        """(priority, page id) of the pages whose title, alias or heading alias is each name."""
-        found: dict[str, list[tuple[int, int]]] = {}
+    def _titles(self, norms: Iterable[str]) -> dict[str, list[tuple[int, int, str]]]:
+        """(priority, page id, mount) of the pages whose title, alias or heading alias is each
+        name."""
+        found: dict[str, list[tuple[int, int, str]]] = {}
         for part, marks in self.store.in_batches(sorted(norms)):
-            for norm, page_id, priority in self.store.rows(
-                    "SELECT norm, page_id, priority FROM names"
-                    " WHERE kind IN ('title', 'alias', 'heading')"
-                    f" AND norm IN ({marks})", part):
-                found.setdefault(norm, []).append((priority, page_id))
+            for norm, page_id, priority, mount in self.store.rows(
+                    "SELECT n.norm, n.page_id, n.priority, p.mount FROM names n"
+                    " JOIN pages p ON p.id = n.page_id"
+                    " WHERE n.kind IN ('title', 'alias', 'heading')"
+                    f" AND n.norm IN ({marks})", part):
+                found.setdefault(norm, []).append((priority, page_id, mount))
         return found
+
+    def _resolve(self, norm: str, origin: str | None, files: Sequence[VaultFile],
+                 names: dict[str, list[tuple[int, int, str]]], *, plain: bool) -> Resolved:
+        """Where one reference leads, by the links' rules across this vault's mounts."""
+        return resolve_mounted(norm, origin, files, names.get(split_mount(norm)[1], ()),
+                               plain=plain, mounts=self.mount_names,
+                               federated=self.federated)
 
 
 def _insert_many(store: Store, sql: str, rows: list[tuple[Any, ...]]) -> None:

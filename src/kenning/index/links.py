@@ -23,6 +23,7 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from kenning.vault.mounts import split_mount
 from kenning.vault.page import Page
 
 
@@ -30,10 +31,19 @@ from kenning.vault.page import Page
 class VaultFile:
     """A file a link may name: a page, an attachment, or a Markdown file that is not a page."""
 
-    path: str              # vault path as on disk
-    norm: str              # the path as links compare it (norm_name)
+    path: str              # vault path as on disk (NAME:REL in a mount)
+    norm: str              # the path inside its mount as links compare it (norm_name)
     page_id: int | None    # None: not a page
     markdown: bool
+
+    @property
+    def mount(self) -> str:
+        return split_mount(self.path)[0]
+
+
+def vault_file(path: str, page_id: int | None, markdown: bool) -> VaultFile:
+    """The :class:`VaultFile` of vault path ``path`` (its norm is the path inside its mount)."""
+    return VaultFile(path, norm_name(split_mount(path)[1]), page_id, markdown)
 
 
 @dataclass(frozen=True)
@@ -62,13 +72,14 @@ def norm_name(name: str) -> str:
 
 
 def ref_key(norm: str) -> str:
-    """The file name a normalised reference looks up: its last path segment."""
-    return norm.rsplit("/", 1)[-1]
+    """The file name a normalised reference looks up: its last path segment (a qualified
+    ``mount:name`` looks up the name)."""
+    return split_mount(norm)[1].rsplit("/", 1)[-1]
 
 
 def file_key(path: str) -> str:
     """The lookup key of a vault file: its file name as links compare it (``.md`` off)."""
-    return norm_name(posixpath.basename(path))
+    return norm_name(posixpath.basename(split_mount(path)[1]))
 
 
 def find_file(norm: str, origin: str | None,
@@ -134,6 +145,36 @@ def resolve(norm: str, origin: str | None, files: Sequence[VaultFile],
         if pages:
             return Resolved("ambiguous", via=via)
     return UNRESOLVED
+
+
+def resolve_mounted(norm: str, origin: str | None, files: Sequence[VaultFile],
+                    names: Sequence[tuple[int, int, str]], *, plain: bool = False,
+                    mounts: frozenset[str] = frozenset(),
+                    federated: frozenset[str] = frozenset()) -> Resolved:
+    """:func:`resolve` across mounts: ``names`` are (priority, page id, mount).
+
+    A qualified reference ``mount:name`` looks only in that mount (unresolved when no such mount
+    exists). A plain one looks in its own mount first (the vault's own pages for a vault page),
+    then in the vault and the ``federated`` mounts; a mount searched only when named is never
+    reached by a plain link from elsewhere."""
+    home, origin_rel = split_mount(origin) if origin else ("", None)
+    wanted, rest = split_mount(norm)
+    if wanted:
+        if wanted not in mounts:
+            return UNRESOLVED
+        return _resolve_in(rest, origin_rel if wanted == home else None, files, names,
+                           {wanted}, plain)
+    found = _resolve_in(norm, origin_rel, files, names, {home}, plain)
+    if found.state != "unresolved" or not mounts:
+        return found
+    return _resolve_in(norm, None, files, names, ({""} | federated) - {home}, plain)
+
+
+def _resolve_in(norm: str, origin: str | None, files: Sequence[VaultFile],
+                names: Sequence[tuple[int, int, str]], where: set[str],
+                plain: bool) -> Resolved:
+    return resolve(norm, origin, [f for f in files if f.mount in where],
+                   [(p, i) for p, i, m in names if m in where], plain=plain)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -89,6 +89,7 @@ class Filters:
     entity: int | None = None  # page id: only pages that link to it or mention it (or itself)
     as_of: str | None = None   # only pages that existed then; facts judged as of then
     tags: Sequence[str] = ()   # only pages with every one of these tags (or a tag nested in it)
+    mounts: Sequence[str] | None = None  # only pages of these mounts ('' the vault); None: all
 
 
 def search(store: Store, text: str, *, filters: Filters = Filters(), limit: int = 10,
@@ -96,8 +97,11 @@ def search(store: Store, text: str, *, filters: Filters = Filters(), limit: int 
            signals: Signals = _DEFAULT_SIGNALS,
            activity: dict[str, str] | None = None, today: str | None = None,
            explain: bool = False, budget: int | None = None, group: str = "page",
-           reranker: Any = None) -> Results:
+           reranker: Any = None, near: dict[int, int] | None = None) -> Results:
     """Search chunks lexically, densely or both (RRF), apply signals, cite lines.
+
+    ``near`` (chunk id -> distance in the code graph, from ``--near-symbol``) raises the
+    chunks structurally close to a symbol and adds those no arm found, below what matched.
 
     ``reranker`` (see :mod:`kenning.recall.rerank`) re-orders the top of the fused order.
 
@@ -132,6 +136,8 @@ def search(store: Store, text: str, *, filters: Filters = Filters(), limit: int 
         if query.empty:
             return out
     fused, info = _fuse(store, arms, mode, dense, signals)
+    if near:
+        _add_near(store, fused, info, near, where, params)
     if signals.speaker_factor != 1.0 and query.terms and fused:
         _weigh_speakers(store, fused, query, signals.speaker_factor)
     if reranker is not None:  # the fused order is final here; reranking re-orders its top
@@ -593,6 +599,28 @@ def _stale_fact_lines(store: Store, page_ids: list[int], as_of: str | None
         return {}
     today = date.today().isoformat()
     return recall_sql.stale_fact_lines(store, page_ids, as_of or today, today)
+
+
+NEAR_BOOST = 1.0  # a chunk at graph distance d scores × (1 + NEAR_BOOST / (1 + d))
+
+
+def _add_near(store: Store, fused: dict[int, dict[str, float]],
+              info: dict[int, tuple[int, int, str]], near: dict[int, int], where: str,
+              params: list[object]) -> None:
+    """Fold the code graph's near chunks into the fused order (see :func:`search`)."""
+    floor = min((p["score"] for p in fused.values()), default=1.0)
+    allowed = set(near)
+    if where:
+        allowed = set(recall_sql.chunks_matching(store, sorted(near), where, params))
+    missing = [(c, 0.0) for c in near if c not in fused and c in allowed]
+    for chunk_id, page_id, start, heading, _score in _chunk_rows(store, missing):
+        info[chunk_id] = (page_id, start, heading)
+        fused[chunk_id] = {"score": floor * 0.5 / (1 + near[chunk_id])}
+    for chunk_id, distance in near.items():
+        parts = fused.get(chunk_id)
+        if parts is not None and chunk_id in allowed:
+            parts["near_symbol"] = float(distance)
+            parts["score"] *= 1 + NEAR_BOOST / (1 + distance)
 
 
 def _chunk_rows(store: Store, found: list[tuple[int, float]]

@@ -35,6 +35,7 @@ from kenning.serve.tokens import Identity
 from kenning.serve.tools import Runtime, ToolSpec, fold_vocabulary, needed_scope, offered
 from kenning.serve.trust import Caller
 from kenning.vault.fsio import is_utf8_name, utf8_data, utf8_text
+from kenning.vault.mounts import VAULT_MOUNT
 
 log = logging.getLogger("kenning.serve")
 
@@ -92,7 +93,9 @@ class KenningMCP:
     def caller_for(self, identity: Identity | None) -> Caller:
         """The caller policy for a request: an admin token has the owner's rights."""
         if identity is not None and identity.named and identity.scope == "admin":
-            return Caller(self.caller.transport, trusted=True)
+            return Caller(self.caller.transport, trusted=True, mounts=identity.mounts)
+        if identity is not None and identity.mounts is not None:
+            return Caller(self.caller.transport, self.caller.trusted, mounts=identity.mounts)
         return self.caller
 
     def visible(self, identity: Identity) -> list[ToolSpec]:
@@ -184,10 +187,16 @@ class KenningMCP:
         actor = (writes.acting_as(identity.name, spec.name, self.vault.store,
                                   named=identity.named)
                  if identity is not None and not spec.read_only else contextlib.nullcontext())
+        confined = rt.caller.mounts
+        if confined is not None and not spec.read_only and VAULT_MOUNT not in confined:
+            raise trust.Refused(f"`{spec.name}` writes to the vault; this token may read only "
+                                f"{', '.join(confined)}")
         with provenance.remote_writes(rt.caller.remote), actor:
             data = spec.handler(rt, args)
         if not isinstance(data, dict):
             data = {"result": data}
+        if confined is not None:
+            data = trust.confine(data, confined)
         if rt.notes:
             data = {**data, "notes": [*data.get("notes", []), *rt.notes]}
         data = answers.lean(provenance.mark(self.vault.root, data))

@@ -53,6 +53,7 @@ class Identity:
     name: str
     scope: str
     named: bool = True
+    mounts: tuple[str, ...] | None = None  # the mounts it may read ('vault' its own); None: all
 
     def allows(self, needed: str) -> bool:
         """True when this identity's scope includes ``needed``."""
@@ -115,15 +116,25 @@ def _write(root: Path, entries: list[dict[str, Any]]) -> None:
     os.chmod(path, 0o600)
 
 
-def add(root: Path, name: str, scopes: list[str] | tuple[str, ...]) -> tuple[str, dict[str, Any]]:
-    """Create token ``name`` with ``scopes``; (the secret, shown once; its listed entry)."""
+def add(root: Path, name: str, scopes: list[str] | tuple[str, ...],
+        mounts: list[str] | tuple[str, ...] | None = None) -> tuple[str, dict[str, Any]]:
+    """Create token ``name`` with ``scopes`` (reading only ``mounts`` when given: 'vault' is the
+    vault's own pages); (the secret, shown once; its listed entry)."""
     if not _NAME.match(name):
         raise TokenError(f"token name {name!r}: 1-64 letters, digits, '.', '_', '-', '@', "
                          "starting with a letter or digit (it is written into pages as mcp:NAME)")
     scope = highest(list(scopes))
     secret = PREFIX + secrets.token_urlsafe(32)
-    entry = {"name": name, "scope": scope, "hash": digest(secret),
-             "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")}
+    entry: dict[str, Any] = {"name": name, "scope": scope, "hash": digest(secret),
+                             "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")}
+    if mounts:
+        from kenning.vault.mounts import VAULT_MOUNT, MountError, load_mounts, unknown_mount
+
+        known = {m.name for m in load_mounts(Path(root))} | {VAULT_MOUNT}
+        for mount in mounts:
+            if mount not in known:
+                raise MountError(unknown_mount(Path(root), mount))
+        entry["mounts"] = sorted(set(mounts))
     with _locked(root):
         entries = _read(root)
         if any(e["name"] == name for e in entries):
@@ -135,7 +146,10 @@ def add(root: Path, name: str, scopes: list[str] | tuple[str, ...]) -> tuple[str
 
 def public(entry: dict[str, Any]) -> dict[str, Any]:
     """An entry as listed: never its hash."""
-    return {"name": entry["name"], "scope": entry["scope"], "created": entry.get("created")}
+    out = {"name": entry["name"], "scope": entry["scope"], "created": entry.get("created")}
+    if entry.get("mounts"):
+        out["mounts"] = entry["mounts"]
+    return out
 
 
 def listed(root: Path) -> list[dict[str, Any]]:
@@ -181,8 +195,9 @@ class Tokens:
                 entries = _read(self.root) if stamp is not None else []
             except TokenError:
                 entries = []  # a damaged file admits nobody (fail closed)
-            self._entries = [(e["hash"].encode(), Identity(e["name"], e["scope"]))
-                             for e in entries]
+            self._entries = [(e["hash"].encode(), Identity(
+                e["name"], e["scope"], mounts=tuple(e["mounts"]) if e.get("mounts") else None))
+                for e in entries]
             self._stamp = stamp
 
     def check(self, secret: bytes) -> Identity | None:

@@ -210,7 +210,10 @@ def _search(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
         domains=a.get("domains", ()), folders=[_check_folder(f) for f in a.get("folders", ())],
         entity=_check_ref(rt, a["entity"]) if a.get("entity") else None,
         since=_date(a, "since"), until=_date(a, "until"), as_of=_date(a, "as_of"),
-        limit=limit, budget=budget, group=a.get("group", "page"), tags=a.get("tags", ()))
+        limit=limit, budget=budget, group=a.get("group", "page"), tags=a.get("tags", ()),
+        mounts=rt.caller.scope(a.get("mounts")), near_symbol=a.get("near_symbol") or None,
+        walk_depth=trust.clamp(a.get("walk_depth"), 3, default=1, name="walk_depth",
+                               notes=notes))
     return answers.search(results)
 
 
@@ -228,10 +231,11 @@ def _recall(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
 def _page(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
     ref = _check_ref(rt, a["ref"])
     rt.fresh()
+    mounts = rt.caller.scope(a.get("mounts"))
     if a.get("format") == "markdown":
         from kenning.vault import provenance
 
-        page = rt.vault.find(ref)
+        page = rt.vault.find(ref, mounts=mounts)
         ledger = provenance.Ledger(rt.root)
         # Opening a page is deliberate use; a remote caller's must not move everyone's recency.
         text = rt.vault.read(page.path, record=rt.caller.trusted)
@@ -241,7 +245,7 @@ def _page(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
         if marked or ledger.page(page.path):
             out["untrusted_lines"] = marked
         return out
-    data = rt.vault.show(ref, record=rt.caller.trusted)
+    data = rt.vault.show(ref, record=rt.caller.trusted, mounts=mounts)
     as_of, believed_on = _date(a, "as_of"), _date(a, "believed_on")
     if as_of or believed_on:
         held = rt.vault.facts(data["path"], as_of=as_of, believed_on=believed_on)
@@ -265,6 +269,13 @@ def _graph(rt: Runtime, a: dict[str, Any]) -> Any:
         return _cut({"nodes": [n.to_dict() for n in nodes]}, "nodes", limit)
     if not a.get("ref"):
         raise Refused(f"ref: required for op={op}")
+    if op in CODE_OPS:
+        # The code graph: ref is a symbol (qualified name, dotted tail or bare name).
+        answer = v.code(CODE_OPS[op], a["ref"], depth=trust.clamp(
+            a.get("depth"), 3, default=1, name="depth", notes=notes),
+            mounts=rt.caller.scope(a.get("mounts")))
+        key = {"def": "definitions", "refs": "references"}.get(CODE_OPS[op], CODE_OPS[op])
+        return _cut(answer, key, limit)
     ref = _check_ref(rt, a["ref"])
     if op == "neighbors":
         edges = v.neighbors(ref, rels=rels, direction=a.get("direction", "both"), **when)
@@ -293,6 +304,10 @@ def _graph(rt: Runtime, a: dict[str, Any]) -> Any:
     chain = v.path(ref, _check_ref(rt, a["to"]), max_depth=depth, rels=rels,
                    direction=a.get("direction", "both"), **when)
     return {"path": [{**n.to_dict(), "via": rel} for n, rel in chain]}
+
+
+CODE_OPS = {"definition": "def", "references": "refs", "callers": "callers",
+            "callees": "callees"}
 
 
 def _cut(data: dict[str, Any], key: str, limit: int) -> dict[str, Any]:
@@ -432,7 +447,10 @@ def build_tools() -> list[ToolSpec]:
                   "entity": _str("only pages linked to this page"), "since": _str(),
                   "until": _str(), "as_of": _str(), "limit": _int(),
                   "budget": _int("max tokens"), "group": _enum(("page", "chunk")),
-                  "tags": _list(_str("all must match; 'a' matches 'a/b'"))},
+                  "tags": _list(_str("all must match; 'a' matches 'a/b'")),
+                  "mounts": _list(_str("only these mounts; 'vault' = own pages")),
+                  "near_symbol": _str("raise code near this symbol"),
+                  "walk_depth": _int()},
                  ("query",)),
             _search, read_only=True, idempotent=True, cut=answers.cut_evidence),
         ToolSpec(
@@ -449,16 +467,18 @@ def build_tools() -> list[ToolSpec]:
             "Read one page by title, alias or vault path: summary, tags, fields, facts, "
             "items, timeline, links; or its Markdown.",
             _obj({"ref": _str(), "format": _enum(("fields", "markdown")), "as_of": _str(),
-                  "believed_on": _str()}, ("ref",)),
+                  "believed_on": _str(), "mounts": _list(_str())}, ("ref",)),
             _page, read_only=True, idempotent=True),
         ToolSpec(
             "graph", "recall",
             "Typed link graph: neighbors, backlinks, traverse (depth≤4), path (ref→to), "
-            "orphans.",
-            _obj({"op": _enum(("neighbors", "backlinks", "traverse", "path", "orphans")),
+            "orphans. Code (ref = symbol): definition, references, callers, callees.",
+            _obj({"op": _enum(("neighbors", "backlinks", "traverse", "path", "orphans",
+                               *CODE_OPS)),
                   "ref": _str(), "to": _str(), "depth": _int(), "rels": _list(rels),
                   "direction": _enum(("out", "in", "both")), "as_of": _str(),
-                  "believed_on": _str(), "types": _list(types), "limit": _int()}, ("op",)),
+                  "believed_on": _str(), "types": _list(types), "limit": _int(),
+                  "mounts": _list(_str())}, ("op",)),
             _graph, read_only=True, idempotent=True),
         ToolSpec(
             "session_start", "recall",

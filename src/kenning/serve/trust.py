@@ -20,6 +20,7 @@ import os
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -53,6 +54,19 @@ class Caller:
 
     transport: str  # "stdio" | "http"
     trusted: bool
+    mounts: tuple[str, ...] | None = None  # the only mounts it may read (a token's); None: all
+
+    def scope(self, asked: Sequence[str] | None) -> list[str] | None:
+        """The mounts a call reads: what it asked for, within what the caller may read."""
+        if self.mounts is None:
+            return list(asked) if asked else None
+        if not asked:
+            return list(self.mounts)
+        refused = sorted(set(asked) - set(self.mounts))
+        if refused:
+            raise Refused(f"mounts: this token may read only {', '.join(self.mounts)}, not "
+                          f"{', '.join(refused)}")
+        return list(asked)
 
     @property
     def remote(self) -> bool:
@@ -116,6 +130,11 @@ def safe_path(root: Path, relative: str) -> Path:
     parts = relative.replace("\\", "/").split("/")
     if ".." in parts:
         raise UnsafePath(f"path must not contain '..': {relative!r}")
+    from kenning.vault.mounts import load_mounts, mounted_file, split_mount
+
+    mount = split_mount(relative)[0]
+    if mount and any(m.name == mount for m in load_mounts(root)):
+        return mounted_file(root, relative)  # a mounted folder's file (read only)
     if relative.startswith("\\") or (len(relative) > 1 and relative[1] == ":"):
         raise UnsafePath(f"path must be relative to the vault: {relative!r}")
     return resolve_inside(root, relative)
@@ -178,3 +197,29 @@ class TokenBucket:
             while len(self._buckets) > self.max_clients:
                 self._buckets.popitem(last=False)
             return wait
+
+
+_PLACES = ("path", "citation", "source", "definition")
+
+
+def confine(data: Any, mounts: Sequence[str]) -> Any:
+    """``data`` without any listed item that names a page outside ``mounts`` (by its path,
+    citation, source or definition): what a token confined to some mounts may see."""
+    from kenning.vault.mounts import VAULT_MOUNT, split_mount
+
+    allowed = {"" if m == VAULT_MOUNT else m for m in mounts}
+
+    def inside(item: Any) -> bool:
+        if not isinstance(item, dict):
+            return True
+        return all(split_mount(item[k])[0] in allowed for k in _PLACES
+                   if isinstance(item.get(k), str) and item[k])
+
+    def walk(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: walk(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [walk(v) for v in value if inside(v)]
+        return value
+
+    return walk(data)

@@ -279,6 +279,14 @@ def resolve_inside(root: Path, relative: str, *, hidden_ok: bool = False) -> Pat
     """
     if not relative or os.path.isabs(relative) or relative.startswith(("~", "\\")):
         raise UnsafePath(f"path must be relative to the vault: {relative!r}")
+    from kenning.vault.mounts import load_mounts, split_mount
+
+    mount = split_mount(relative)[0]
+    if mount and any(m.name == mount for m in load_mounts(root)):
+        # Readers of a mounted page use kenning.vault.mounts.readable_file; through here go the
+        # vault's own pages, and a mounted folder is never written.
+        raise UnsafePath(f"{relative!r} is in mount {mount!r}: Kenning only reads a mounted "
+                         "folder, it never writes there")
     root_real = root.resolve()
     candidate = (root / relative).resolve()
     if candidate != root_real and root_real not in candidate.parents:

@@ -33,6 +33,7 @@ from kenning.vault.markdown import (
     scan,
     split_wikilink,
 )
+from kenning.vault.mounts import split_mount
 
 __all__ = [
     "OWNED_KEYS",
@@ -657,7 +658,7 @@ def page_title(frontmatter: dict[str, Any], path: str, h1: str | None = None) ->
     raw = frontmatter.get("title")
     if isinstance(raw, str) and plain_name(raw):
         return plain_name(raw)
-    stem = posixpath.splitext(posixpath.basename(path))[0]
+    stem = posixpath.splitext(posixpath.basename(split_mount(path)[1]))[0]
     # A slug is lower case without spaces: only then is the slug worth computing.
     if h1 and h1 != stem and stem == stem.lower() and " " not in stem \
             and slug(h1) == stem:

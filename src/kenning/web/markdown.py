@@ -409,3 +409,25 @@ def properties(text: str, values: list[tuple[str, Markup]],
             attrs = f' data-line="{first}" id="L{first}"{cls}'
         rows.append(f'<tr{attrs}><th scope="row">{escape(key)}</th><td>{value}</td></tr>')
     return Markup('<table class="props-table">' + "".join(rows) + "</table>")
+
+
+def render_code(text: str, *, hl: tuple[int, int] | None = None, at: int | None = None
+                ) -> Rendered:
+    """A source file as numbered lines (each with its ``data-line`` and ``id``), the cited
+    range highlighted; a long file shows the window around it, as a long page does."""
+    lines = text.split("\n")
+    total = len(lines) - (1 if text.endswith("\n") else 0)
+    lines = lines[:total] or [""]
+    lo, hi = 0, len(lines) - 1
+    cut = len(lines) > MAX_LINES
+    if cut:
+        lo, hi = _window(lines, 1, hl, at)
+    out = ['<pre class="code">']
+    for number in range(lo + 1, hi + 2):
+        mark = ' class="hl"' if hl and hl[0] <= number <= hl[1] else ""
+        line = lines[number - 1]
+        if len(line) > 2000:
+            line = line[:2000] + " …"
+        out.append(f'<span data-line="{number}" id="L{number}"{mark}>{escape(line)}\n</span>')
+    out.append("</pre>")
+    return Rendered(Markup("".join(out)), lo + 1, hi + 1, total, cut=cut)

@@ -104,3 +104,9 @@ def pages_of_type(store: Store, page_type: str, limit: int) -> list[Row]:
     return store.rows(
         "SELECT id, path, title, status, domain, date, frontmatter, summary, title_line"
         " FROM pages WHERE type = ? ORDER BY date DESC, path LIMIT ?", (page_type, limit))
+
+
+def mount_counts(store: Store) -> dict[str, int]:
+    """How many pages each mount has in the index ('' is the vault's own)."""
+    return {str(m): int(n) for m, n in store.rows(
+        "SELECT mount, count(*) FROM pages GROUP BY mount")}

@@ -50,7 +50,17 @@ def filter_sql(f: Any) -> tuple[str, list[object]]:
         clauses.append("(COALESCE(p.created, p.date) IS NULL OR COALESCE(p.created, p.date) <= ?)")
         params.append(f.as_of)
     where, tag_args = tag_sql(f.tags)
-    return "".join(f" AND {c}" for c in clauses) + where, params + tag_args
+    mounts, mount_args = mount_sql(getattr(f, "mounts", None))
+    return ("".join(f" AND {c}" for c in clauses) + where + mounts,
+            params + tag_args + mount_args)
+
+
+def mount_sql(mounts: Sequence[str] | None) -> tuple[str, list[object]]:
+    """`` AND …`` keeping pages ``p`` of these mounts ('' is the vault's own pages); nothing
+    when ``mounts`` is None (every mount)."""
+    if mounts is None:
+        return "", []
+    return f" AND p.mount IN ({','.join('?' * len(mounts)) or 'NULL'})", list(mounts)
 
 
 # A page with the tag or a tag nested in it ("a" matches "a/b"): every string that starts with
@@ -104,6 +114,17 @@ def allowed_chunk_ids(store: Store, where: str, params: Sequence[object]) -> lis
     return [r[0] for r in store.rows(
         f"SELECT c.id FROM chunks c JOIN pages p ON p.id = c.page_id WHERE 1 = 1 {where}",
         params)]
+
+
+def chunks_matching(store: Store, chunk_ids: Sequence[int], where: str,
+                    params: Sequence[object]) -> list[int]:
+    """The chunks among ids whose page passes ``where``."""
+    out: list[int] = []
+    for part, marks in store.in_batches(chunk_ids):
+        out += [r[0] for r in store.rows(
+            "SELECT c.id FROM chunks c JOIN pages p ON p.id = c.page_id"
+            f" WHERE c.id IN ({marks}) {where}", [*part, *params])]
+    return out
 
 
 def embeddable(store: Store, chunk_ids: Sequence[int]) -> list[int]:

@@ -383,7 +383,74 @@ def _v7(db: sqlite3.Connection) -> None:
     )
 
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2, _v3, _v4, _v5, _v6, _v7]
+def _v8(db: sqlite3.Connection) -> None:
+    """mounts, and the code graph: symbols, aliases, references"""
+    _run_script(
+        db,
+        """
+        -- Mounts: a mounted folder's files are NAME:REL (kenning.vault.mounts); '' is the vault.
+        ALTER TABLE files ADD COLUMN mount TEXT NOT NULL DEFAULT '';
+        ALTER TABLE pages ADD COLUMN mount TEXT NOT NULL DEFAULT '';
+        CREATE INDEX pages_mount ON pages(mount);
+
+        -- The code graph, apart from the typed entity links: one symbol per definition (each
+        -- with its own chunk), and every call or reference it makes. A reference keeps the
+        -- qualified names it may mean (candidates, most likely first), so a file indexed later
+        -- can resolve it; dst_id is the definition it resolved to (NULL: unresolved).
+        CREATE TABLE code_symbols (
+            id INTEGER PRIMARY KEY,
+            page_id INTEGER NOT NULL REFERENCES pages(id) ON DELETE CASCADE,
+            chunk_id INTEGER,
+            qualname TEXT NOT NULL,
+            name TEXT NOT NULL,
+            kind TEXT NOT NULL,            -- module | class | function | method
+            language TEXT NOT NULL,
+            start_line INTEGER NOT NULL,
+            end_line INTEGER NOT NULL,
+            signature TEXT NOT NULL,
+            parent TEXT,
+            bases TEXT                     -- JSON: a class's base classes, as candidates
+        );
+        CREATE INDEX code_symbols_page ON code_symbols(page_id);
+        CREATE INDEX code_symbols_qualname ON code_symbols(qualname);
+        CREATE INDEX code_symbols_name ON code_symbols(name);
+        CREATE INDEX code_symbols_chunk ON code_symbols(chunk_id);
+        -- A name a module binds by importing it (a re-export: pkg.X -> pkg.sub.X).
+        CREATE TABLE code_aliases (
+            page_id INTEGER NOT NULL REFERENCES pages(id) ON DELETE CASCADE,
+            qualname TEXT NOT NULL,
+            target TEXT NOT NULL,
+            line INTEGER NOT NULL
+        );
+        CREATE INDEX code_aliases_page ON code_aliases(page_id);
+        CREATE INDEX code_aliases_qualname ON code_aliases(qualname);
+        CREATE TABLE code_refs (
+            id INTEGER PRIMARY KEY,
+            page_id INTEGER NOT NULL REFERENCES pages(id) ON DELETE CASCADE,
+            src_id INTEGER REFERENCES code_symbols(id) ON DELETE CASCADE,
+            kind TEXT NOT NULL,            -- call | ref
+            line INTEGER NOT NULL,
+            text TEXT NOT NULL,
+            candidates TEXT NOT NULL,      -- JSON list of qualified names
+            target TEXT,                   -- the qualified name it resolved to
+            dst_id INTEGER                 -- code_symbols.id (no cascade: re-resolved instead)
+        );
+        CREATE INDEX code_refs_page ON code_refs(page_id);
+        CREATE INDEX code_refs_src ON code_refs(src_id);
+        CREATE INDEX code_refs_dst ON code_refs(dst_id);
+        CREATE INDEX code_refs_unresolved ON code_refs(id) WHERE dst_id IS NULL;
+        -- Every candidate name of a reference, so a new definition finds what it resolves.
+        CREATE TABLE code_wanted (
+            ref_id INTEGER NOT NULL REFERENCES code_refs(id) ON DELETE CASCADE,
+            qualname TEXT NOT NULL
+        );
+        CREATE INDEX code_wanted_qualname ON code_wanted(qualname);
+        CREATE INDEX code_wanted_ref ON code_wanted(ref_id);
+        """,
+    )
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2, _v3, _v4, _v5, _v6, _v7, _v8]
 SCHEMA_VERSION = len(MIGRATIONS)
 RECORDED_FROM = 6  # the first migration recorded as it is applied (the table came with it)
 

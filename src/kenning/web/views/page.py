@@ -140,8 +140,11 @@ def page(request: Request) -> Response:
         return markdown.render_embed(inner, path=target, heading=heading, resolve=links,
                                      attachment=_attachments(v, target))
 
-    body = markdown.render_page(text, path=path, resolve=links, attachment=attachment,
-                                embed=embed, hl=hl, at=at, title=shown["title"])
+    if shown.get("type") == "code":
+        body = markdown.render_code(text, hl=hl, at=at)
+    else:
+        body = markdown.render_page(text, path=path, resolve=links, attachment=attachment,
+                                    embed=embed, hl=hl, at=at, title=shown["title"])
     facts = []
     for f in shown["facts"][:LIST_CAP]:
         successor = markdown.plain_snippet(f["successor"] or "") or None
