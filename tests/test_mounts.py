@@ -291,3 +291,21 @@ def test_removing_a_mount_that_is_not_there_says_which_exist(world: Any) -> None
     v, _, _ = world
     with pytest.raises(MountError, match=r"no mount named 'ghost' \(mounts: team, private"):
         v.mount_remove("ghost")
+
+
+@pytest.mark.both_backends
+def test_mounts_work_alike_on_each_backend(backend: str, tmp_path: Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KENNING_EMBEDDINGS", "none")
+    v, _, _ = build_world(tmp_path)
+    try:
+        home = link_targets(v, "notes/Home.md")
+        assert (home["Bob"], home["team:Bob"], home["Carol"], home["Dora"]) == (
+            "people/Bob.md", "team:Bob.md", "team:Carol.md", None)
+        assert [r.path for r in v.search("herons", mode="lexical", mounts=["private"])] == [
+            "private:Dora.md"]
+        v.mount_remove("team")
+        assert v.store.scalar("SELECT count(*) FROM pages WHERE mount = 'team'") == 0
+        assert link_targets(v, "notes/Home.md")["Carol"] is None
+    finally:
+        v.close()

@@ -136,7 +136,7 @@ def resolve_code(db: Store, changed: Iterable[int], names: Iterable[str]) -> dic
     unresolved, pointing at nothing, that want one of ``names`` (defined, re-exported or dropped
     this run), and those that lost their target. Returns counts resolved/unresolved."""
     changed = sorted(set(changed))
-    wanted = sorted(set(names))
+    wanted = sorted(_reexported_as(db, set(names)))
     todo: set[int] = set()
     for part, marks in db.in_batches(changed):
         todo |= {r[0] for r in db.rows("SELECT id FROM code_refs WHERE kind != 'mention'"
@@ -167,6 +167,33 @@ def resolve_code(db: Store, changed: Iterable[int], names: Iterable[str]) -> dic
         updates.append((target, dst, ref_id))
     db.many("UPDATE code_refs SET target = ?, dst_id = ? WHERE id = ?", updates)
     return counts
+
+
+ALIAS_HOPS = 4  # as far as resolution follows re-exports
+
+
+def _reexported_as(db: Store, names: set[str]) -> set[str]:
+    """``names`` and every name they are re-exported as (``pkg.f`` for ``pkg.core.f`` when
+    ``pkg/__init__`` imports it; ``x.f`` when a module binds ``x`` to ``pkg.core``), so a
+    reference that reaches a changed definition through an import is resolved again too."""
+    seen, frontier = set(names), set(names)
+    for _ in range(ALIAS_HOPS):
+        prefixes = {n[:i] for n in frontier for i, ch in enumerate(n) if ch in ".:"}
+        found: set[str] = set()
+        for part, marks in db.in_batches(sorted(frontier | prefixes)):
+            for key, target in db.rows(
+                    f"SELECT qualname, target FROM code_aliases WHERE target IN ({marks})",
+                    part):
+                for name in frontier:
+                    if name == target:
+                        found.add(key)
+                    elif name.startswith(target) and name[len(target)] in ".:":
+                        found.add(key + name[len(target):])
+        frontier = found - seen
+        seen |= frontier
+        if not frontier:
+            break
+    return seen
 
 
 class _Table:
@@ -282,7 +309,9 @@ def code_page_names(path: str, module: str) -> list[tuple[str, str, str, int]]:
     (as for any file) and its module's qualified name (``[[repo:kenning.index.links]]``)."""
     rel = split_mount(path)[1]
     stem = rel.rsplit("/", 1)[-1]
-    out = [(norm_name(path.rsplit(".", 1)[0]), path.rsplit(".", 1)[0], "path", 1),
+    # The path with its extension (``repo:pkg/core.py``, as citations show it) and without.
+    out = [(norm_name(path), path, "path", 1),
+           (norm_name(path.rsplit(".", 1)[0]), path.rsplit(".", 1)[0], "path", 1),
            (norm_name(stem.rsplit(".", 1)[0]), stem.rsplit(".", 1)[0], "stem", 2)]
     if module:
         out.append((norm_name(module), module, "title", 3))

@@ -381,7 +381,7 @@ class Indexer:
         mount, rel = split_mount(found.path)
         same = {split_mount(p)[1] for p in self.languages if split_mount(p)[0] == mount}
         language = self.languages[found.path]
-        code = parse_code(found.path, data, language, module_name(rel, language, same))
+        code = parse_code(rel, data, language, module_name(rel, language, same))
         report.found += [f"{found.path}:{line}: {message}" for line, message in code.errors]
         file_id = self._upsert_file(known, found, digest, "ok", None)
         self._write_code_page(file_id, found.path, code, data)
