@@ -309,3 +309,25 @@ def test_mounts_work_alike_on_each_backend(backend: str, tmp_path: Path,
         assert link_targets(v, "notes/Home.md")["Carol"] is None
     finally:
         v.close()
+
+
+def test_graph_recall_and_show_read_only_the_named_mounts(world: Any) -> None:
+    v, _, _ = world
+    every = {e.other.path for e in v.neighbors("notes/Home.md")}
+    assert {"people/Bob.md", "team:Bob.md", "team:Carol.md"} <= every
+    own = {e.other.path for e in v.neighbors("notes/Home.md", mounts=["vault"])}
+    assert own == {"people/Bob.md"}
+    walked = v.traverse("notes/Home.md", depth=2, mounts=["vault"])
+    assert walked.nodes and all(":" not in n.path for n in walked.nodes)
+    assert v.recall("Carol").to_dict()["path"] == "team:Carol.md"
+    with pytest.raises(PageNotFound):
+        v.recall("Carol", mounts=["vault"])
+    with pytest.raises(PageNotFound):
+        v.show("team:Carol", mounts=["vault"])
+    cli = ["-C", str(v.root), "graph", "neighbors", "notes/Home.md", "--json"]
+    out = CliRunner().invoke(main, [*cli, "--mount", "vault", "--mount", "private"])
+    assert out.exit_code == 0, out.output
+    assert {e["path"] for e in json.loads(out.output)} == {
+        "people/Bob.md", "private:Dora.md"}
+    outside = CliRunner().invoke(main, [*cli, "--mount", "team"])  # the page itself is not there
+    assert outside.exit_code != 0 and "no page named 'notes/Home.md'" in outside.output

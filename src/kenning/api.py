@@ -387,6 +387,16 @@ class Vault:
             return None
         return ("", *sorted(m.name for m in known if m.federated))
 
+    def _in_scope(self, mounts: Sequence[str] | None) -> Callable[[str], bool]:
+        """Whether a page path lies in the mounts a query reads (:meth:`scope`)."""
+        from kenning.vault.mounts import split_mount
+
+        scope = self.scope(mounts)
+        if scope is None:
+            return lambda path: True
+        allowed = set(scope)
+        return lambda path: split_mount(path or "")[0] in allowed
+
     def find(self, ref: str, *, mounts: Sequence[str] | None = None) -> PageRef:
         """The page a title, alias, file name or vault path names; raises if none or several.
 
@@ -423,7 +433,8 @@ class Vault:
         _, pid, path, title, ptype = next(iter(pages.values()))
         return PageRef(pid, path, title, ptype)
 
-    def resolve_entity(self, question: str, *, tags: Sequence[str] = ()) -> PageRef:
+    def resolve_entity(self, question: str, *, tags: Sequence[str] = (),
+                       mounts: Sequence[str] | None = None) -> PageRef:
         """The page a question names: exact names first, then a unique word or close match.
 
         With ``tags``, only pages that carry every one of them (or a tag nested in it) count.
@@ -431,18 +442,22 @@ class Vault:
         import difflib
         import re
 
-        from kenning.index.queries.recall import entity_names, pages_named, tag_sql
+        from kenning.index.queries.recall import entity_names, mount_sql, pages_named, tag_sql
         from kenning.recall.entity import entity_name
 
         name = entity_name(question)
         wanted = _tag_filters(tags)
         if not wanted:
             try:
-                return self.find(name)
+                return self.find(name, mounts=mounts)
             except PageNotFound:
                 pass
         norm = norm_name(name)
         where, params = tag_sql(wanted)
+        in_mounts, mount_args = mount_sql(self.scope(mounts))
+        # A question names an entity, not a source file: code pages answer by exact name only.
+        where, params = where + in_mounts + " AND COALESCE(p.type, '') != 'code'", [
+            *params, *mount_args]
         exact = pages_named(self.reader, norm, where, params) if wanted else []
         if exact:
             best = {r[1]: r for r in exact if r[0] == exact[0][0]}
@@ -470,7 +485,8 @@ class Vault:
                            "and close spellings)")
 
     def recall(self, question: str, *, budget: int = 1500, overview: bool = False,
-               tags: Sequence[str] = (), record: bool = True) -> Any:
+               tags: Sequence[str] = (), record: bool = True,
+               mounts: Sequence[str] | None = None) -> Any:
         """Entity recall: summary, active facts, open items, latest timeline, strongest
         neighbours, cited.
 
@@ -489,15 +505,15 @@ class Vault:
             from kenning.recall.entity import entity_name
 
             with contextlib.suppress(PageNotFound, AmbiguousPage):
-                page = self.find(entity_name(question))
+                page = self.find(entity_name(question), mounts=mounts)
                 about_items = False
         for name in item_answers.name_candidates(rest) if about_items and page is None else ():
             with contextlib.suppress(PageNotFound, AmbiguousPage):
-                page = self.resolve_entity(name, tags=tags)
+                page = self.resolve_entity(name, tags=tags, mounts=mounts)
                 break
         if page is None:
             try:
-                page = self.resolve_entity(question, tags=tags)
+                page = self.resolve_entity(question, tags=tags, mounts=mounts)
             except PageNotFound as exc:
                 if about_items and not rest:  # "what am I waiting on?": no one named
                     raise PageNotFound(
@@ -549,8 +565,8 @@ class Vault:
     def items(self, *, kind: str | Sequence[str] | None = None, who: str | None = None,
               to: str | None = None, status: str | None = None,
               due_before: str | None = None, overdue: bool = False, since: str | None = None,
-              page: str | None = None, limit: int | None = None, today: str | None = None
-              ) -> list[dict[str, Any]]:
+              page: str | None = None, limit: int | None = None, today: str | None = None,
+              mounts: Sequence[str] | None = None) -> list[dict[str, Any]]:
         """Commitments, asks and decisions written on pages (docs/vault-format.md §6b), one
         per item however many pages carry it (done when any copy is), overdue first, then due
         soonest, then newest.
@@ -586,7 +602,9 @@ class Vault:
         found = answers.merge(copies, parties, today)
         if overdue:
             found = [i for i in found if i["overdue"]]
-        found = [i for i in answers.order(found) if answers.status_matches(i, status)]
+        keep = self._in_scope(mounts)
+        found = [i for i in answers.order(found) if answers.status_matches(i, status)
+                 and any(keep(p) for p in i.get("pages") or [""])]
         return found[:limit] if limit else found
 
     def _page_ref(self, ref: str, option: str) -> PageRef:
@@ -922,21 +940,30 @@ class Vault:
     # -- graph -----------------------------------------------------------------------------
 
     def neighbors(self, ref: str, *, rels: Sequence[str] = (), direction: str = "both",
-                  as_of: str | None = None, believed_on: str | None = None) -> list[Any]:
+                  as_of: str | None = None, believed_on: str | None = None,
+                  mounts: Sequence[str] | None = None) -> list[Any]:
         """Typed edges around a page (true on ``as_of``; believed on ``believed_on``)."""
         from kenning.graph import queries
 
-        return queries.neighbors(self.store, self.find(ref).id, rels=_rels(rels),
-                                 direction=direction, as_of=as_of, believed_on=believed_on)
+        keep = self._in_scope(mounts)
+        return [e for e in queries.neighbors(
+            self.store, self.find(ref, mounts=mounts).id, rels=_rels(rels), direction=direction,
+            as_of=as_of, believed_on=believed_on) if keep(e.other.path)]
 
     def traverse(self, ref: str, *, depth: int = 2, rels: Sequence[str] = (),
                  direction: str = "out", as_of: str | None = None,
-                 believed_on: str | None = None) -> Any:
+                 believed_on: str | None = None, mounts: Sequence[str] | None = None) -> Any:
         """Pages within ``depth`` steps (clamped to 10)."""
         from kenning.graph import queries
 
-        return queries.traverse(self.store, self.find(ref).id, depth=depth, rels=_rels(rels),
-                                direction=direction, as_of=as_of, believed_on=believed_on)
+        found = queries.traverse(self.store, self.find(ref, mounts=mounts).id, depth=depth,
+                                 rels=_rels(rels), direction=direction, as_of=as_of,
+                                 believed_on=believed_on)
+        keep = self._in_scope(mounts)
+        found.nodes = [n for n in found.nodes if keep(n.path)]
+        ids = {found.start.id, *(n.id for n in found.nodes)}
+        found.edges = [e for e in found.edges if e[0] in ids and e[2] in ids]
+        return found
 
     def neighbourhood(self, ref: str, *, depth: int = 2, rels: Sequence[str] = (),
                       direction: str = "both", as_of: str | None = None,
@@ -952,28 +979,37 @@ class Vault:
 
     def path(self, start: str, end: str, *, max_depth: int = 6, rels: Sequence[str] = (),
              direction: str = "both", as_of: str | None = None,
-             believed_on: str | None = None) -> list[Any]:
+             believed_on: str | None = None, mounts: Sequence[str] | None = None) -> list[Any]:
         """A shortest path between two pages."""
         from kenning.graph import queries
 
-        return queries.path(self.store, self.find(start).id, self.find(end).id,
-                            max_depth=max_depth, rels=_rels(rels), direction=direction,
-                            as_of=as_of, believed_on=believed_on)
+        chain = queries.path(self.store, self.find(start, mounts=mounts).id,
+                             self.find(end, mounts=mounts).id, max_depth=max_depth,
+                             rels=_rels(rels), direction=direction, as_of=as_of,
+                             believed_on=believed_on)
+        keep = self._in_scope(mounts)
+        return chain if all(keep(n.path) for n, _ in chain) else []
 
     def backlinks(self, ref: str, *, rels: Sequence[str] = (), as_of: str | None = None,
-                  believed_on: str | None = None) -> list[Any]:
+                  believed_on: str | None = None,
+                  mounts: Sequence[str] | None = None) -> list[Any]:
         """Edges pointing at a page."""
         from kenning.graph import queries
 
-        return queries.backlinks(self.store, self.find(ref).id, rels=_rels(rels), as_of=as_of,
-                                 believed_on=believed_on)
+        keep = self._in_scope(mounts)
+        return [e for e in queries.backlinks(
+            self.store, self.find(ref, mounts=mounts).id, rels=_rels(rels), as_of=as_of,
+            believed_on=believed_on) if keep(e.other.path)]
 
-    def orphans(self, *, types: Sequence[str] = ()) -> list[Any]:
+    def orphans(self, *, types: Sequence[str] = (),
+                mounts: Sequence[str] | None = None) -> list[Any]:
         """Pages with no links in or out."""
         from kenning.graph import queries
 
-        return queries.orphans(self._indexed_store(self.store),
-                               types=[vocabulary.entity_type(t) for t in types])
+        keep = self._in_scope(mounts)
+        return [n for n in queries.orphans(self._indexed_store(self.store),
+                                           types=[vocabulary.entity_type(t) for t in types])
+                if keep(n.path)]
 
     @_after_write
     def link(self, src: str, rel: str, dst: str, *, remove: bool = False,

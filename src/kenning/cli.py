@@ -336,13 +336,15 @@ def search(ctx: click.Context, query: tuple[str, ...], mode: str, types: tuple[s
               "strongest neighbours.")
 @click.option("--tag", "tags", multiple=True,
               help="The entity is a page with this tag (repeat: every tag).")
+@MOUNT_OPTION
 @JSON_OPTION
 @click.pass_context
 def recall(ctx: click.Context, question: tuple[str, ...], budget: int, overview: bool,
-           as_json: bool, tags: tuple[str, ...] = ()) -> None:
+           as_json: bool, tags: tuple[str, ...] = (), mounts: tuple[str, ...] = ()) -> None:
     """What the vault knows about one entity ("Sarah", "tell me about Horizon"), cited."""
     vault = _open(ctx)
-    answer = vault.recall(" ".join(question), budget=budget, overview=overview, tags=tags)
+    answer = vault.recall(" ".join(question), budget=budget, overview=overview, tags=tags,
+                          mounts=mounts or None)
     from kenning.vault.provenance import mark
 
     if as_json:
@@ -402,17 +404,20 @@ def _date(value: str | None, option: str) -> str | None:
 @main.command()
 @click.argument("page")
 @click.option("--raw", is_flag=True, help="Print the page's Markdown as it is on disk.")
+@MOUNT_OPTION
 @JSON_OPTION
 @click.pass_context
-def show(ctx: click.Context, page: str, raw: bool, as_json: bool) -> None:
+def show(ctx: click.Context, page: str, raw: bool, as_json: bool,
+         mounts: tuple[str, ...] = ()) -> None:
     """Show a page (by title, alias, file name or path): summary, facts, timeline, links."""
     vault = _open(ctx)
     if raw:
-        click.echo(vault.read(page), nl=False)
+        click.echo(vault.read(vault.find(page, mounts=mounts or None).path), nl=False)
         return
     from kenning.vault.provenance import mark
 
-    data = mark(vault.root, vault.show(page))  # what remote MCP callers wrote, shown as theirs
+    # What remote MCP callers wrote, shown as theirs.
+    data = mark(vault.root, vault.show(page, mounts=mounts or None))
     if as_json:
         from kenning import answers
 
@@ -479,7 +484,7 @@ def _graph_options(f: Callable[..., Any]) -> Callable[..., Any]:
     f = click.option("--as-of", help="What held on this date (YYYY-MM-DD).")(f)
     f = click.option("--believed-on", help="What Kenning believed on this date: edges recorded "
                      "by then and not yet retired (YYYY-MM-DD).")(f)
-    return JSON_OPTION(f)
+    return JSON_OPTION(MOUNT_OPTION(f))
 
 
 DIRECTION = click.option("--direction", type=click.Choice(["out", "in", "both"]),
@@ -515,9 +520,10 @@ def _print_edges(edges: list[Any]) -> None:
 @_graph_options
 @click.pass_context
 def graph_neighbors(ctx: click.Context, page: str, direction: str, rels: tuple[str, ...],
-                    as_of: str | None, believed_on: str | None, as_json: bool) -> None:
+                    as_of: str | None, believed_on: str | None, as_json: bool,
+                    mounts: tuple[str, ...] = ()) -> None:
     """Links in and out of PAGE, typed, with where each came from."""
-    edges = _open(ctx).neighbors(page, rels=rels, direction=direction,
+    edges = _open(ctx).neighbors(page, rels=rels, direction=direction, mounts=mounts or None,
                                  as_of=_date(as_of, "--as-of"),
                                  believed_on=_date(believed_on, "--believed-on"))
     if as_json:
@@ -531,9 +537,11 @@ def graph_neighbors(ctx: click.Context, page: str, direction: str, rels: tuple[s
 @_graph_options
 @click.pass_context
 def graph_backlinks(ctx: click.Context, page: str, rels: tuple[str, ...], as_of: str | None,
-                    believed_on: str | None, as_json: bool) -> None:
+                    believed_on: str | None, as_json: bool,
+                    mounts: tuple[str, ...] = ()) -> None:
     """Links pointing at PAGE."""
     edges = _open(ctx).backlinks(page, rels=rels, as_of=_date(as_of, "--as-of"),
+                                 mounts=mounts or None,
                                  believed_on=_date(believed_on, "--believed-on"))
     if as_json:
         _emit([e.to_dict() for e in edges])
@@ -551,9 +559,10 @@ def graph_backlinks(ctx: click.Context, page: str, rels: tuple[str, ...], as_of:
 @click.pass_context
 def graph_traverse(ctx: click.Context, page: str, depth: int, direction: str,
                    rels: tuple[str, ...], as_of: str | None, believed_on: str | None,
-                   as_json: bool) -> None:
+                   as_json: bool, mounts: tuple[str, ...] = ()) -> None:
     """Pages reachable from PAGE within --depth steps (cycle-safe)."""
     result = _open(ctx).traverse(page, depth=depth, rels=rels, direction=direction,
+                                 mounts=mounts or None,
                                  as_of=_date(as_of, "--as-of"),
                                  believed_on=_date(believed_on, "--believed-on"))
     titles = {n.id: n.title for n in [result.start, *result.nodes]}
@@ -584,9 +593,10 @@ def graph_traverse(ctx: click.Context, page: str, depth: int, direction: str,
 @click.pass_context
 def graph_path(ctx: click.Context, start: str, end: str, max_depth: int, direction: str,
                rels: tuple[str, ...], as_of: str | None, believed_on: str | None,
-               as_json: bool) -> None:
+               as_json: bool, mounts: tuple[str, ...] = ()) -> None:
     """A shortest chain of links from START to END."""
     chain = _open(ctx).path(start, end, max_depth=max_depth, rels=rels, direction=direction,
+                            mounts=mounts or None,
                             as_of=_date(as_of, "--as-of"),
                             believed_on=_date(believed_on, "--believed-on"))
     if as_json:
@@ -601,11 +611,13 @@ def graph_path(ctx: click.Context, start: str, end: str, max_depth: int, directi
 
 @graph.command("orphans")
 @click.option("-t", "--type", "types", multiple=True)
+@MOUNT_OPTION
 @JSON_OPTION
 @click.pass_context
-def graph_orphans(ctx: click.Context, types: tuple[str, ...], as_json: bool) -> None:
+def graph_orphans(ctx: click.Context, types: tuple[str, ...], as_json: bool,
+                  mounts: tuple[str, ...] = ()) -> None:
     """Pages with no links in or out (daily logs and sources left out)."""
-    nodes = _open(ctx).orphans(types=types)
+    nodes = _open(ctx).orphans(types=types, mounts=mounts or None)
     if as_json:
         _emit([n.to_dict() for n in nodes])
         return

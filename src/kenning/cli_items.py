@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from kenning.cli_common import JSON_OPTION, emit
+from kenning.cli_common import JSON_OPTION, MOUNT_OPTION, emit
 
 
 def register(main: click.Group) -> None:
@@ -27,11 +27,13 @@ def register(main: click.Group) -> None:
 @click.option("-n", "--limit", type=click.IntRange(1, 100_000), help="At most this many.")
 @click.option("--today", metavar="DATE", envvar="KENNING_TODAY",
               help="The day --overdue counts from (default: today; env KENNING_TODAY).")
+@MOUNT_OPTION
 @JSON_OPTION
 @click.pass_context
 def items(ctx: click.Context, kinds: tuple[str, ...], who: str | None, to: str | None,
           status: str | None, due_before: str | None, overdue: bool, since: str | None,
-          page: str | None, limit: int | None, today: str | None, as_json: bool) -> None:
+          page: str | None, limit: int | None, today: str | None, as_json: bool,
+          mounts: tuple[str, ...] = ()) -> None:
     """Commitments, asks and decisions: overdue first, then due soonest, then newest; each
     cited to its source line (path#Lstart-Lend)."""
     from kenning.api import Vault
@@ -39,7 +41,8 @@ def items(ctx: click.Context, kinds: tuple[str, ...], who: str | None, to: str |
 
     vault = Vault.open((ctx.find_root().obj or {}).get("vault"))
     found = vault.items(kind=kinds, who=who, to=to, status=status, due_before=due_before,
-                        overdue=overdue, since=since, page=page, limit=limit, today=today)
+                        overdue=overdue, since=since, page=page, limit=limit, today=today,
+                        mounts=mounts or None)
     if as_json:
         emit(found)
         return

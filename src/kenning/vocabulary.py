@@ -31,6 +31,7 @@ ENTITY_TYPES: tuple[str, ...] = (
     "source",
     "session",
     "note",
+    "code",  # a source file of a code mount (kenning mount add NAME PATH --kind code)
 )
 
 ENTITY_TYPE_SYNONYMS: dict[str, str] = {

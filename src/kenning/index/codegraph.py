@@ -72,7 +72,7 @@ def write_code(db: Store, page_id: int, code: CodeFile, lines: Sequence[str]) ->
     texts: list[tuple[int, str, str, str, str]] = []
     for ord_, (d, start, end) in enumerate(chunk_ranges(code, len(lines))):
         body = list(lines[start - 1:end])
-        heading = d.qualname if d.kind != "module" else (d.doc.split("\n", 1)[0] if d.doc else "")
+        heading = d.qualname
         words = sum(len(line.split()) for line in body)
         chunk_id = db.insert(
             "INSERT INTO chunks(page_id, ord, heading, start_line, end_line, words, text_hash)"

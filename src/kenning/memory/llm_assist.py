@@ -62,7 +62,7 @@ NAME_FOLDERS = ("people", "organizations", "projects", "topics", "decisions")
 # and not meetings (built from sources/meetings).
 EXTRACT_TYPES: tuple[str, ...] = tuple(
     t for t in vocabulary.ENTITY_TYPES
-    if t not in ("daily", "source", "session", "note", "decision", "meeting"))
+    if t not in ("daily", "source", "session", "note", "code", "decision", "meeting"))
 SUMMARY_WORDS = 60              # asked for
 SUMMARY_MAX_WORDS = 75          # refused above (a little slack over what was asked)
 SUMMARY_MAX_CHARS = 600

@@ -35,7 +35,7 @@ PROFILES: tuple[str, ...] = ("recall", "record", "full")
 INDEX_STALE_SECONDS = 2.0
 
 # Kenning keeps these page types itself; agents record the others.
-_INTERNAL_TYPES = ("daily", "source", "session", "note")
+_INTERNAL_TYPES = ("daily", "source", "session", "note", "code")
 
 
 @dataclass
@@ -224,7 +224,8 @@ def _recall(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
     # A remote caller's recall is not recorded: it must not move the recency signal that ranks
     # everyone's results.
     answer = rt.vault.recall(a["entity"], budget=budget, overview=bool(a.get("overview")),
-                             tags=a.get("tags", ()), record=rt.caller.trusted)
+                             tags=a.get("tags", ()), record=rt.caller.trusted,
+                             mounts=rt.caller.scope(a.get("mounts")))
     return answer.to_dict()
 
 
@@ -264,8 +265,9 @@ def _graph(rt: Runtime, a: dict[str, Any]) -> Any:
                                      "believed_on": _date(a, "believed_on")}
     limit = trust.clamp(a.get("limit"), trust.MAX_LIMIT, default=25, name="limit", notes=notes)
     rt.fresh()
+    mounts = rt.caller.scope(a.get("mounts"))
     if op == "orphans":
-        nodes = v.orphans(types=a.get("types", ()))
+        nodes = v.orphans(types=a.get("types", ()), mounts=mounts)
         return _cut({"nodes": [n.to_dict() for n in nodes]}, "nodes", limit)
     if not a.get("ref"):
         raise Refused(f"ref: required for op={op}")
@@ -273,20 +275,21 @@ def _graph(rt: Runtime, a: dict[str, Any]) -> Any:
         # The code graph: ref is a symbol (qualified name, dotted tail or bare name).
         answer = v.code(CODE_OPS[op], a["ref"], depth=trust.clamp(
             a.get("depth"), 3, default=1, name="depth", notes=notes),
-            mounts=rt.caller.scope(a.get("mounts")))
+            mounts=mounts)
         key = {"def": "definitions", "refs": "references"}.get(CODE_OPS[op], CODE_OPS[op])
         return _cut(answer, key, limit)
     ref = _check_ref(rt, a["ref"])
     if op == "neighbors":
-        edges = v.neighbors(ref, rels=rels, direction=a.get("direction", "both"), **when)
+        edges = v.neighbors(ref, rels=rels, direction=a.get("direction", "both"),
+                            mounts=mounts, **when)
         return _cut({"edges": [e.to_dict() for e in edges]}, "edges", limit)
     if op == "backlinks":
-        edges = v.backlinks(ref, rels=rels, **when)
+        edges = v.backlinks(ref, rels=rels, mounts=mounts, **when)
         return _cut({"edges": [e.to_dict() for e in edges]}, "edges", limit)
     depth = trust.clamp(a.get("depth"), trust.MAX_DEPTH, default=2, name="depth", notes=notes)
     if op == "traverse":
         result = v.traverse(ref, depth=depth, rels=rels, direction=a.get("direction", "out"),
-                            **when)
+                            mounts=mounts, **when)
         # The nodes shown (nearest first) and only the edges between them: an edge to a page
         # left out by the limit would name a page the answer does not show.
         kept = [result.start, *result.nodes[:limit]]
@@ -302,7 +305,7 @@ def _graph(rt: Runtime, a: dict[str, Any]) -> Any:
     if not a.get("to"):
         raise Refused("to: required for op=path")
     chain = v.path(ref, _check_ref(rt, a["to"]), max_depth=depth, rels=rels,
-                   direction=a.get("direction", "both"), **when)
+                   direction=a.get("direction", "both"), mounts=mounts, **when)
     return {"path": [{**n.to_dict(), "via": rel} for n, rel in chain]}
 
 
@@ -459,7 +462,8 @@ def build_tools() -> list[ToolSpec]:
             "open items (promises, asks, decisions), latest timeline, neighbours, cited.",
             _obj({"entity": _str("name or question"), "budget": _int("max tokens"),
                   "overview": {"type": "boolean"},
-                  "tags": _list(_str("the page has all"))}, ("entity",)),
+                  "tags": _list(_str("the page has all")), "mounts": _list(_str())},
+                 ("entity",)),
             _recall, read_only=True, idempotent=True,
             cut=answers.cut_lists("overview", "neighbours", "timeline", "facts", "items")),
         ToolSpec(
