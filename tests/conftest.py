@@ -284,3 +284,79 @@ def _backend_schema(request: pytest.FixtureRequest, backend: str) -> Iterator[No
     finally:
         _SCOPES.remove(scope)
         scope.end()
+
+
+# -- The web view's tests (tests/web_harness.py): what the modules share ------------------------
+#
+# ``web_browser`` is one Chromium for the consecutive web test modules (closed when the run
+# leaves them: see ``pytest_runtest_teardown``). ``demo_root`` is the demo vault built once per
+# session with the web tests' fixed "today"; tests only read it, and a test that writes gets its
+# own ``web_harness.copy_vault`` of it. ``indexed_sample`` is the sample vault indexed once.
+
+_CHROMIUM_MODULES: dict[str, bool] = {}
+
+
+def _module_uses_shared_chromium(item: pytest.Item) -> bool:
+    """Whether any test of ``item``'s module asks for ``web_browser``."""
+    module = item.nodeid.split("::", 1)[0]
+    cache = _CHROMIUM_MODULES
+    if module not in cache:
+        cache[module] = any("web_browser" in getattr(other, "fixturenames", ())
+                            for other in item.session.items
+                            if other.nodeid.split("::", 1)[0] == module)
+    return cache[module]
+
+
+@pytest.fixture
+def web_browser() -> object:
+    """The shared headless Chromium (a Playwright ``Browser``); open your own page in it."""
+    import web_harness
+
+    return web_harness.shared_chromium()
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    """Close the shared Chromium when the next test is in a module that does not use it (this
+    hook runs after pytest's own teardown, so ``item``'s fixtures are gone by now)."""
+    import sys
+
+    harness = sys.modules.get("web_harness")
+    if harness is None:
+        return
+    if nextitem is None or (nextitem.nodeid.split("::", 1)[0] != item.nodeid.split("::", 1)[0]
+                            and not _module_uses_shared_chromium(nextitem)):
+        harness.close_shared_chromium()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    import sys
+
+    harness = sys.modules.get("web_harness")
+    if harness is not None:
+        harness.close_shared_chromium()
+
+
+@pytest.fixture(scope="session")
+def demo_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo vault (``web_harness.build_demo``), built once, indexed without embeddings.
+    Read only: copy it (``web_harness.copy_vault``) to write."""
+    import web_harness
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("KENNING_EMBEDDINGS", "none")
+        mp.setenv("KENNING_TODAY", web_harness.WEB_TODAY)
+        mp.delenv("KENNING_DATABASE_URL", raising=False)
+        return web_harness.build_demo(tmp_path_factory.mktemp("web-demo") / "demo")
+
+
+@pytest.fixture(scope="session")
+def indexed_sample(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sample vault, initialised and indexed without embeddings, once. Read only."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("KENNING_EMBEDDINGS", "none")
+        mp.delenv("KENNING_DATABASE_URL", raising=False)
+        v, _ = Vault.init(copy_sample(tmp_path_factory.mktemp("web-sample") / "sample"))
+        v.index(embed=False)
+        v.close()
+        return v.root

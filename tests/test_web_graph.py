@@ -1,7 +1,7 @@
 """The graph view over the real server and real Chromium, on the sample vault.
 
-One vault, one server and one browser for the module. The vault is the bundled sample plus a
-planted hub (``topics/Hub.md``, linked from 520 small pages) for the 500-node cap.
+One vault and one server for the module, and the shared browser. The vault is the bundled
+sample plus a planted hub (``topics/Hub.md``, linked from 520 small pages) for the 500-node cap.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from urllib.parse import quote
 import httpx2 as httpx
 import pytest
 from bs4 import BeautifulSoup
-from web_harness import chromium, running
+from web_harness import running
 
 from kenning.api import Vault
 from kenning.sample import copy_sample
@@ -47,12 +47,6 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def base(root: Path) -> Iterator[str]:
     with running(root) as url:
         yield url
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    with chromium() as b:
-        yield b
 
 
 def soup(base: str, path: str, **params: object) -> tuple[httpx.Response, BeautifulSoup]:
@@ -115,8 +109,8 @@ def test_as_of_hides_edge_before_its_from_date(base: str) -> None:
     assert edges(doc, rel="part_of", from_=SELF_HOSTED, to=PERCH)
 
 
-def test_slider_in_chromium(base: str, browser: object) -> None:
-    page = browser.new_page()  # type: ignore[attr-defined]
+def test_slider_in_chromium(base: str, web_browser: object) -> None:
+    page = web_browser.new_page()  # type: ignore[attr-defined]
     selector = f'g.edge[data-rel="part_of"][data-from="{SELF_HOSTED}"][data-to="{PERCH}"]'
     page.goto(base + "/graph/" + quote(PERCH))
     assert page.locator(selector).count() == 1
@@ -146,8 +140,8 @@ def test_slider_in_chromium(base: str, browser: object) -> None:
     page.close()
 
 
-def test_click_node_recentres_keeping_params(base: str, browser: object) -> None:
-    page = browser.new_page()  # type: ignore[attr-defined]
+def test_click_node_recentres_keeping_params(base: str, web_browser: object) -> None:
+    page = web_browser.new_page()  # type: ignore[attr-defined]
     page.goto(base + "/graph/" + quote(PERCH) + "?depth=2&dir=both")
     assert page.get_attribute("svg#graph", "data-centre") == PERCH
     with page.expect_navigation():
@@ -159,7 +153,7 @@ def test_click_node_recentres_keeping_params(base: str, browser: object) -> None
     page.close()
 
 
-def test_hub_is_capped_with_and_n_more(base: str, browser: object) -> None:
+def test_hub_is_capped_with_and_n_more(base: str, web_browser: object) -> None:
     response, doc = soup(base, "topics/Hub.md")
     assert response.status_code == 200
     assert len(doc.select("svg#graph g.node")) == 60
@@ -167,7 +161,7 @@ def test_hub_is_capped_with_and_n_more(base: str, browser: object) -> None:
     more = doc.select(".more-list a[href^='/graph/hubbed/']")
     assert more and "Spoke" in more[0].get_text()
     assert re.search(r"neighbourhood;dur=[\d.]+", response.headers["server-timing"])
-    page = browser.new_page()  # type: ignore[attr-defined]
+    page = web_browser.new_page()  # type: ignore[attr-defined]
     page.goto(base + "/graph/topics/Hub.md?limit=500")
     assert page.locator("svg#graph g.node").count() == 500
     assert page.locator("section.more h2").inner_text() == f"and {HUB_LINKS - 499} more"
@@ -219,8 +213,8 @@ def test_superseded_edge_shows_only_while_it_held(base: str) -> None:
     assert not edges(doc, rel="informs", from_=redis, to=REPLAY)
 
 
-def test_zoom_and_pan_and_no_console_errors(base: str, browser: object) -> None:
-    page = browser.new_page()  # type: ignore[attr-defined]
+def test_zoom_and_pan_and_no_console_errors(base: str, web_browser: object) -> None:
+    page = web_browser.new_page()  # type: ignore[attr-defined]
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.on("console", lambda m: m.type == "error" and "favicon" not in m.text

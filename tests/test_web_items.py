@@ -1,8 +1,9 @@
 """The open-items and health views over a real server, on the demo vault (sample + its synced
 sources, built and indexed, as `kenning demo` makes it), with real HTTP and real Chromium.
 
-One vault, one server and one browser for the module. The tests that change the vault (a planted
-commitment, a file left unindexed) run last and say what they changed.
+The demo vault is built once per session (tests/conftest.py ``demo_root``) and served once for
+the module; the browser is the shared one. The tests that change the vault (a planted
+commitment, a file left unindexed) each get a private copy of it and a server of their own.
 """
 
 from __future__ import annotations
@@ -10,11 +11,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import httpx2 as httpx
 import pytest
-from web_harness import build_demo, chromium, running
+from web_harness import WEB_TODAY, copy_vault, running
 
 from kenning.api import Vault
 
@@ -23,21 +23,29 @@ ROW = re.compile(r'<li class="item nav-item (?P<cls>[^"]*)" data-id="(?P<id>[^"]
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str]]:
-    """(vault root, base URL) of the module's server; today is fixed for overdue."""
+def env() -> Iterator[None]:
+    """Today is fixed for overdue."""
+    assert TODAY == WEB_TODAY  # the day the shared demo vault was built on
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("KENNING_EMBEDDINGS", "none")
         mp.setenv("KENNING_TODAY", TODAY)
         mp.delenv("KENNING_DATABASE_URL", raising=False)
-        root = build_demo(tmp_path_factory.mktemp("items") / "demo")
-        with running(root) as base:
-            yield root, base
+        yield
 
 
 @pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with chromium() as b:
-        yield b
+def demo(env: None, demo_root: Path) -> Iterator[tuple[Path, str]]:
+    """(vault root, base URL) of the module's server over the shared demo vault (read only)."""
+    with running(demo_root) as base:
+        yield demo_root, base
+
+
+@pytest.fixture
+def own_demo(env: None, demo_root: Path, tmp_path: Path) -> Iterator[tuple[Path, str]]:
+    """(vault root, base URL) of a private copy of the demo vault, for a test that changes it."""
+    root = copy_vault(demo_root, tmp_path / "demo")
+    with running(root) as base:
+        yield root, base
 
 
 def rows(body: str) -> list[tuple[str, list[str]]]:
@@ -123,9 +131,9 @@ def test_health_shows_findings_with_fixes_coverage_and_embedding_state(demo) -> 
     assert "Healthy, with warnings" in body
 
 
-def test_items_view_in_chromium_overdue_is_red_and_keys_move_over_rows(demo, browser) -> None:
+def test_items_view_in_chromium_overdue_is_red_and_keys_move_over_rows(demo, web_browser) -> None:
     _, base = demo
-    page = browser.new_page()
+    page = web_browser.new_page()
     page.goto(base + "/items")
     first = page.locator("li.item").first
     assert "overdue" in (first.get_attribute("class") or "")
@@ -150,9 +158,9 @@ def test_items_view_in_chromium_overdue_is_red_and_keys_move_over_rows(demo, bro
     page.close()
 
 
-def test_a_planted_overdue_commitment_is_listed_first(demo) -> None:
+def test_a_planted_overdue_commitment_is_listed_first(own_demo) -> None:
     """Changes the vault: a person page gets a commitment due long before any other."""
-    root, base = demo
+    root, base = own_demo
     person = root / "people" / "Owen Hart.md"
     text = person.read_text(encoding="utf-8").rstrip("\n")
     text += ("\n\n## Commitments\n- [ ] 2025-05-02 — Send Owen the signed pilot terms "
@@ -168,9 +176,9 @@ def test_a_planted_overdue_commitment_is_listed_first(demo) -> None:
     assert "due 2025-05-09 · 555 days overdue" in body
 
 
-def test_health_turns_to_an_error_with_its_fix_when_a_file_is_not_indexed(demo) -> None:
+def test_health_turns_to_an_error_with_its_fix_when_a_file_is_not_indexed(own_demo) -> None:
     """Changes the vault: a note is written and not indexed."""
-    root, base = demo
+    root, base = own_demo
     (root / "notes").mkdir(exist_ok=True)
     (root / "notes" / "Unindexed.md").write_text("# Unindexed\n\nNot yet.\n", encoding="utf-8")
     body = httpx.get(base + "/health").text

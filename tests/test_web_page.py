@@ -1,9 +1,9 @@
 """The web view's entity page and /file/: real server, real HTTP, real Chromium.
 
-One vault for the module: the demo pipeline on the bundled sample (sources synced, pages built,
-so pages have sources and items) plus planted bad input (a 5 MB page, a page whose title and body
-carry scripts, raw HTML and javascript: links, embed loops, an image), indexed lexically once;
-one server; one browser.
+One vault for the module: a copy of the session's demo vault (the bundled sample, sources
+synced, pages built, so pages have sources and items) plus planted bad input (a 5 MB page, a page
+whose title and body carry scripts, raw HTML and javascript: links, embed loops, an image),
+indexed lexically once; one server; the shared browser.
 """
 
 from __future__ import annotations
@@ -17,12 +17,9 @@ from urllib.parse import quote
 
 import httpx2 as httpx
 import pytest
-from web_harness import chromium, running
+from web_harness import copy_vault, running
 
 from kenning.api import Vault
-from kenning.builder import run_build
-from kenning.sample import copy_sample
-from kenning.sample import sources as sample_sources
 
 REDIS = "decisions/Use Redis for replay caching.md"
 INPROC = "decisions/In-process caching for the Replay API.md"
@@ -73,24 +70,21 @@ def _big_page() -> str:
 
 
 @pytest.fixture(scope="module")
-def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def base(demo_root: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     old = os.environ.get("KENNING_EMBEDDINGS")
     os.environ["KENNING_EMBEDDINGS"] = "none"
-    root = copy_sample(tmp_path_factory.mktemp("webpage") / "sample")
+    # A copy of the session's demo vault (sources synced, pages built): the build's output does
+    # not depend on the planted notes (checked byte for byte), so they join it afterwards.
+    root = copy_vault(demo_root, tmp_path_factory.mktemp("webpage") / "sample")
     notes = root / "notes"
-    notes.mkdir()
+    notes.mkdir(exist_ok=True)
     (notes / "evil.md").write_text(EVIL, encoding="utf-8")
     (notes / "pic.png").write_bytes(PNG)
     (notes / "loop-a.md").write_text("# Loop A\n\nA says hi.\n\n![[loop-b]]\n", encoding="utf-8")
     (notes / "loop-b.md").write_text("# Loop B\n\nB says hi.\n\n![[loop-a]]\n", encoding="utf-8")
     (notes / "big.md").write_text(_big_page(), encoding="utf-8")
-    v, _ = Vault.init(root)
-    sample_sources.apply_owner(root)
-    for _report in sample_sources.sync_sample(root):
-        pass
-    run_build(root)
-    v.index(embed=False)
-    v.close()
+    with Vault(root) as v:
+        v.index(embed=False)
     try:
         with running(Path(root)) as url:
             yield url
@@ -101,15 +95,9 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             os.environ["KENNING_EMBEDDINGS"] = old
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with chromium() as b:
-        yield b
-
-
 @pytest.fixture
-def page(browser: Any) -> Iterator[Any]:
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
+def page(web_browser: Any) -> Iterator[Any]:
+    context = web_browser.new_context(viewport={"width": 1280, "height": 900})
     p = context.new_page()
     yield p
     context.close()

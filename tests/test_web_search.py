@@ -1,6 +1,7 @@
 """The web view's search: real server, real HTTP, real Chromium, on the bundled sample vault.
 
-One vault (the sample, indexed lexically), one server and one browser for the module.
+One vault (the sample, indexed lexically: the session's shared ``indexed_sample``, read only),
+one server for the module, and the shared browser.
 """
 
 from __future__ import annotations
@@ -12,25 +13,18 @@ from typing import Any
 
 import httpx2 as httpx
 import pytest
-from web_harness import chromium, running
-
-from kenning.api import Vault
-from kenning.sample import copy_sample
+from web_harness import running
 
 CACHING = "what did we decide about caching"
 MEETING = "meetings/2026-04-15 ミナトシステムズ定例会議（第1回）.md"
 
 
 @pytest.fixture(scope="module")
-def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def base(indexed_sample: Path) -> Iterator[str]:
     old = os.environ.get("KENNING_EMBEDDINGS")
     os.environ["KENNING_EMBEDDINGS"] = "none"
-    root = copy_sample(tmp_path_factory.mktemp("websearch") / "sample")
-    v, _ = Vault.init(root)
-    v.index(embed=False)
-    v.close()
     try:
-        with running(Path(root)) as url:
+        with running(indexed_sample) as url:
             yield url
     finally:
         if old is None:
@@ -39,15 +33,9 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             os.environ["KENNING_EMBEDDINGS"] = old
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with chromium() as b:
-        yield b
-
-
 @pytest.fixture
-def page(browser: Any) -> Iterator[Any]:
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
+def page(web_browser: Any) -> Iterator[Any]:
+    context = web_browser.new_context(viewport={"width": 1280, "height": 900})
     p = context.new_page()
     yield p
     context.close()

@@ -2,9 +2,11 @@
 PostgreSQL, keyboard navigation — all against real servers (tests/web_harness.running), real
 HTTP (httpx2) and real Chromium (web_harness.chromium).
 
-One demo vault (the sample with its synced sources, built and indexed) and one server for the
-module; small separate vaults for the token servers (a vault's tokens guard every server of
-it). The PostgreSQL test serves a copy of the demo vault indexed into the session's PostgreSQL.
+One demo vault (the sample with its synced sources, built and indexed: the session's shared
+``demo_root``, read only) and one server for the module; the live-reload test, which writes,
+serves a private copy of it; the browser is the shared one; small separate vaults for the token
+servers (a vault's tokens guard every server of it). The PostgreSQL test serves a copy of the
+demo vault indexed into the session's PostgreSQL.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Any
 import httpx2 as httpx
 import pytest
 from click.testing import CliRunner
-from web_harness import build_demo, chromium, running
+from web_harness import WEB_TODAY, copy_vault, running
 
 from kenning.api import Vault
 from kenning.serve import tokens
@@ -59,16 +61,18 @@ def env() -> Iterator[None]:
 
 
 @pytest.fixture(scope="module")
-def demo(env: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str]]:
-    root = build_demo(tmp_path_factory.mktemp("serve") / "demo")
+def demo(env: None, demo_root: Path) -> Iterator[tuple[Path, str]]:
+    assert TODAY == WEB_TODAY  # the day the shared demo vault was built on
+    with running(demo_root) as base:
+        yield demo_root, base
+
+
+@pytest.fixture
+def own_demo(env: None, demo_root: Path, tmp_path: Path) -> Iterator[tuple[Path, str]]:
+    """A private copy of the demo vault and its server, for a test that changes the vault."""
+    root = copy_vault(demo_root, tmp_path / "demo")
     with running(root) as base:
         yield root, base
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with chromium() as b:
-        yield b
 
 
 # -- (a) tokens -------------------------------------------------------------------------------
@@ -105,7 +109,7 @@ def test_per_person_tokens_401_then_token_once_sets_a_cookie_and_redirects(
 
 
 def test_a_shared_token_guards_a_non_loopback_bind_and_a_browser_keeps_it(
-        env: None, tmp_path: Path, browser: Any) -> None:
+        env: None, tmp_path: Path, web_browser: Any) -> None:
     root = small_vault(tmp_path / "shared-token")
     with running(root, host="0.0.0.0", token=SHARED) as base:
         base = base.replace("0.0.0.0", "127.0.0.1")
@@ -113,7 +117,7 @@ def test_a_shared_token_guards_a_non_loopback_bind_and_a_browser_keeps_it(
         assert httpx.get(base + "/", params={"token": SHARED[:-1]}).status_code == 401
         # Off loopback any Host is answered (the token is the guard), never without it.
         assert httpx.get(base + "/", headers={"Host": "kenning.example"}).status_code == 401
-        page = browser.new_page()
+        page = web_browser.new_page()
         page.goto(f"{base}/items?kind=all&token={SHARED}")
         assert page.url == f"{base}/items?kind=all"  # the secret left the address bar
         assert page.locator("h1").inner_text() == "Open items"
@@ -205,8 +209,8 @@ def test_every_view_answers_200_without_traceback_or_inline_script_or_style(demo
 # -- (d) live --------------------------------------------------------------------------------
 
 
-def test_a_reload_shows_an_index_run_and_an_agent_write_without_restart(demo) -> None:
-    root, base = demo
+def test_a_reload_shows_an_index_run_and_an_agent_write_without_restart(own_demo) -> None:
+    root, base = own_demo
     before = httpx.get(base + "/search", params={"q": "quokkafish"}).text
     assert "Live reload check" not in before
     note = root / "notes" / "Live reload check.md"
@@ -235,9 +239,9 @@ def test_a_reload_shows_an_index_run_and_an_agent_write_without_restart(demo) ->
 # -- (f) keyboard ----------------------------------------------------------------------------
 
 
-def test_keyboard_slash_focuses_search_j_k_move_and_enter_opens(demo, browser) -> None:
+def test_keyboard_slash_focuses_search_j_k_move_and_enter_opens(demo, web_browser) -> None:
     _, base = demo
-    page = browser.new_page()
+    page = web_browser.new_page()
     page.goto(base + "/search?q=what+did+we+decide+about+caching")
     results = page.locator("li.result.nav-item")
     assert results.count() >= 2

@@ -1,5 +1,6 @@
 """The timeline and decisions views over the real server (and real Chromium), on the sample
-vault: one vault, one server, one browser for the module."""
+vault: one vault (the session's shared ``indexed_sample``, read only), one server for the module,
+and the shared browser."""
 
 from __future__ import annotations
 
@@ -11,10 +12,7 @@ from pathlib import Path
 import httpx2 as httpx
 import pytest
 from bs4 import BeautifulSoup
-from web_harness import chromium, running
-
-from kenning.api import Vault
-from kenning.sample import copy_sample
+from web_harness import running
 
 CITATION = re.compile(r"^.+\.md#L\d+-L\d+$")
 REDIS = "decisions/Use Redis for replay caching.md"
@@ -23,24 +21,9 @@ MINATO = "organizations/Minato Systems.md"
 
 
 @pytest.fixture(scope="module")
-def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    vault_dir = copy_sample(tmp_path_factory.mktemp("timeline") / "vault")
-    vault, _ = Vault.init(vault_dir)
-    vault.index(embed=False)
-    vault.close()
-    return vault_dir
-
-
-@pytest.fixture(scope="module")
-def base(root: Path) -> Iterator[str]:
-    with running(root) as url:
+def base(indexed_sample: Path) -> Iterator[str]:
+    with running(indexed_sample) as url:
         yield url
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    with chromium() as b:
-        yield b
 
 
 def get(base: str, path: str, **params: object) -> tuple[httpx.Response, BeautifulSoup]:
@@ -98,8 +81,8 @@ def test_timeline_quick_ranges_and_bad_dates(base: str) -> None:
     assert response.status_code == 404
 
 
-def test_timeline_keyboard_moves_over_rows(base: str, browser: object) -> None:
-    page = browser.new_page()  # type: ignore[attr-defined]
+def test_timeline_keyboard_moves_over_rows(base: str, web_browser: object) -> None:
+    page = web_browser.new_page()  # type: ignore[attr-defined]
     page.goto(base + "/timeline?since=2026-01-01")
     page.keyboard.press("j")
     page.keyboard.press("j")
@@ -110,7 +93,7 @@ def test_timeline_keyboard_moves_over_rows(base: str, browser: object) -> None:
     page.close()
 
 
-def test_decisions_superseded_linked_both_ways(base: str, browser: object) -> None:
+def test_decisions_superseded_linked_both_ways(base: str, web_browser: object) -> None:
     response, doc = get(base, "/decisions")
     assert response.status_code == 200
     cards = doc.select("article.decision")
@@ -129,7 +112,7 @@ def test_decisions_superseded_linked_both_ways(base: str, browser: object) -> No
     assert new.select_one(".because").get_text().startswith("Two stale-replay incidents")
     assert CITATION.match(new.select_one("a.cite").get_text())
     # the struck-through title is real CSS in a real browser, and the link works
-    page = browser.new_page()  # type: ignore[attr-defined]
+    page = web_browser.new_page()  # type: ignore[attr-defined]
     page.goto(base + "/decisions")
     title = page.locator(f'article.decision[data-path="{REDIS}"] h3 a.title')
     assert "line-through" in title.evaluate("el => getComputedStyle(el).textDecorationLine")

@@ -6,6 +6,12 @@ Playwright for Python (``executable_path``: Playwright never downloads a browser
 flags this closed network needs, and yields a Playwright ``Browser``. Tests skip with a clear
 reason when the ``chromium`` binary is absent (``scripts/services`` installs Debian's
 ``chromium`` package).
+
+The web test modules share what is expensive to make and that they only read (tests/conftest.py
+hands these out as fixtures): ``shared_chromium()`` is one Chromium for the run of consecutive
+web test modules, closed when the run leaves them (Playwright's sync API holds an event loop in
+the main thread, so ``asyncio.run`` would fail in a later test while it is open); the demo vault
+is built once per session and copied (``copy_vault``) for every test that writes to it.
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ import shutil
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +30,10 @@ import pytest
 FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
          "--disable-dev-shm-usage"]
+
+
+#: The "today" the shared demo vault is built on, and its tests run on (overdue counts from it).
+WEB_TODAY = "2026-11-15"
 
 
 def build_demo(root: Path) -> Path:
@@ -96,3 +106,35 @@ def chromium() -> Iterator[Any]:
             yield browser
         finally:
             browser.close()
+
+
+_SHARED: dict[str, Any] = {}
+
+
+def shared_chromium() -> Any:
+    """The one Chromium the web test modules share (started on first use; skips like
+    ``chromium()``). Tests open their own pages or contexts in it and close them."""
+    if "browser" not in _SHARED:
+        stack = ExitStack()
+        try:
+            browser = stack.enter_context(chromium())
+        except BaseException:
+            stack.close()
+            raise
+        _SHARED["stack"], _SHARED["browser"] = stack, browser
+    return _SHARED["browser"]
+
+
+def close_shared_chromium() -> None:
+    """Close the shared Chromium and its Playwright, if they are running."""
+    stack = _SHARED.pop("stack", None)
+    _SHARED.pop("browser", None)
+    if stack is not None:
+        stack.close()
+
+
+def copy_vault(source: Path, target: Path) -> Path:
+    """A private copy of an indexed vault (files, index and build state, mtimes kept, so the
+    copy's index is current): for a test that writes to a vault other tests only read."""
+    shutil.copytree(source, target, symlinks=True)
+    return target
