@@ -45,9 +45,9 @@ def _calls(tree: Any) -> list[Any]:
 def _package_roots(paths: list[str], modules: dict[str, str]) -> list[str]:
     roots = set()
     for path in paths:
-        depth = modules[path].count(".") + (0 if path.endswith("__init__.py") else 0)
+        depth = modules[path].count(".") + (1 if path.endswith("__init__.py") else 0)
         parts = path.split("/")[:-1]
-        keep = len(parts) - depth if not path.endswith("__init__.py") else len(parts) - depth - 1
+        keep = len(parts) - depth
         roots.add("/".join(parts[: max(keep, 0)]))
     return sorted(roots)
 
@@ -163,10 +163,9 @@ def run(root: Path, limit: int | None = None) -> dict[str, Any]:
                     misses.append({"path": path, "line": line, "text": text, "split": split,
                                    "jedi": truths[0], "kenning": target,
                                    "candidates": list(ref.candidates) if ref else None})
-            elif target:
-                if len(misses) < 400:
-                    misses.append({"path": path, "line": line, "text": text, "split": split,
-                                   "jedi": "outside the tree", "kenning": target})
+            elif target and len(misses) < 400:
+                misses.append({"path": path, "line": line, "text": text, "split": split,
+                               "jedi": "outside the tree", "kenning": target})
     table_rows = {}
     for split in SPLITS:
         table_rows[split] = {

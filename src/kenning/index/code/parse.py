@@ -466,7 +466,13 @@ class _PythonExtractor(_Extractor):
                     inner.bind(name, None)
             if body is not None:
                 self.visit(body, inner)
-        elif kind in ("comment", "string", "integer", "float", "true", "false", "none"):
+        elif kind in ("string", "concatenated_string"):
+            for part in node.named_children:
+                if part.type == "interpolation":
+                    self.walk(part, scope)
+                elif part.type == "string":
+                    self.visit(part, scope)
+        elif kind in ("comment", "integer", "float", "true", "false", "none"):
             return
         else:
             self.walk(node, scope)
@@ -791,6 +797,8 @@ class _JsExtractor(_Extractor):
             func = node.child_by_field_name("function" if kind == "call_expression"
                                             else "constructor")
             text = _chain(func) if func is not None else None
+            if text == "require" and not scope.lookup("require")[0]:
+                return  # an import (bound by the declaration), not a call into the tree
             if text is not None:
                 self.reference(node, "call", scope, text, self.candidates(text, scope))
             elif func is not None:
@@ -889,7 +897,7 @@ def _js_doc(node: Node) -> str:
             prev.end_point.row + 1 >= target.start_point.row:
         body = _text(prev)[3:].removesuffix("*/")
         lines = [re.sub(r"^\s*\* ?", "", line) for line in body.splitlines()]
-        return inspect.cleandoc("\n".join(lines))
+        return inspect.cleandoc("\n".join(line.rstrip() for line in lines))
     return ""
 
 
