@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from kenning.index.code import SymbolTable, code_files, module_name, parse_code
-from kenning.index.code.parse import _chain, _parser
+from kenning.index.code.parse import _chain, _is_super, _parser, _text
 
 SPLITS = ("cross/direct", "cross/method", "same/direct", "same/method")
 
@@ -110,6 +110,9 @@ def run(root: Path, limit: int | None = None) -> dict[str, Any]:
                 stats["jedi no answer"] += 1
                 continue
             text = _chain(func)
+            if text is None and func.type == "attribute" and _is_super(
+                    func.child_by_field_name("object")):
+                text = f"super().{_text(func.child_by_field_name('attribute'))}"
             direct = func.type == "identifier"
             if not direct and text is not None:
                 obj = func.child_by_field_name("object")

@@ -90,11 +90,11 @@ def test_direct_cross_file_calls_are_all_resolved_and_right(result: dict[str, An
     assert row["precision"] == 1.0 and row["recall"] == 1.0
 
 
-def test_method_calls_resolve_through_self_and_bases_but_not_objects(
+def test_method_calls_resolve_through_self_bases_and_constructors(
         result: dict[str, Any]) -> None:
     cross = result["splits"]["cross/method"]
-    # self.save() (inherited from another file) resolves; store.put() on an object does not
-    assert cross["labelled"] == 2 and cross["correct"] == 1 and cross["precision"] == 1.0
+    # self.save() (inherited from another file) and store.put() (store = Store()) resolve
+    assert cross["labelled"] == 2 and cross["correct"] == 2 and cross["precision"] == 1.0
     same = result["splits"]["same/method"]
     assert same["labelled"] == 1 and same["recall"] == 1.0  # self.put()
 

@@ -77,6 +77,11 @@ PKG = {
             grand_total([4])
             total([5])
             return cart.price()
+
+
+        def pay(c: "shop.Cart", other):
+            c.price()
+            other.price()
         ''',
 }
 
@@ -155,8 +160,11 @@ def test_cross_file_resolution_through_imports_and_reexports() -> None:
     assert table.resolve(app["shop.Cart"]) == "shop.cart.Cart"
     assert table.resolve(app["p.total"]) == "shop.prices.total"
     assert table.resolve(app["grand_total"]) == "shop.prices.total"  # alias of an alias
+    pay = {r.text: r for r in files["src/app.py"].references if r.scope == "app.pay"}
+    assert table.resolve(pay["c.price"]) == "shop.cart.Cart.price"  # by its annotation
+    assert pay["other.price"].candidates == ()  # an object of unknown class: no guess
     assert table.resolve(app["total"]) is None  # a parameter shadows nothing it could name
-    assert table.resolve(app["cart.price"]) is None  # method on an object: not guessed
+    assert table.resolve(app["cart.price"]) == "shop.cart.Cart.price"  # cart = Cart(...)
     cart = {(r.line, r.text): r for r in files["src/shop/cart.py"].references}
     assert table.resolve(cart[(16, "self.fee")]) == "shop.base.Base.fee"  # via the base class
     assert table.resolve(cart[(20, "helper")]) == "shop.cart.helper"  # not prices.helper

@@ -145,6 +145,14 @@ class Scope:
         self.cls = cls  # for a method's scope: the class whose 'self' it sees
         self.bases = bases
         self.stars: list[str] = []
+        #: local name → the class it holds, as written (from an annotation or ``x = Cls(...)``);
+        #: "" when it was given more than one
+        self.types: dict[str, str] = {}
+
+    def note_type(self, name: str, text: str) -> None:
+        if self.types.get(name, text) != text:
+            text = ""
+        self.types[name] = text
 
     def bind(self, name: str, target: str | None, *, weak: bool = False) -> None:
         if weak and name in self.bindings:
@@ -152,14 +160,19 @@ class Scope:
         self.bindings[name] = target
 
     def lookup(self, name: str) -> tuple[bool, str | None]:
+        where = self.where(name)
+        return (True, where.bindings[name]) if where is not None else (False, None)
+
+    def where(self, name: str) -> Scope | None:
+        """The scope that binds a name (class bodies are not seen from their methods)."""
         scope: Scope | None = self
         first = True
         while scope is not None:
             if (first or scope.kind != "class") and name in scope.bindings:
-                return True, scope.bindings[name]
+                return scope
             first = False
             scope = scope.parent
-        return False, None
+        return None
 
     def module(self) -> Scope:
         scope = self
@@ -352,6 +365,18 @@ class _PythonExtractor(_Extractor):
         for target in targets:
             for ident in self._idents(target):
                 scope.bind(ident, None, weak=True)
+        if node.type == "assignment":
+            left = node.child_by_field_name("left")
+            right = node.child_by_field_name("right")
+            if left is not None and left.type == "identifier":
+                text = None
+                if right is not None and right.type == "call":
+                    func = right.child_by_field_name("function")
+                    text = _chain(func) if func is not None else None
+                kind = node.child_by_field_name("type")
+                if kind is not None:
+                    text = _annotation(kind)
+                scope.note_type(_text(left), text or "")
 
     def _idents(self, node: Node | None) -> list[str]:
         if node is None:
@@ -405,11 +430,15 @@ class _PythonExtractor(_Extractor):
                 for base in bases:
                     out.extend(f"{b}.{rest}" for b in base)
                 return out
-        found, target = scope.lookup(head)
-        if found:
-            if not target:
-                return []
-            return [f"{target}.{rest}" if rest else target]
+        where = scope.where(head)
+        if where is not None:
+            target = where.bindings[head]
+            if target:
+                return [f"{target}.{rest}" if rest else target]
+            typed = where.types.get(head)
+            if typed and rest and typed.partition(".")[0] != head:
+                return [f"{c}.{rest}" for c in self.candidates(typed, where)]
+            return []
         if head in _PY_BUILTINS:
             return []
         return [f"{star}.{text}" for star in scope.module().stars]
@@ -513,6 +542,8 @@ class _PythonExtractor(_Extractor):
             bases: list[tuple[str, ...]] = []
             if supers is not None:
                 for arg in supers.named_children:
+                    if arg.type == "subscript":  # Base[T]
+                        arg = arg.child_by_field_name("value")
                     text = _chain(arg)
                     if text is not None:
                         cands = self.candidates(text, scope)
@@ -535,6 +566,14 @@ class _PythonExtractor(_Extractor):
         if params is not None:
             for pname in self._param_names(params):
                 inner.bind(pname, None)
+            for param in params.named_children:
+                ptype = param.child_by_field_name("type")
+                pname_node = param.named_children[0] if param.named_children else None
+                if ptype is not None and pname_node is not None and \
+                        pname_node.type == "identifier":
+                    text = _annotation(ptype)
+                    if text:
+                        inner.note_type(_text(pname_node), text)
             self._walk_params(params, scope)
         ret = node.child_by_field_name("return_type")
         if ret is not None:
@@ -560,6 +599,16 @@ class _PythonExtractor(_Extractor):
                 self.visit(func, scope)
         if args is not None:
             self.walk(args, scope)
+
+
+def _annotation(node: Node) -> str | None:
+    """The class an annotation names (``Foo``, ``m.Foo``, ``"Foo"``), else None."""
+    if node.type == "type" and node.named_child_count == 1:
+        node = node.named_children[0]
+    if node.type == "string":
+        text = "".join(_text(c) for c in node.named_children if c.type == "string_content")
+        return text if re.fullmatch(r"[A-Za-z_][\w.]*", text) else None
+    return _chain(node)
 
 
 def _is_super(node: Node) -> bool:
