@@ -301,3 +301,14 @@ def test_rust_definitions_uses_and_calls() -> None:
                         "o": "crate::util::other", "util::deep": "crate::util::deep",
                         "Foo::make": "crate::Foo::make", "Foo::new": "crate::Foo::new",
                         "f.go": None}
+
+
+def test_find_a_symbol_as_a_person_writes_it() -> None:
+    table = SymbolTable.build(_pkg().values())
+    assert table.find("shop.prices.total") == ["shop.prices.total"]
+    assert table.find("shop.Cart") == ["shop.cart.Cart"]  # through the re-export
+    assert table.find("total") == ["shop.prices.total"]
+    assert table.find("helper()") == ["shop.cart.helper", "shop.prices.helper"]
+    assert table.find("Cart.price") == ["shop.cart.Cart.price"]
+    assert table.find("art.price") == []  # only at a name boundary
+    assert table.find("nothing") == []

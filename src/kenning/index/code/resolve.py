@@ -40,6 +40,7 @@ class SymbolTable:
         self._defs: dict[str, list[tuple[str, Definition]]] = {}
         self._aliases: dict[str, list[tuple[str, str]]] = {}
         self._by_path: dict[str, _Provided] = {}
+        self._names: dict[str, list[str]] | None = None  # last name → qualnames (for find)
 
     # -- building
 
@@ -90,6 +91,7 @@ class SymbolTable:
         return set(provided.definitions) | set(provided.aliases)
 
     def _add_definition(self, path: str, definition: Definition) -> None:
+        self._names = None
         self._defs.setdefault(definition.qualname, []).append((path, definition))
         self._by_path.setdefault(path, _Provided()).definitions.append(definition.qualname)
 
@@ -115,6 +117,31 @@ class SymbolTable:
     def locate(self, qualname: str) -> list[tuple[str, Definition]]:
         """Where a qualname is defined: ``(path, Definition)`` rows (several if redefined)."""
         return list(self._defs.get(qualname, []))
+
+    def find(self, symbol: str) -> list[str]:
+        """Qualnames a person's symbol names: itself if defined (or an alias of a definition),
+        else every definition whose qualname ends with it at a name boundary
+        (``links.resolve`` → ``kenning.index.links.resolve``), sorted. For notes and commands;
+        reference resolution never uses it."""
+        symbol = symbol.strip().removesuffix("()")
+        if not symbol:
+            return []
+        exact = self.resolve_name(symbol)
+        if exact is not None:
+            return [exact]
+        last = _SEP.split(symbol)[-1]
+        if self._names is None:
+            self._names = {}
+            for qual in self._defs:
+                self._names.setdefault(_SEP.split(qual)[-1], []).append(qual)
+        out = []
+        for qual in self._names.get(last, []):
+            if qual not in self._defs:
+                continue
+            head = qual[: len(qual) - len(symbol)]
+            if qual.endswith(symbol) and (not head or head.endswith((".", "::", "/"))):
+                out.append(qual)
+        return sorted(out)
 
     def __contains__(self, qualname: str) -> bool:
         return qualname in self._defs
