@@ -312,3 +312,19 @@ def test_find_a_symbol_as_a_person_writes_it() -> None:
     assert table.find("Cart.price") == ["shop.cart.Cart.price"]
     assert table.find("art.price") == []  # only at a name boundary
     assert table.find("nothing") == []
+
+
+def test_star_reexports_and_async_defs_resolve() -> None:
+    paths = {"p/__init__.py", "p/a.py", "main.py"}
+    init = _py("p/__init__.py", "from .a import *\n", paths)
+    a = _py("p/a.py", "async def fetch():\n    pass\n", paths)
+    main = _py("main.py", "from p import fetch\n\nasync def go():\n    await fetch()\n", paths)
+    table = SymbolTable.build([init, a, main])
+    assert a.definitions[1].qualname == "p.a.fetch" and a.definitions[1].kind == "function"
+    call = next(r for r in main.references if r.kind == "call")
+    assert table.resolve(call) == "p.a.fetch"
+    index = parse_code("lib/index.ts", b"export * from './impl';\n", "typescript", "lib/index")
+    impl = parse_code("lib/impl.ts", b"export function run() {}\n", "typescript", "lib/impl")
+    app = parse_code("app.ts", b"import { run } from './lib';\nrun();\n", "typescript", "app")
+    table = SymbolTable.build([index, impl, app])
+    assert table.resolve(app.references[0]) == "lib/impl.run"  # ./lib → lib/index → export *

@@ -188,7 +188,7 @@ class SymbolTable:
                                 return found
                             if self.resolve_name(cand, hops + 1) is not None:
                                 break
-            elif "/" in prefix and f"{prefix}/index" in self._defs:
+            elif f"{prefix}/index" in self._defs:  # JS/TS: ./lib is lib/index
                 found = self.resolve_name(f"{prefix}/index{sep}{rest}", hops + 1)
                 if found is not None:
                     return found
