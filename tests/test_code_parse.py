@@ -328,3 +328,39 @@ def test_star_reexports_and_async_defs_resolve() -> None:
     app = parse_code("app.ts", b"import { run } from './lib';\nrun();\n", "typescript", "app")
     table = SymbolTable.build([index, impl, app])
     assert table.resolve(app.references[0]) == "lib/impl.run"  # ./lib → lib/index → export *
+
+
+def test_a_local_from_a_call_is_typed_by_the_class_or_the_return_annotation() -> None:
+    paths = {"m/__init__.py", "m/kinds.py", "m/use.py"}
+    kinds = _py("m/kinds.py", '''\
+        class Box:
+            def open(self):
+                pass
+
+
+        def make() -> "Box":
+            return Box()
+
+
+        def plain():
+            return Box()
+        ''', paths)
+    use = _py("m/use.py", '''\
+        from m.kinds import Box, make, plain
+
+
+        def go():
+            a = Box()
+            b = make()
+            c = plain()
+            a.open()
+            b.open()
+            c.open()
+        ''', paths)
+    assert next(d for d in kinds.definitions if d.name == "make").returns == ("m.kinds.Box",)
+    table = SymbolTable.build([kinds, use])
+    calls = {r.text: r for r in use.references if r.kind == "call"}
+    assert calls["a.open"].candidates == ("m.kinds.Box().open",)
+    assert table.resolve(calls["a.open"]) == "m.kinds.Box.open"
+    assert table.resolve(calls["b.open"]) == "m.kinds.Box.open"  # make() -> "Box"
+    assert table.resolve(calls["c.open"]) is None  # no annotation: not guessed

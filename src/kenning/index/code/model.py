@@ -10,7 +10,8 @@ class Definition:
     """A module, class, function or method; lines are 1-based and inclusive (decorators included).
 
     ``bases`` holds, for a class, the candidate qualnames of each base class (most likely first),
-    so that a method looked up on a subclass can be found on its bases across files.
+    so that a method looked up on a subclass can be found on its bases across files;
+    ``returns``, for a function, the candidates of the class its return annotation names.
     """
 
     qualname: str
@@ -22,6 +23,7 @@ class Definition:
     doc: str
     parent: str | None
     bases: tuple[tuple[str, ...], ...] = ()
+    returns: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -44,7 +46,11 @@ class Import:
 
 @dataclass(frozen=True)
 class Reference:
-    """A call or a use of a name; ``candidates`` are absolute qualnames, most likely first."""
+    """A call or a use of a name; ``candidates`` are absolute qualnames, most likely first.
+
+    A candidate segment ending in ``()`` stands for what calling it gives: an instance for a
+    class, the annotated return type for a function (``pkg.make().run``).
+    """
 
     line: int
     kind: str  # 'call' | 'ref'

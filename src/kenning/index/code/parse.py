@@ -243,13 +243,14 @@ class _Extractor:
 
     def define(self, node: Node, name: str, kind: str, scope: Scope, signature: str,
                doc: str = "", start_node: Node | None = None,
-               bases: tuple[tuple[str, ...], ...] = ()) -> str:
+               bases: tuple[tuple[str, ...], ...] = (), returns: tuple[str, ...] = ()) -> str:
         qual = self.q(scope.qualname, name)
         start, end = _lines(node)
         if start_node is not None:
             start = min(start, _lines(start_node)[0])
         self.out.definitions.append(Definition(
-            qual, name, kind, start, end, _one_line(signature), doc, scope.qualname, bases))
+            qual, name, kind, start, end, _one_line(signature), doc, scope.qualname, bases,
+            returns))
         return qual
 
     def add_import(self, node: Node, module: str, name: str | None, alias: str, target: str,
@@ -373,6 +374,7 @@ class _PythonExtractor(_Extractor):
                 if right is not None and right.type == "call":
                     func = right.child_by_field_name("function")
                     text = _chain(func) if func is not None else None
+                    text = f"{text}()" if text else None
                 kind = node.child_by_field_name("type")
                 if kind is not None:
                     text = _annotation(kind)
@@ -437,7 +439,9 @@ class _PythonExtractor(_Extractor):
                 return [f"{target}.{rest}" if rest else target]
             typed = where.types.get(head)
             if typed and rest and typed.partition(".")[0] != head:
-                return [f"{c}.{rest}" for c in self.candidates(typed, where)]
+                call = "()" if typed.endswith("()") else ""
+                base = typed.removesuffix("()")
+                return [f"{c}{call}.{rest}" for c in self.candidates(base, where)]
             return []
         if head in _PY_BUILTINS:
             return []
@@ -559,7 +563,11 @@ class _PythonExtractor(_Extractor):
                 self.walk(body, inner)
             return
         kind = "method" if scope.kind == "class" else "function"
-        qual = self.define(node, name, kind, scope, signature, doc, decorated)
+        ret = node.child_by_field_name("return_type")
+        ret_text = _annotation(ret) if ret is not None else None
+        returns = tuple(self.candidates(ret_text, scope)) if ret_text else ()
+        qual = self.define(node, name, kind, scope, signature, doc, decorated,
+                           returns=returns)
         cls = scope.qualname if scope.kind == "class" else None
         inner = Scope(qual, "function", scope, cls=cls, bases=scope.bases if cls else ())
         params = node.child_by_field_name("parameters")
@@ -575,7 +583,6 @@ class _PythonExtractor(_Extractor):
                     if text:
                         inner.note_type(_text(pname_node), text)
             self._walk_params(params, scope)
-        ret = node.child_by_field_name("return_type")
         if ret is not None:
             self.visit(ret, scope)
         if body is not None:

@@ -167,6 +167,16 @@ class SymbolTable:
             if found is not None:
                 return found
         for prefix, sep, rest in _prefixes(name):
+            if prefix.endswith("()"):  # what a call gives: an instance, or the return type
+                made = self.resolve_name(prefix[:-2], hops + 1)
+                rows = self._defs.get(made, []) if made else []
+                if rows and rows[0][1].kind == "class":
+                    return self.resolve_name(f"{made}{sep}{rest}", hops + 1)
+                for cand in rows[0][1].returns if rows else ():
+                    found = self.resolve_name(f"{cand}{sep}{rest}", hops + 1)
+                    if found is not None:
+                        return found
+                return None
             for _path, target in self._aliases.get(prefix, [])[:1]:
                 found = self.resolve_name(f"{target}{sep}{rest}", hops + 1)
                 if found is not None:
