@@ -364,3 +364,16 @@ def test_a_local_from_a_call_is_typed_by_the_class_or_the_return_annotation() ->
     assert table.resolve(calls["a.open"]) == "m.kinds.Box.open"
     assert table.resolve(calls["b.open"]) == "m.kinds.Box.open"  # make() -> "Box"
     assert table.resolve(calls["c.open"]) is None  # no annotation: not guessed
+
+
+def test_a_qualname_defined_twice_resolves_to_the_nearest_file() -> None:
+    paths = {"tests/conftest.py", "tests/test_a.py", "bench/conftest.py"}
+    a = _py("tests/conftest.py", "def tool():\n    pass\n", paths)
+    b = _py("bench/conftest.py", "\n\ndef tool():\n    pass\n", paths)
+    user = _py("tests/test_a.py", "from conftest import tool\n\ntool()\n", paths)
+    table = SymbolTable.build([b, a, user])
+    call = next(r for r in user.references if r.kind == "call")
+    assert table.resolve(call) == "conftest.tool"
+    assert len(table.locate("conftest.tool")) == 2
+    where, definition = table.resolve_definition(call, "tests/test_a.py")
+    assert where == "tests/conftest.py" and definition.start_line == 1

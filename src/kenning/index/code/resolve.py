@@ -157,6 +157,32 @@ class SymbolTable:
                 return found
         return None
 
+    def resolve_definition(self, ref: Reference, path: str) -> tuple[str, Definition] | None:
+        """The ``(path, Definition)`` a reference made in file ``path`` names, or None.
+
+        When the qualname is defined more than once (two top-level folders without
+        ``__init__.py`` both holding ``conftest.py``; a redefinition in one file), the row in the
+        same file wins, then the one sharing the longest folder prefix with ``path``, then the
+        first by path: deterministic."""
+        qual = self.resolve(ref)
+        if qual is None:
+            return None
+        rows = self._defs[qual]
+        if len(rows) == 1:
+            return rows[0]
+        parts = path.split("/")
+
+        def closeness(row: tuple[str, Definition]) -> tuple[int, int, str, int]:
+            other = row[0].split("/")
+            shared = 0
+            for a, b in zip(parts[:-1], other[:-1], strict=False):
+                if a != b:
+                    break
+                shared += 1
+            return (row[0] != path, -shared, row[0], row[1].start_line)
+
+        return min(rows, key=closeness)
+
     def resolve_name(self, name: str, hops: int = 0) -> str | None:
         if name in self._defs:
             return name
