@@ -377,3 +377,10 @@ def test_a_qualname_defined_twice_resolves_to_the_nearest_file() -> None:
     assert len(table.locate("conftest.tool")) == 2
     where, definition = table.resolve_definition(call, "tests/test_a.py")
     assert where == "tests/conftest.py" and definition.start_line == 1
+
+
+def test_a_global_declaration_keeps_the_module_binding() -> None:
+    code = _py("g.py", "from os import path\n\n\ndef f():\n    global path\n    path = 1\n"
+                       "    path.join()\n\n\ndef h():\n    path = 2\n    path.join()\n")
+    calls = [r.candidates for r in code.references if r.kind == "call"]
+    assert calls == [("os.path.join",), ()]

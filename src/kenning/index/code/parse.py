@@ -145,6 +145,7 @@ class Scope:
         self.cls = cls  # for a method's scope: the class whose 'self' it sees
         self.bases = bases
         self.stars: list[str] = []
+        self.outer: set[str] = set()  # names declared global / nonlocal: never local here
         #: local name → the class it holds, as written (from an annotation or ``x = Cls(...)``);
         #: "" when it was given more than one
         self.types: dict[str, str] = {}
@@ -156,6 +157,8 @@ class Scope:
 
     def bind(self, name: str, target: str | None, *, weak: bool = False) -> None:
         if weak and name in self.bindings:
+            return
+        if target is None and name in self.outer:
             return
         self.bindings[name] = target
 
@@ -336,8 +339,9 @@ class _PythonExtractor(_Extractor):
                 self.imports(child, scope)
             elif kind in ("global_statement", "nonlocal_statement"):
                 for ident in child.named_children:
-                    scope.bind(_text(ident), "", weak=False)
-                    scope.bindings.pop(_text(ident), None)
+                    scope.outer.add(_text(ident))
+                    if scope.bindings.get(_text(ident), "") is None:
+                        del scope.bindings[_text(ident)]
             elif kind == "lambda":
                 continue
             else:
