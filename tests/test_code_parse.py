@@ -384,3 +384,19 @@ def test_a_global_declaration_keeps_the_module_binding() -> None:
                        "    path.join()\n\n\ndef h():\n    path = 2\n    path.join()\n")
     calls = [r.candidates for r in code.references if r.kind == "call"]
     assert calls == [("os.path.join",), ()]
+
+
+def test_a_very_deep_expression_does_not_exhaust_the_stack() -> None:
+    terms = " + ".join(["1"] * 6000)
+    code = parse_code("deep.py", f"x = {terms} + f()\n\ndef f():\n    return 1\n".encode(),
+                      "python", "deep")
+    assert [r.candidates for r in code.references if r.kind == "call"] == [("deep.f",)]
+    js = parse_code("deep.js", f"const x = {terms} + f();\nfunction f() {{}}\n".encode(),
+                    "javascript", "deep")
+    assert [r.candidates for r in js.references] == [("deep.f",)]
+    go = parse_code("d/deep.go", f"package d\nvar x = {terms} + f()\nfunc f() int {{ return 1 }}\n"
+                    .encode(), "go", "d")
+    assert [r.candidates for r in go.references] == [("d.f",)]
+    rust = parse_code("src/lib.rs", f"fn g() -> i32 {{ {terms} + f() }}\nfn f() -> i32 {{ 1 }}\n"
+                      .encode(), "rust", "crate")
+    assert [r.candidates for r in rust.references] == [("crate::f",)]

@@ -279,7 +279,12 @@ class _Extractor:
 
 # ---------------------------------------------------------------- Python
 
-_PY_SCOPES = ("function_definition", "class_definition", "lambda")
+_PY_SPECIAL = frozenset({
+    "decorated_definition", "function_definition", "class_definition", "import_statement",
+    "import_from_statement", "future_import_statement", "call", "identifier", "attribute",
+    "keyword_argument", "assignment", "augmented_assignment", "lambda", "string",
+    "concatenated_string", "comment", "integer", "float", "true", "false", "none",
+})
 
 
 class _PythonExtractor(_Extractor):
@@ -327,7 +332,9 @@ class _PythonExtractor(_Extractor):
     # -- pre-scan: what a scope binds, before its body is walked (names used before defined)
 
     def prescan(self, node: Node, scope: Scope) -> None:
-        for child in node.named_children:
+        stack = list(reversed(node.named_children))  # pre-order, without recursion
+        while stack:
+            child = stack.pop()
             kind = child.type
             if kind == "decorated_definition":
                 inner = child.child_by_field_name("definition")
@@ -347,7 +354,7 @@ class _PythonExtractor(_Extractor):
             else:
                 if scope.kind == "function":
                     self._bind_locals(child, scope)
-                self.prescan(child, scope)
+                stack.extend(reversed(child.named_children))
 
     def _bind_def(self, node: Node, scope: Scope) -> None:
         name = node.child_by_field_name("name")
@@ -458,8 +465,15 @@ class _PythonExtractor(_Extractor):
         self.walk(root, self.root_scope)
 
     def walk(self, node: Node, scope: Scope) -> None:
-        for child in node.named_children:
-            self.visit(child, scope)
+        # an explicit stack for plain expressions and statements: a 5,000-term expression
+        # nests that deep, and recursion would hit Python's limit
+        stack = list(reversed(node.named_children))
+        while stack:
+            child = stack.pop()
+            if child.type in _PY_SPECIAL:
+                self.visit(child, scope)
+            else:
+                stack.extend(reversed(child.named_children))
 
     def visit(self, node: Node, scope: Scope) -> None:
         kind = node.type
@@ -676,6 +690,11 @@ _JS_FUNCTION_VALUES = ("arrow_function", "function_expression", "function",
                        "generator_function")
 _JS_CLASSES = ("class_declaration", "abstract_class_declaration", "class",
                "interface_declaration")
+_JS_SPECIAL = frozenset({
+    "function_declaration", "generator_function_declaration", "method_definition",
+    *_JS_CLASSES, "lexical_declaration", "variable_declaration", "import_statement",
+    "call_expression", "new_expression", "comment", "string", "number",
+})
 
 
 class _JsExtractor(_Extractor):
@@ -696,7 +715,9 @@ class _JsExtractor(_Extractor):
         self.walk(root, self.root_scope)
 
     def prescan(self, node: Node, scope: Scope) -> None:
-        for child in node.named_children:
+        stack = list(reversed(node.named_children))  # pre-order, without recursion
+        while stack:
+            child = stack.pop()
             kind = child.type
             if kind == "export_statement":
                 self.export(child, scope)
@@ -822,8 +843,13 @@ class _JsExtractor(_Extractor):
         return []
 
     def walk(self, node: Node, scope: Scope) -> None:
-        for child in node.named_children:
-            self.visit(child, scope)
+        stack = list(reversed(node.named_children))  # explicit: deep expressions
+        while stack:
+            child = stack.pop()
+            if child.type in _JS_SPECIAL:
+                self.visit(child, scope)
+            else:
+                stack.extend(reversed(child.named_children))
 
     def visit(self, node: Node, scope: Scope) -> None:
         kind = node.type
@@ -866,7 +892,7 @@ class _JsExtractor(_Extractor):
             args = node.child_by_field_name("arguments")
             if args is not None:
                 self.walk(args, scope)
-        elif kind in ("comment", "string", "template_string", "number"):
+        elif kind in ("comment", "string", "number"):
             return
         else:
             self.walk(node, scope)
