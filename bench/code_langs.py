@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{'same':>5} {'cross':>5} {'resolved':>8}")
     for result in results:
         for lang, row in result["languages"].items():
-            print(f"{Path(result['root']).name:<28} {lang:<11} {row['files']:>5} "
+            print(f"{'/'.join(Path(result['root']).parts[-2:]):<28} {lang:<11} {row['files']:>5} "
                   f"{row['definitions']:>6} {row['calls']:>6} {row['with candidates']:>6} "
                   f"{row['resolved same file']:>5} {row['resolved cross-file']:>5} "
                   f"{row['share resolved']:>8.3f}")

@@ -400,3 +400,20 @@ def test_a_very_deep_expression_does_not_exhaust_the_stack() -> None:
     rust = parse_code("src/lib.rs", f"fn g() -> i32 {{ {terms} + f() }}\nfn f() -> i32 {{ 1 }}\n"
                       .encode(), "rust", "crate")
     assert [r.candidates for r in rust.references] == [("crate::f",)]
+
+
+def test_root_packages_builtins_and_preludes() -> None:
+    go = parse_code("main.go", b"package main\nfunc main() { run(); x := make([]int, len(a)) }\n"
+                    b"func run() {}\n", "go", module_name("main.go", "go", set()))
+    assert [d.qualname for d in go.definitions] == [".", ".main", ".run"]
+    assert [(r.text, r.candidates) for r in go.references] == [
+        ("run", (".run",)), ("make", ()), ("len", ())]
+    rust = parse_code("src/lib.rs", b"fn f() -> Option<u8> { drop(1); g(); Some(1) }\nfn g() {}\n",
+                      "rust", "crate")
+    assert [(r.text, r.candidates) for r in rust.references] == [
+        ("drop", ()), ("g", ("crate::g",)), ("Some", ())]
+    test = parse_code("test/app.js", b"const app = require('..');\napp.listen();\n",
+                      "javascript", "test/app")
+    index = parse_code("index.js", b"function listen() {}\nmodule.exports = { listen };\n",
+                       "javascript", "index")
+    assert SymbolTable.build([test, index]).resolve(test.references[0]) == "index.listen"

@@ -83,4 +83,6 @@ def separator(language: str) -> str:
 
 
 def join(prefix: str, name: str, language: str = "python") -> str:
+    if prefix == "." and language == "go":  # the root package: ".Execute", not "..Execute"
+        return f".{name}"
     return f"{prefix}{separator(language)}{name}" if prefix else name

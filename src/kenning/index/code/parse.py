@@ -705,6 +705,8 @@ class _JsExtractor(_Extractor):
             return spec
         base = posixpath.dirname(self.out.path)
         target = posixpath.normpath(posixpath.join(base, spec))
+        if target == ".":
+            return "index"  # require('..') from a top folder: the root's index file
         for ext in _JS_EXTENSIONS:
             if target.endswith(ext):
                 return target[: -len(ext)]
@@ -1073,9 +1075,21 @@ class _GoExtractor(_Extractor):
                 if found and target:
                     if rest:
                         cands = [f"{s}.{rest}" for s in _path_suffixes(target)]
-                elif not found:
+                elif not found and text not in _GO_BUILTINS:
                     cands = [self.q(self.module, text)]
             self.reference(call, "call", scope, text, cands)
+
+
+_GO_BUILTINS = frozenset({
+    "append", "cap", "clear", "close", "complex", "copy", "delete", "imag", "len", "make", "max",
+    "min", "new", "panic", "print", "println", "real", "recover", "string", "int", "int64",
+    "int32", "uint", "uint64", "uint32", "byte", "rune", "float64", "float32", "bool", "error",
+    "any",
+})
+_RUST_PRELUDE = frozenset({
+    "Ok", "Err", "Some", "None", "drop", "Box", "Vec", "String", "Option", "Result", "Default",
+    "Into", "From", "Iterator", "ToString", "ToOwned", "Clone", "Send", "Sync", "Sized",
+})
 
 
 def _path_suffixes(path: str) -> list[str]:
@@ -1304,5 +1318,5 @@ class _RustExtractor(_Extractor):
                 if "::" not in text:
                     found, _t = scope.lookup(text)
                     if not found:
-                        cands = [self.q(self.module, text)]
+                        cands = [] if text in _RUST_PRELUDE else [self.q(self.module, text)]
             self.reference(call, "call", scope, text, cands)
