@@ -106,13 +106,16 @@ def run(root: Path, limit: int | None = None) -> dict[str, Any]:
             except Exception:  # jedi's own failures are not Kenning's
                 stats["jedi failed"] += 1
                 continue
-            if not answers:
-                stats["jedi no answer"] += 1
-                continue
             text = _chain(func)
             if text is None and func.type == "attribute" and _is_super(
                     func.child_by_field_name("object")):
                 text = f"super().{_text(func.child_by_field_name('attribute'))}"
+            if not answers:
+                stats["jedi no answer"] += 1
+                ref = refs.get((call.start_point.row + 1, text)) if text is not None else None
+                if ref is not None and table.resolve(ref) is not None:
+                    stats["jedi no answer, Kenning resolved (not scored)"] += 1
+                continue
             direct = func.type == "identifier"
             if not direct and text is not None:
                 obj = func.child_by_field_name("object")
