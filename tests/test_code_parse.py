@@ -417,3 +417,7 @@ def test_root_packages_builtins_and_preludes() -> None:
     index = parse_code("index.js", b"function listen() {}\nmodule.exports = { listen };\n",
                        "javascript", "index")
     assert SymbolTable.build([test, index]).resolve(test.references[0]) == "index.listen"
+    call = parse_code("test/b.js", b"const express = require('..');\nexpress();\n", "javascript",
+                      "test/b")
+    assert call.references[0].candidates == ("index",)
+    assert SymbolTable.build([call, index]).resolve(call.references[0]) is None  # not a module

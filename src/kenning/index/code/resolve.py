@@ -150,10 +150,15 @@ class SymbolTable:
         return len(self._defs)
 
     def resolve(self, ref: Reference) -> str | None:
-        """The qualname of the definition a reference names, or None (never a guess)."""
+        """The qualname of the definition a reference names, or None (never a guess).
+
+        A call never resolves to a module (a CommonJS ``module.exports = fn`` is not followed:
+        calling what ``require`` gave stays unresolved rather than naming the file)."""
         for candidate in ref.candidates:
             found = self.resolve_name(candidate)
             if found is not None:
+                if ref.kind == "call" and self._defs[found][0][1].kind == "module":
+                    continue
                 return found
         return None
 
