@@ -279,10 +279,17 @@ class _Extractor:
 
 # ---------------------------------------------------------------- Python
 
+_PY_STATEMENTS = frozenset({
+    "block", "expression_statement", "if_statement", "elif_clause", "else_clause",
+    "for_statement", "while_statement", "try_statement", "except_clause", "except_group_clause",
+    "finally_clause", "with_statement", "with_clause", "with_item", "as_pattern",
+    "match_statement", "case_clause", "parenthesized_expression",
+})
 _PY_SPECIAL = frozenset({
     "decorated_definition", "function_definition", "class_definition", "import_statement",
     "import_from_statement", "future_import_statement", "call", "identifier", "attribute",
     "keyword_argument", "assignment", "augmented_assignment", "lambda", "string",
+    "list_comprehension", "set_comprehension", "dict_comprehension", "generator_expression",
     "concatenated_string", "comment", "integer", "float", "true", "false", "none",
 })
 
@@ -354,7 +361,8 @@ class _PythonExtractor(_Extractor):
             else:
                 if scope.kind == "function":
                     self._bind_locals(child, scope)
-                stack.extend(reversed(child.named_children))
+                if kind in _PY_STATEMENTS:  # bindings live in statements, not in expressions
+                    stack.extend(reversed(child.named_children))
 
     def _bind_def(self, node: Node, scope: Scope) -> None:
         name = node.child_by_field_name("name")
@@ -390,6 +398,8 @@ class _PythonExtractor(_Extractor):
                 if kind is not None:
                     text = _annotation(kind)
                 scope.note_type(_text(left), text or "")
+            if right is not None and right.type == "assignment":  # a = b = C()
+                self._bind_locals(right, scope)
 
     def _idents(self, node: Node | None) -> list[str]:
         if node is None:
@@ -508,6 +518,14 @@ class _PythonExtractor(_Extractor):
                 part = node.child_by_field_name(field)
                 if part is not None:
                     self.visit(part, scope)
+        elif kind in ("list_comprehension", "set_comprehension", "dict_comprehension",
+                      "generator_expression"):
+            inner = Scope(scope.qualname, "function", scope)  # its loop names are its own
+            for clause in node.named_children:
+                if clause.type == "for_in_clause":
+                    for ident in self._idents(clause.child_by_field_name("left")):
+                        inner.bind(ident, None)
+            self.walk(node, inner)
         elif kind == "lambda":
             body = node.child_by_field_name("body")
             inner = Scope(scope.qualname, "function", scope)
