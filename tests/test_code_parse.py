@@ -421,3 +421,33 @@ def test_root_packages_builtins_and_preludes() -> None:
                       "test/b")
     assert call.references[0].candidates == ("index",)
     assert SymbolTable.build([call, index]).resolve(call.references[0]) is None  # not a module
+
+
+def test_attributes_of_self_typed_by_what_init_assigns() -> None:
+    paths = {"s/__init__.py", "s/store.py", "s/app.py"}
+    store = _py("s/store.py", "class Store:\n    def close(self):\n        pass\n", paths)
+    app = _py("s/app.py", '''\
+        from s.store import Store
+
+
+        class App:
+            cache: Store
+
+            def stop(self):
+                self.store.close()
+                self.other.close()
+                self.cache.close()
+                self.mixed.close()
+
+            def __init__(self, backup: Store, x):
+                self.store = Store()
+                self.other = backup
+                self.mixed = Store()
+                self.mixed = x
+        ''', paths)
+    table = SymbolTable.build([store, app])
+    got = {r.text: table.resolve(r) for r in app.references if r.kind == "call"}
+    assert got["self.store.close"] == "s.store.Store.close"  # used before __init__ assigns it
+    assert got["self.other.close"] == "s.store.Store.close"  # a parameter annotated Store
+    assert got["self.cache.close"] == "s.store.Store.close"  # a class-body annotation
+    assert got["self.mixed.close"] is None  # assigned two kinds of thing: no guess

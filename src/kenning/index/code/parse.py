@@ -8,6 +8,7 @@ says (its scopes, definitions and imports); :mod:`.resolve` then checks them aga
 from __future__ import annotations
 
 import builtins
+import dataclasses
 import inspect
 import posixpath
 import re
@@ -146,6 +147,11 @@ class Scope:
         self.bases = bases
         self.stars: list[str] = []
         self.outer: set[str] = set()  # names declared global / nonlocal: never local here
+        #: on a class scope: attribute → candidates of its class (from ``self.x = Cls()``,
+        #: ``self.x = param: Cls``, ``x: Cls`` in the body); [] when assigned several kinds
+        self.attr_types: dict[str, list[str]] = {}
+        #: references on ``self.attr.…`` whose candidates wait for the whole class body
+        self.deferred: list[tuple[int, str, str]] = []
         #: local name → the class it holds, as written (from an annotation or ``x = Cls(...)``);
         #: "" when it was given more than one
         self.types: dict[str, str] = {}
@@ -182,6 +188,20 @@ class Scope:
         while scope.parent is not None:
             scope = scope.parent
         return scope
+
+    def owner(self) -> Scope | None:
+        """For a method's scope (or one nested in it): the class scope it belongs to."""
+        scope: Scope | None = self
+        while scope is not None:
+            if scope.cls is not None:
+                return scope.parent
+            scope = scope.parent
+        return None
+
+    def note_attr(self, name: str, candidates: list[str]) -> None:
+        if name in self.attr_types and self.attr_types[name] != candidates:
+            candidates = []
+        self.attr_types[name] = candidates
 
     def method_class(self) -> tuple[str | None, tuple[tuple[str, ...], ...]]:
         scope: Scope | None = self
@@ -275,6 +295,12 @@ class _Extractor:
             return
         self.out.references.append(Reference(node.start_point.row + 1, kind, scope.qualname,
                                              text, tuple(seen)))
+        parts = text.split(".")
+        if self.lang == "python" and len(parts) > 2 and parts[0] in ("self", "cls"):
+            owner = scope.owner()
+            if owner is not None:
+                owner.deferred.append((len(self.out.references) - 1, parts[1],
+                                       ".".join(parts[2:])))
 
 
 # ---------------------------------------------------------------- Python
@@ -512,6 +538,8 @@ class _PythonExtractor(_Extractor):
                 self.visit(value, scope)
         elif kind in ("assignment", "augmented_assignment"):
             left = node.child_by_field_name("left")
+            if kind == "assignment" and left is not None:
+                self._note_attr(node, left, scope)
             if left is not None and left.type not in ("identifier", "pattern_list"):
                 self.visit(left, scope)
             for field in ("type", "right"):
@@ -545,6 +573,35 @@ class _PythonExtractor(_Extractor):
             return
         else:
             self.walk(node, scope)
+
+    def _note_attr(self, node: Node, left: Node, scope: Scope) -> None:
+        """``self.x = Cls(...)`` / ``self.x = typed_param`` / ``self.x: Cls`` / ``x: Cls``."""
+        annotation = node.child_by_field_name("type")
+        right = node.child_by_field_name("right")
+        if left.type == "identifier" and scope.kind == "class":
+            owner, attr = scope, _text(left)
+        elif left.type == "attribute" and _text(left.child_by_field_name("object")) in (
+                "self", "cls") and scope.owner() is not None:
+            owner, attr = scope.owner(), _text(left.child_by_field_name("attribute"))
+        else:
+            return
+        cands: list[str] = []
+        if annotation is not None:
+            text = _annotation(annotation)
+            cands = self.candidates(text, scope) if text else []
+        elif right is not None and right.type == "call":
+            func = right.child_by_field_name("function")
+            text = _chain(func) if func is not None else None
+            cands = [f"{c}()" for c in self.candidates(text, scope)] if text else []
+        elif right is not None and right.type == "identifier":
+            where = scope.where(_text(right))
+            typed = where.types.get(_text(right)) if where is not None else None
+            if typed:
+                call = "()" if typed.endswith("()") else ""
+                cands = [f"{c}{call}" for c in self.candidates(typed.removesuffix("()"),
+                                                                 where)]
+        if owner is not None and (cands or left.type == "attribute"):
+            owner.note_attr(attr, cands)
 
     def _param_names(self, params: Node) -> list[str]:
         out = []
@@ -597,6 +654,12 @@ class _PythonExtractor(_Extractor):
             if body is not None:
                 self.prescan(body, inner)
                 self.walk(body, inner)
+            for index, attr, rest in inner.deferred:
+                typed = inner.attr_types.get(attr)
+                if typed:
+                    ref = self.out.references[index]
+                    self.out.references[index] = dataclasses.replace(
+                        ref, candidates=tuple(f"{c}.{rest}" for c in typed) + ref.candidates)
             return
         kind = "method" if scope.kind == "class" else "function"
         ret = node.child_by_field_name("return_type")
