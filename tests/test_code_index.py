@@ -315,7 +315,7 @@ def test_the_code_graph_is_the_same_on_each_backend(backend: str, tmp_path: Path
         callees = {c["callee"]: c for c in v.code("callees", "handle")["callees"]}
         assert callees["pkg.extra.late"]["resolved"] is True
         v.mount_remove("repo")
-        for table in ("code_symbols", "code_refs", "code_aliases", "code_wanted"):
+        for table in ("code_symbols", "code_refs", "code_aliases"):
             assert v.store.scalar(f"SELECT count(*) FROM {table}") == 0, table
     finally:
         v.close()

@@ -207,9 +207,8 @@ class Indexer:
         self.folders = {m.name: m.path for m in self.mounts}
         self.unavailable: list[str] = []  # mounts whose folder cannot be read this run
         self.languages: dict[str, str] = {}  # vault path -> language, for source files
-        self.code_pages: set[int] = set()    # pages whose code graph was written this run
-        self.code_names: set[str] = set()    # qualified names defined or dropped this run
-        self.mention_pages: set[int] = set()  # notes whose code mentions were written
+        self.code_mounts: set[str] = set()   # mounts whose code graph changed this run
+        self.mentions = False                # notes' code mentions were written this run
 
     # -- the run ---------------------------------------------------------------------------
 
@@ -271,9 +270,10 @@ class Indexer:
             self.sync_attachments(attachments)
             self.sync_manual_links()
             self.resolve_links()
-            if self.code_pages or self.code_names or self.mention_pages:
-                resolve_code(store, self.code_pages, self.code_names)
-                resolve_mentions(store, self.code_names, pages=self.mention_pages)
+            if self.code_mounts:
+                resolve_code(store, self.code_mounts)
+            if self.code_mounts or self.mentions:
+                resolve_mentions(store)
             report.links = dict(store.rows(  # type: ignore[arg-type]
                 "SELECT resolution, count(*) FROM links GROUP BY resolution"))
             report.problems = int(store.scalar("SELECT count(*) FROM problems", default=0))
@@ -428,8 +428,8 @@ class Indexer:
         _insert_many(
             db, "INSERT INTO problems(file_id, line, code, field, message) VALUES (?,?,?,?,?)",
             [(page_id, line, "code-syntax", None, message) for line, message in code.errors])
-        self.code_names |= write_code(db, page_id, code, lines)
-        self.code_pages.add(page_id)
+        write_code(db, page_id, code, lines)
+        self.code_mounts.add(mount)
 
     def _clear_page(self, page_id: int) -> None:
         """Delete what a page's last parse wrote (its row stays, so links to it survive)."""
@@ -443,7 +443,11 @@ class Indexer:
         db.run("DELETE FROM links WHERE origin_id = ? AND kind != 'manual'", (page_id,))
         db.run("DELETE FROM problems WHERE file_id = ?", (page_id,))
         delete_items(db, page_id)
-        self.code_names |= drop_code(db, page_id)
+        self._dropped_code(drop_code(db, page_id))
+
+    def _dropped_code(self, mount: str | None) -> None:
+        if mount is not None:
+            self.code_mounts.add(mount)
 
     def _skip(self, known: tuple[Any, ...] | None, found: FoundFile, digest: str,
               reason: str) -> None:
@@ -481,7 +485,7 @@ class Indexer:
 
         store.run("INSERT INTO dirty_names(norm) SELECT norm FROM names WHERE page_id = ?"
                   " ON CONFLICT (norm) DO NOTHING", (page_id,))
-        self.code_names |= drop_code(store, page_id)
+        self._dropped_code(drop_code(store, page_id))
         store.run("DELETE FROM chunks_fts WHERE rowid IN"
                   " (SELECT id FROM chunks WHERE page_id = ?)", (page_id,))
         store.run("DELETE FROM problems WHERE file_id = ?", (page_id,))
@@ -582,7 +586,7 @@ class Indexer:
         mentions = code_mentions(page.text, page.code_ranges)
         if mentions:
             write_mentions(db, page_id, mentions)
-            self.mention_pages.add(page_id)
+            self.mentions = True
 
         edges = extract_edges(page, frontmatter_key_lines(page))
         db.many(

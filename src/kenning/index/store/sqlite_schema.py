@@ -409,7 +409,8 @@ def _v8(db: sqlite3.Connection) -> None:
             end_line INTEGER NOT NULL,
             signature TEXT NOT NULL,
             parent TEXT,
-            bases TEXT                     -- JSON: a class's base classes, as candidates
+            bases TEXT,                    -- JSON: a class's base classes, as candidates
+            returns TEXT                   -- JSON: what a function returns, as candidates
         );
         CREATE INDEX code_symbols_page ON code_symbols(page_id);
         CREATE INDEX code_symbols_qualname ON code_symbols(qualname);
@@ -428,7 +429,7 @@ def _v8(db: sqlite3.Connection) -> None:
             id INTEGER PRIMARY KEY,
             page_id INTEGER NOT NULL REFERENCES pages(id) ON DELETE CASCADE,
             src_id INTEGER REFERENCES code_symbols(id) ON DELETE CASCADE,
-            kind TEXT NOT NULL,            -- call | ref
+            kind TEXT NOT NULL,            -- call | ref | mention (a note naming a definition)
             line INTEGER NOT NULL,
             text TEXT NOT NULL,
             candidates TEXT NOT NULL,      -- JSON list of qualified names
@@ -438,15 +439,7 @@ def _v8(db: sqlite3.Connection) -> None:
         CREATE INDEX code_refs_page ON code_refs(page_id);
         CREATE INDEX code_refs_src ON code_refs(src_id);
         CREATE INDEX code_refs_dst ON code_refs(dst_id);
-        CREATE INDEX code_refs_unresolved ON code_refs(id) WHERE dst_id IS NULL;
-        -- Every candidate name of a reference, so a new definition finds what it resolves.
-        CREATE TABLE code_wanted (
-            ref_id INTEGER NOT NULL REFERENCES code_refs(id) ON DELETE CASCADE,
-            qualname TEXT NOT NULL
-        );
-        CREATE INDEX code_wanted_qualname ON code_wanted(qualname);
-        CREATE INDEX code_wanted_ref ON code_wanted(ref_id);
-        """,
+                """,
     )
 
 
