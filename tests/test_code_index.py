@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -116,16 +115,17 @@ def make_repo(base: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    os.environ.setdefault("KENNING_EMBEDDINGS", "none")
-    base = tmp_path_factory.mktemp("code")
-    repo = make_repo(base)
-    v, _ = Vault.init(base / "vault")
-    write(v.root, "decisions/Rate limits.md",
-          "# Rate limits\n\nWe enforce the rate limit in `Limiter.check`; `resolve_mention` "
-          "stays pure. A word in backticks, `json`, is not a symbol.\n")
-    _, report = v.mount_add("repo", repo, kind="code")
-    yield v, repo, report
-    v.close()
+    with pytest.MonkeyPatch.context() as mp:  # never leak into other modules' tests
+        mp.setenv("KENNING_EMBEDDINGS", "none")
+        base = tmp_path_factory.mktemp("code")
+        repo = make_repo(base)
+        v, _ = Vault.init(base / "vault")
+        write(v.root, "decisions/Rate limits.md",
+              "# Rate limits\n\nWe enforce the rate limit in `Limiter.check`; `resolve_mention` "
+              "stays pure. A word in backticks, `json`, is not a symbol.\n")
+        _, report = v.mount_add("repo", repo, kind="code")
+        yield v, repo, report
+        v.close()
 
 
 def symbol(v: Vault, name: str) -> dict[str, Any]:

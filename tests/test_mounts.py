@@ -53,12 +53,11 @@ def build_world(base: Path) -> tuple[Vault, Path, Path]:
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    import os
-
-    os.environ.setdefault("KENNING_EMBEDDINGS", "none")
-    v, team, private = build_world(tmp_path_factory.mktemp("mounts"))
-    yield v, team, private
-    v.close()
+    with pytest.MonkeyPatch.context() as mp:  # never leak into other modules' tests
+        mp.setenv("KENNING_EMBEDDINGS", "none")
+        v, team, private = build_world(tmp_path_factory.mktemp("mounts"))
+        yield v, team, private
+        v.close()
 
 
 def link_targets(v: Vault, origin: str) -> dict[str, str | None]:
