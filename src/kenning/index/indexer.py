@@ -403,22 +403,7 @@ class Indexer:
                else "", None, summary, None, None, None, None, None,
                json.dumps({"language": code.language, "module": code.module}), len(lines), 1,
                None, mount)
-        old: set[str] = set()
-        if db.one("SELECT 1 FROM pages WHERE id = ?", (page_id,)):
-            old = {r[0] for r in db.rows("SELECT norm FROM names WHERE page_id = ?", (page_id,))}
-            self._clear_page(page_id)
-            db.run(
-                "UPDATE pages SET path=?, title=?, type=?, domain=?, folder=?, status=?,"
-                " summary=?, title_line=?, summary_end=?, date=?, created=?, updated=?,"
-                " frontmatter=?, lines=?, body_start=?, summary_start=?, mount=? WHERE id=?",
-                (*row, page_id))
-        else:
-            db.run(
-                "INSERT INTO pages(path, title, type, domain, folder, status, summary, title_line,"
-                " summary_end, date, created, updated, frontmatter, lines, body_start,"
-                " summary_start, mount, id)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (*row, page_id))
+        old = self._put_page(page_id, row)
         names = code_page_names(path, code.module)
         db.many("INSERT INTO names(page_id, norm, name, kind, priority) VALUES (?,?,?,?,?)",
                 [(page_id, *n) for n in names])
@@ -430,6 +415,28 @@ class Indexer:
             [(page_id, line, "code-syntax", None, message) for line, message in code.errors])
         write_code(db, page_id, code, lines)
         self.code_mounts.add(mount)
+
+    def _put_page(self, page_id: int, row: tuple[Any, ...]) -> set[str]:
+        """Write a page's row (its id is its file's): a page parsed before keeps its row, what
+        its last parse wrote is cleared, and the names it had are returned (to mark changed
+        ones dirty)."""
+        db = self.store
+        if not db.one("SELECT 1 FROM pages WHERE id = ?", (page_id,)):
+            db.run(
+                "INSERT INTO pages(path, title, type, domain, folder, status, summary, title_line,"
+                " summary_end, date, created, updated, frontmatter, lines, body_start,"
+                " summary_start, mount, id)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (*row, page_id))
+            return set()
+        old = {r[0] for r in db.rows("SELECT norm FROM names WHERE page_id = ?", (page_id,))}
+        self._clear_page(page_id)
+        db.run(
+            "UPDATE pages SET path=?, title=?, type=?, domain=?, folder=?, status=?,"
+            " summary=?, title_line=?, summary_end=?, date=?, created=?, updated=?,"
+            " frontmatter=?, lines=?, body_start=?, summary_start=?, mount=? WHERE id=?",
+            (*row, page_id))
+        return old
 
     def _clear_page(self, page_id: int) -> None:
         """Delete what a page's last parse wrote (its row stays, so links to it survive)."""
@@ -506,24 +513,7 @@ class Indexer:
             json.dumps(fm, ensure_ascii=False, default=str), len(lines), page.body_start,
             page.about_lines[0] if page.about_lines else None, mount,
         )
-        exists = db.one("SELECT 1 FROM pages WHERE id = ?", (page_id,))
-        if exists:
-            db.run(
-                "UPDATE pages SET path=?, title=?, type=?, domain=?, folder=?, status=?,"
-                " summary=?, title_line=?, summary_end=?, date=?, created=?, updated=?,"
-                " frontmatter=?, lines=?, body_start=?, summary_start=?, mount=? WHERE id=?",
-                (*row, page_id))
-            old = {r[0] for r in db.rows("SELECT norm FROM names WHERE page_id = ?",
-                                         (page_id,))}
-            self._clear_page(page_id)
-        else:
-            db.run(
-                "INSERT INTO pages(path, title, type, domain, folder, status, summary, title_line,"
-                " summary_end, date, created, updated, frontmatter, lines, body_start,"
-                " summary_start, mount, id)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (*row, page_id))
-            old = set()
+        old = self._put_page(page_id, row)
 
         names = page_names(page)
         db.many("INSERT INTO names(page_id, norm, name, kind, priority) VALUES (?,?,?,?,?)",
