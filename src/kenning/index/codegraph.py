@@ -126,31 +126,57 @@ def drop_code(db: Store, page_id: int) -> str | None:
     return None if row is None else str(row[0])
 
 
-def resolve_code(db: Store, mounts: Iterable[str]) -> dict[str, int]:
+Tables = dict[str, tuple[Any, dict[tuple[str, str], int]]]  # mount -> (SymbolTable, symbol ids)
+
+
+def resolve_code(db: Store, mounts: Iterable[str], tables: Tables | None = None
+                 ) -> dict[str, int]:
     """Resolve every reference of these mounts again (see the module's doc); returns how many
-    references changed and how many of the mounts' calls resolve."""
+    references changed and how many of the mounts' calls resolve. ``tables`` keeps the symbol
+    tables built, for :func:`resolve_mentions` after it."""
     from kenning.index.code.model import Reference
 
     counts = {"changed": 0, "resolved": 0, "unresolved": 0}
     for mount in sorted(set(mounts)):
-        table, ids = symbol_table(db, mount)
+        table, ids = _table(db, mount, tables)
         updates: list[tuple[Any, ...]] = []
+        # Many references share their candidates (every `self.run()` of a class): the qualified
+        # name they resolve to is computed once; only a name defined twice needs the file.
+        names: dict[tuple[str, str], str | None] = {}
         for ref_id, line, kind, text, candidates, path, scope, old in db.rows(
                 "SELECT r.id, r.line, r.kind, r.text, r.candidates, p.path, s.qualname, r.dst_id"
                 " FROM code_refs r JOIN pages p ON p.id = r.page_id"
                 " LEFT JOIN code_symbols s ON s.id = r.src_id"
                 " WHERE p.mount = ? AND r.kind != 'mention'", (mount,)):
-            hit = table.resolve_definition(
-                Reference(line, kind, scope or "", text, tuple(json.loads(candidates))), path)
-            target, dst = (hit[1].qualname, ids.get((hit[0], hit[1].qualname))) if hit \
-                else (None, None)
+            dst = target = None
+            if candidates != "[]":
+                key = (kind, candidates)
+                if key not in names:
+                    names[key] = table.resolve(
+                        Reference(line, kind, "", text, tuple(json.loads(candidates))))
+                target = names[key]
+            if target is not None:
+                places = table.locate(target)
+                if len(places) > 1:
+                    hit = table.resolve_definition(Reference(
+                        line, kind, scope or "", text, tuple(json.loads(candidates))), path)
+                    places = [hit] if hit else places
+                dst = ids.get((places[0][0], target))
             counts["resolved" if dst else "unresolved"] += kind == "call"
             if dst != old:
-                updates.append((target, dst, ref_id))
+                updates.append((target if dst else None, dst, ref_id))
         if updates:
             db.many("UPDATE code_refs SET target = ?, dst_id = ? WHERE id = ?", updates)
         counts["changed"] += len(updates)
     return counts
+
+
+def _table(db: Store, mount: str, tables: Tables | None) -> tuple[Any, dict[tuple[str, str], int]]:
+    if tables is None:
+        return symbol_table(db, mount)
+    if mount not in tables:
+        tables[mount] = symbol_table(db, mount)
+    return tables[mount]
 
 
 def symbol_table(db: Store, mount: str) -> tuple[Any, dict[tuple[str, str], int]]:
@@ -207,17 +233,19 @@ def write_mentions(db: Store, page_id: int, mentions: list[tuple[int, str]]) -> 
                                                        for line, name in mentions])
 
 
-def resolve_mentions(db: Store) -> int:
+def resolve_mentions(db: Store, tables: Tables | None = None) -> int:
     """Resolve every note's code mention: to the one definition the name names (as a person
     writes it: ``resolve_mention``, ``links.resolve``, ``Vault.search``) across the code
     mounts; a name several definitions answer stays unresolved. Returns how many resolve."""
     mounts = [r[0] for r in db.rows(
         "SELECT DISTINCT p.mount FROM code_symbols s JOIN pages p ON p.id = s.page_id")]
-    tables = [symbol_table(db, m) for m in mounts]
     rows = db.rows("SELECT id, text, dst_id FROM code_refs WHERE kind = 'mention'")
+    if not rows:
+        return 0
+    built = [_table(db, m, tables) for m in mounts]
     updates, resolved = [], 0
     for ref_id, text, old in rows:
-        found = [(table, ids, q) for table, ids in tables for q in table.find(text)]
+        found = [(table, ids, q) for table, ids in built for q in table.find(text)]
         dst = target = None
         if len(found) == 1:
             table, ids, target = found[0]

@@ -270,10 +270,11 @@ class Indexer:
             self.sync_attachments(attachments)
             self.sync_manual_links()
             self.resolve_links()
+            tables: dict[str, Any] = {}
             if self.code_mounts:
-                resolve_code(store, self.code_mounts)
+                resolve_code(store, self.code_mounts, tables)
             if self.code_mounts or self.mentions:
-                resolve_mentions(store)
+                resolve_mentions(store, tables)
             report.links = dict(store.rows(  # type: ignore[arg-type]
                 "SELECT resolution, count(*) FROM links GROUP BY resolution"))
             report.problems = int(store.scalar("SELECT count(*) FROM problems", default=0))
