@@ -12,6 +12,7 @@ import dataclasses
 import inspect
 import posixpath
 import re
+from abc import ABC, abstractmethod
 from functools import cache
 from typing import Any
 
@@ -247,7 +248,9 @@ def parse_code(path: str, data: bytes, language: str, module: str) -> CodeFile:
     return out
 
 
-class _Extractor:
+class _Extractor(ABC):
+    """What every language's extractor shares: the output, scopes, definitions, references."""
+
     lang = "python"
 
     def __init__(self, out: CodeFile) -> None:
@@ -261,8 +264,9 @@ class _Extractor:
     def module_doc(self, root: Node) -> str:
         return ""
 
+    @abstractmethod
     def run(self, root: Node) -> None:
-        raise NotImplementedError
+        """Fill ``self.out`` from the file's syntax tree."""
 
     def define(self, node: Node, name: str, kind: str, scope: Scope, signature: str,
                doc: str = "", start_node: Node | None = None,
@@ -320,8 +324,29 @@ _PY_SPECIAL = frozenset({
 })
 
 
-class _PythonExtractor(_Extractor):
+class _Walker(_Extractor):
+    """An extractor that walks plain nodes with an explicit stack (a 5,000-term expression
+    nests that deep, and recursion would hit Python's limit) and visits the ``special`` ones."""
+
+    special: frozenset[str] = frozenset()
+
+    def walk(self, node: Node, scope: Scope) -> None:
+        stack = list(reversed(node.named_children))
+        while stack:
+            child = stack.pop()
+            if child.type in self.special:
+                self.visit(child, scope)
+            else:
+                stack.extend(reversed(child.named_children))
+
+    @abstractmethod
+    def visit(self, node: Node, scope: Scope) -> None:
+        """Extract what one special node holds (a definition, an import, a call …)."""
+
+
+class _PythonExtractor(_Walker):
     lang = "python"
+    special = _PY_SPECIAL
 
     def module_doc(self, root: Node) -> str:
         return self._docstring(root)
@@ -499,17 +524,6 @@ class _PythonExtractor(_Extractor):
     def run(self, root: Node) -> None:
         self.prescan(root, self.root_scope)
         self.walk(root, self.root_scope)
-
-    def walk(self, node: Node, scope: Scope) -> None:
-        # an explicit stack for plain expressions and statements: a 5,000-term expression
-        # nests that deep, and recursion would hit Python's limit
-        stack = list(reversed(node.named_children))
-        while stack:
-            child = stack.pop()
-            if child.type in _PY_SPECIAL:
-                self.visit(child, scope)
-            else:
-                stack.extend(reversed(child.named_children))
 
     def visit(self, node: Node, scope: Scope) -> None:
         kind = node.type
@@ -778,8 +792,9 @@ _JS_SPECIAL = frozenset({
 })
 
 
-class _JsExtractor(_Extractor):
+class _JsExtractor(_Walker):
     lang = "javascript"
+    special = _JS_SPECIAL
 
     def source_module(self, spec: str) -> str:
         if not spec.startswith("."):
@@ -924,15 +939,6 @@ class _JsExtractor(_Extractor):
                 return []
             return [f"{target}.{rest}" if rest else target]
         return []
-
-    def walk(self, node: Node, scope: Scope) -> None:
-        stack = list(reversed(node.named_children))  # explicit: deep expressions
-        while stack:
-            child = stack.pop()
-            if child.type in _JS_SPECIAL:
-                self.visit(child, scope)
-            else:
-                stack.extend(reversed(child.named_children))
 
     def visit(self, node: Node, scope: Scope) -> None:
         kind = node.type
