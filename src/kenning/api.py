@@ -374,7 +374,7 @@ class Vault:
     def scope(self, mounts: Sequence[str] | None = None) -> tuple[str, ...] | None:
         """The mounts a query reads: the named ones (``vault`` is this vault's own pages), else
         the vault and every federated mount; None when that is every page. Unknown names raise."""
-        from kenning.vault.mounts import VAULT_MOUNT, MountError, unknown_mount
+        from kenning.vault.mounts import VAULT_MOUNT, MountError, mount_keys, unknown_mount
 
         known = self.mounts()
         if mounts:
@@ -382,7 +382,7 @@ class Vault:
             for name in mounts:
                 if name != VAULT_MOUNT and name not in names:
                     raise MountError(unknown_mount(self.root, name))
-            return tuple(sorted({"" if m == VAULT_MOUNT else m for m in mounts}))
+            return tuple(sorted(mount_keys(mounts)))
         if all(m.federated for m in known):
             return None
         return ("", *sorted(m.name for m in known if m.federated))

@@ -87,12 +87,11 @@ def _walk(store: Store, symbol: str, depth: int, mounts: Sequence[str] | None, *
             if up:  # row: callee here, caller other (src)
                 edge["callee"] = this[1] if this else None
                 edge["caller"] = that[1] if that else other_name
-                edge["definition"] = _symbol(that)["citation"] if that else None
             else:   # row: caller here, callee other (dst)
                 edge["caller"] = this[1] if this else None
                 edge["callee"] = that[1] if that else (other_name or text)
                 edge["resolved"] = that is not None
-                edge["definition"] = _symbol(that)["citation"] if that else None
+            edge["definition"] = _symbol(that)["citation"] if that else None
             edges.append(edge)
             if other is not None and other not in seen:
                 seen.add(other)
@@ -116,15 +115,9 @@ def near_chunks(store: Store, symbol: str, depth: int = 1,
     for sid in members:
         distance.setdefault(sid, 1)
     for level in range(1, depth + 1):
-        nxt: set[int] = set()
-        for row in q.refs_to(store, frontier, ("call", "ref")):
-            if row[5] is not None and row[5] not in distance:
-                distance[row[5]] = level
-                nxt.add(row[5])
-        for row in q.refs_from(store, frontier, ("call", "ref")):
-            if row[5] is not None and row[5] not in distance:
-                distance[row[5]] = level
-                nxt.add(row[5])
-        frontier = nxt
+        rows = [*q.refs_to(store, frontier, ("call", "ref")),
+                *q.refs_from(store, frontier, ("call", "ref"))]
+        frontier = {r[5] for r in rows if r[5] is not None and r[5] not in distance}
+        distance.update(dict.fromkeys(frontier, level))
     rows = q.symbols_by_id(store, distance)
     return {row[9]: distance[sid] for sid, row in rows.items() if row[9] is not None}

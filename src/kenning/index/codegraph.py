@@ -100,7 +100,7 @@ def write_code(db: Store, page_id: int, code: CodeFile, lines: Sequence[str]) ->
              json.dumps(list(d.returns)) if d.returns else None)))
     aliases = code.aliases()
     if aliases:
-        lines_of = {f"{imp.alias}": imp.line for imp in code.imports}
+        lines_of = {imp.alias: imp.line for imp in code.imports}
         db.many("INSERT INTO code_aliases(page_id, qualname, target, line) VALUES (?,?,?,?)",
                 [(page_id, q, t, lines_of.get(q.rsplit(".", 1)[-1], 0)) for q, t in aliases])
     db.many("INSERT INTO code_refs(page_id, src_id, kind, line, text, candidates)"
@@ -129,14 +129,11 @@ def drop_code(db: Store, page_id: int) -> str | None:
 Tables = dict[str, tuple[Any, dict[tuple[str, str], int]]]  # mount -> (SymbolTable, symbol ids)
 
 
-def resolve_code(db: Store, mounts: Iterable[str], tables: Tables | None = None
-                 ) -> dict[str, int]:
-    """Resolve every reference of these mounts again (see the module's doc); returns how many
-    references changed and how many of the mounts' calls resolve. ``tables`` keeps the symbol
-    tables built, for :func:`resolve_mentions` after it."""
+def resolve_code(db: Store, mounts: Iterable[str], tables: Tables | None = None) -> None:
+    """Resolve every reference of these mounts again (see the module's doc). ``tables`` keeps
+    the symbol tables built, for :func:`resolve_mentions` after it."""
     from kenning.index.code.model import Reference
 
-    counts = {"changed": 0, "resolved": 0, "unresolved": 0}
     for mount in sorted(set(mounts)):
         table, ids = _table(db, mount, tables)
         updates: list[tuple[Any, ...]] = []
@@ -162,20 +159,19 @@ def resolve_code(db: Store, mounts: Iterable[str], tables: Tables | None = None
                         line, kind, scope or "", text, tuple(json.loads(candidates))), path)
                     places = [hit] if hit else places
                 dst = ids.get((places[0][0], target))
-            counts["resolved" if dst else "unresolved"] += kind == "call"
             if dst != old:
                 updates.append((target if dst else None, dst, ref_id))
         if updates:
             db.many("UPDATE code_refs SET target = ?, dst_id = ? WHERE id = ?", updates)
-        counts["changed"] += len(updates)
-    return counts
 
 
 def _table(db: Store, mount: str, tables: Tables | None) -> tuple[Any, dict[tuple[str, str], int]]:
-    if tables is None:
-        return symbol_table(db, mount)
-    if mount not in tables:
-        tables[mount] = symbol_table(db, mount)
+    """The mount's symbol table, built once per run when ``tables`` keeps them."""
+    if tables is None or mount not in tables:
+        built = symbol_table(db, mount)
+        if tables is None:
+            return built
+        tables[mount] = built
     return tables[mount]
 
 
@@ -233,17 +229,17 @@ def write_mentions(db: Store, page_id: int, mentions: list[tuple[int, str]]) -> 
                                                        for line, name in mentions])
 
 
-def resolve_mentions(db: Store, tables: Tables | None = None) -> int:
+def resolve_mentions(db: Store, tables: Tables | None = None) -> None:
     """Resolve every note's code mention: to the one definition the name names (as a person
     writes it: ``resolve_mention``, ``links.resolve``, ``Vault.search``) across the code
-    mounts; a name several definitions answer stays unresolved. Returns how many resolve."""
+    mounts; a name several definitions answer stays unresolved."""
     mounts = [r[0] for r in db.rows(
         "SELECT DISTINCT p.mount FROM code_symbols s JOIN pages p ON p.id = s.page_id")]
     rows = db.rows("SELECT id, text, dst_id FROM code_refs WHERE kind = 'mention'")
     if not rows:
-        return 0
+        return
     built = [_table(db, m, tables) for m in mounts]
-    updates, resolved = [], 0
+    updates = []
     for ref_id, text, old in rows:
         found = [(table, ids, q) for table, ids in built for q in table.find(text)]
         dst = target = None
@@ -251,12 +247,10 @@ def resolve_mentions(db: Store, tables: Tables | None = None) -> int:
             table, ids, target = found[0]
             place = table.locate(target)
             dst = ids.get((place[0][0], target)) if place else None
-        resolved += dst is not None
         if dst != old:
             updates.append((target if dst else None, dst, ref_id))
     if updates:
         db.many("UPDATE code_refs SET target = ?, dst_id = ? WHERE id = ?", updates)
-    return resolved
 
 
 def code_page_names(path: str, module: str) -> list[tuple[str, str, str, int]]:

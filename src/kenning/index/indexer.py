@@ -207,6 +207,7 @@ class Indexer:
         self.folders = {m.name: m.path for m in self.mounts}
         self.unavailable: list[str] = []  # mounts whose folder cannot be read this run
         self.languages: dict[str, str] = {}  # vault path -> language, for source files
+        self._sources: dict[str, set[str]] = {}  # mount -> its source files' paths
         self.code_mounts: set[str] = set()   # mounts whose code graph changed this run
         self.mentions = False                # notes' code mentions were written this run
 
@@ -380,9 +381,9 @@ class Indexer:
         from kenning.index.code.parse import module_name, parse_code
 
         mount, rel = split_mount(found.path)
-        same = {split_mount(p)[1] for p in self.languages if split_mount(p)[0] == mount}
         language = self.languages[found.path]
-        code = parse_code(rel, data, language, module_name(rel, language, same))
+        code = parse_code(rel, data, language, module_name(rel, language,
+                                                           self.source_paths(mount)))
         report.found += [f"{found.path}:{line}: {message}" for line, message in code.errors]
         file_id = self._upsert_file(known, found, digest, "ok", None)
         self._write_code_page(file_id, found.path, code, data)
@@ -390,6 +391,14 @@ class Indexer:
             report.added += 1
         else:
             report.updated += 1
+
+    def source_paths(self, mount: str) -> set[str]:
+        """The paths inside ``mount`` of its source files (what module names are made from),
+        gathered once per run."""
+        if mount not in self._sources:
+            self._sources[mount] = {rel for m, rel in map(split_mount, self.languages)
+                                    if m == mount}
+        return self._sources[mount]
 
     def _write_code_page(self, page_id: int, path: str, code: Any, data: bytes) -> None:
         from kenning.index.codegraph import CODE_TYPE, code_page_names, write_code

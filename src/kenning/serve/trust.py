@@ -205,9 +205,9 @@ _PLACES = ("path", "citation", "source", "definition")
 def confine(data: Any, mounts: Sequence[str]) -> Any:
     """``data`` without any listed item that names a page outside ``mounts`` (by its path,
     citation, source or definition): what a token confined to some mounts may see."""
-    from kenning.vault.mounts import VAULT_MOUNT, split_mount
+    from kenning.vault.mounts import mount_keys, split_mount
 
-    allowed = {"" if m == VAULT_MOUNT else m for m in mounts}
+    allowed = mount_keys(mounts)
 
     def inside(item: Any) -> bool:
         if not isinstance(item, dict):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -52,6 +53,12 @@ def split_mount(path: str) -> tuple[str, str]:
     if match is None or "/" in path[: match.end()]:
         return "", path
     return match.group(1), path[match.end():]
+
+
+def mount_keys(names: Iterable[str]) -> set[str]:
+    """The mounts as stored in the index for names a person gives: ``vault`` is '' (the
+    vault's own pages)."""
+    return {"" if n == VAULT_MOUNT else n for n in names}
 
 
 def join_mount(mount: str, rel: str) -> str:

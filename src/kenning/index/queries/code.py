@@ -39,32 +39,30 @@ def refs_to(store: Store, symbol_ids: Iterable[int], kinds: Sequence[str] = ()
             ) -> list[tuple[Any, ...]]:
     """(target symbol id, kind, page path, line, text, caller symbol id, caller qualname) of
     every reference that resolved to one of ``symbol_ids``."""
-    ids = sorted(set(symbol_ids))
-    out: list[tuple[Any, ...]] = []
-    kind_sql = f" AND r.kind IN ({','.join('?' * len(kinds))})" if kinds else ""
-    for part, marks in store.in_batches(ids):
-        out += store.rows(
-            "SELECT r.dst_id, r.kind, p.path, r.line, r.text, r.src_id, s.qualname"
-            " FROM code_refs r JOIN pages p ON p.id = r.page_id"
-            " LEFT JOIN code_symbols s ON s.id = r.src_id"
-            f" WHERE r.dst_id IN ({marks}){kind_sql} ORDER BY p.path, r.line",
-            (*part, *kinds))
-    return out
+    return _refs(store, symbol_ids, kinds,
+                 "SELECT r.dst_id, r.kind, p.path, r.line, r.text, r.src_id, s.qualname"
+                 " FROM code_refs r JOIN pages p ON p.id = r.page_id"
+                 " LEFT JOIN code_symbols s ON s.id = r.src_id WHERE r.dst_id")
 
 
 def refs_from(store: Store, symbol_ids: Iterable[int], kinds: Sequence[str] = ("call",)
               ) -> list[tuple[Any, ...]]:
     """(caller symbol id, kind, page path, line, text, target symbol id or None, target
     qualname or None) of every reference made inside ``symbol_ids``, resolved or not."""
-    ids = sorted(set(symbol_ids))
-    out: list[tuple[Any, ...]] = []
+    return _refs(store, symbol_ids, kinds,
+                 "SELECT r.src_id, r.kind, p.path, r.line, r.text, r.dst_id, r.target"
+                 " FROM code_refs r JOIN pages p ON p.id = r.page_id WHERE r.src_id")
+
+
+def _refs(store: Store, symbol_ids: Iterable[int], kinds: Sequence[str], select: str
+          ) -> list[tuple[Any, ...]]:
+    """The rows of ``select`` (ending in the symbol column to match) for ``symbol_ids``, of
+    these ``kinds`` (any when empty), by path and line."""
     kind_sql = f" AND r.kind IN ({','.join('?' * len(kinds))})" if kinds else ""
-    for part, marks in store.in_batches(ids):
-        out += store.rows(
-            "SELECT r.src_id, r.kind, p.path, r.line, r.text, r.dst_id, r.target"
-            " FROM code_refs r JOIN pages p ON p.id = r.page_id"
-            f" WHERE r.src_id IN ({marks}){kind_sql} ORDER BY p.path, r.line",
-            (*part, *kinds))
+    out: list[tuple[Any, ...]] = []
+    for part, marks in store.in_batches(sorted(set(symbol_ids))):
+        out += store.rows(f"{select} IN ({marks}){kind_sql} ORDER BY p.path, r.line",
+                          (*part, *kinds))
     return out
 
 
