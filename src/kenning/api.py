@@ -1061,6 +1061,17 @@ class Vault:
                             key=key)
 
     @_after_write
+    def import_from(self, kind: str, path: str | Path, *, dry_run: bool = False
+                    ) -> dict[str, Any]:
+        """Import another tool's memory (``kind``: rawthink, basic-memory, gbrain, openclaw,
+        mem0) from ``path``: every page, fact, link and decision written as one batch, each
+        citing its original line; nothing written when the input has a problem, nothing
+        added twice (:mod:`kenning.transfer.plan`). ``dry_run``: only the report."""
+        from kenning.transfer.plan import run_import
+
+        return run_import(self.memory, kind, path, dry_run=dry_run)
+
+    @_after_write
     def record_decision(self, name: str, domain: str, decided: str, because: str,
                         rejected: list[dict[str, str]] | None = None, *,
                         date: str | None = None, source: str | None = None,

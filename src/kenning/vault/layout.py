@@ -31,6 +31,10 @@ FOLDERS = (*ENTITY_FOLDERS, "memory", "sources", "sessions")
 MARKDOWN_SUFFIXES = (".md", ".markdown")
 # Files Kenning writes for a person to review, never part of what recall answers from.
 NEVER_INDEXED = {"memory.proposed.md"}
+# The originals an import copied into the raw layer (``kenning import``): files a citation
+# opens at its line, never pages of their own (a copied note would be a second page of the
+# same name beside the one the import wrote).
+IMPORT_ORIGINALS = "sources/imports/"
 
 DEFAULT_CONFIG = """\
 # Kenning vault configuration. Comments and order are kept when Kenning edits this file.
@@ -261,7 +265,7 @@ def _walk(root: Path, exclude: tuple[str, ...], limit: int | None,
                 seen_dirs.add(real)
                 stack.append((rel, entry.path))
                 continue
-            if not name.lower().endswith(MARKDOWN_SUFFIXES):
+            if not name.lower().endswith(MARKDOWN_SUFFIXES) or rel.startswith(IMPORT_ORIGINALS):
                 if attachments and (not is_link or _linked_page(entry.path, root_real)):
                     yield FoundFile(rel, 0, 0, attachment=True)
                 continue
