@@ -98,6 +98,13 @@ DOMAINS: tuple[str, ...] = (
     "health",
     "learning",
     "general",
+    # RAWThink's domains, so its agent prompts work unchanged (docs/decisions.md).
+    "music",
+    "history",
+    "philosophy",
+    "writing",
+    "neuroscience",
+    "galaxy",
 )
 
 DOMAIN_SYNONYMS: dict[str, str] = {
@@ -113,6 +120,8 @@ DOMAIN_SYNONYMS: dict[str, str] = {
     "science": "research",
     "education": "learning",
     "misc": "general",
+    "software": "engineering",
+    "neuro": "neuroscience",
 }
 
 RELATION_TYPES: tuple[str, ...] = (
