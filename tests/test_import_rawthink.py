@@ -195,3 +195,18 @@ def test_rawthink_style_decision_with_domain_software_over_mcp(tmp_path: Path) -
     assert pages
     page = parse_page(pages[0].read_text(encoding="utf-8"), "x")
     assert page.domain == "engineering"
+
+
+def test_superseded_by_links_to_the_observation_that_replaced_it(tmp_path: Path) -> None:
+    p = tmp_path / "memory.jsonl"
+    p.write_text(json.dumps({"type": "entity", "name": "W", "entityType": "thing",
+                             "observations": [
+                                 {"text": "2 kg", "status": "invalidated",
+                                  "superseded_by": "3 kg"},
+                                 {"text": "3 kg", "status": "active"},
+                                 {"text": "red", "status": "invalidated",
+                                  "superseded_by": "blue"}]}) + "\n")
+    (w,) = rawthink.read(p).entities
+    old, new, red = w.facts
+    assert old.superseded_by == new.origin.key()
+    assert red.superseded_by is None and red.text == "red (superseded by: blue)"

@@ -146,14 +146,25 @@ def _entity(imported: Imported, name: str, number: int, item: dict[str, Any],
         fact = ImportedFact(text=text, origin=Origin(name, number, id=oid, date=created),
                             recorded=created, status=status, epistemic=epistemic,
                             expired=_date(obs.get("invalidated_at")))
-        if obs.get("superseded_by"):
+        if isinstance(obs.get("superseded_by"), str) and obs["superseded_by"]:
+            # RAWThink keeps the text of what replaced it; the link is made when that text
+            # is an observation of the same entity (see _link_successors).
             fact.text = f"{text} (superseded by: {obs['superseded_by']})"
+            fact.superseded_by = f"{name}#{ename}#{_hash(obs['superseded_by'])}"
         entity.facts.append(fact)
     if decided or because or rejected:
         entity.decisions.append(ImportedDecision(
             decided=decided or ename, because=because, rejected=rejected, date=first_date,
             about=about, origin=Origin(name, number, id=f"{ename}#decision", date=first_date)))
     entity.created = entity.created or first_date
+    _link_successors(entity)
+
+
+def _link_successors(entity: ImportedEntity) -> None:
+    keys = {f.origin.key() for f in entity.facts}
+    for fact in entity.facts:
+        if fact.superseded_by and fact.superseded_by not in keys:
+            fact.superseded_by = None
 
 
 def _relation(imported: Imported, name: str, number: int, item: dict[str, Any],
