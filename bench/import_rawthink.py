@@ -87,7 +87,8 @@ def main() -> None:
                            capture_output=True, cwd=vault)
             imports.append(time.perf_counter() - t)
             t = time.perf_counter()
-            subprocess.run([kenning, "index", "--no-embed"], check=True, capture_output=True, cwd=vault)
+            subprocess.run([kenning, "index", "--no-embed"], check=True, capture_output=True,
+                           cwd=vault)
             indexes.append(time.perf_counter() - t)
         pages = sum(1 for _ in vault.rglob("*.md"))
         facts = sum(len(e.facts) for e in got.entities)
