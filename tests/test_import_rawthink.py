@@ -210,3 +210,13 @@ def test_superseded_by_links_to_the_observation_that_replaced_it(tmp_path: Path)
     old, new, red = w.facts
     assert old.superseded_by == new.origin.key()
     assert red.superseded_by is None and red.text == "red (superseded by: blue)"
+
+
+def test_every_rawthink_domain_is_a_kenning_domain() -> None:
+    from kenning import vocabulary
+
+    got = {d: vocabulary.domain(d) for d in ("software", "music", "history", "philosophy",
+                                              "health", "writing", "neuro", "finance",
+                                              "personal", "galaxy")}
+    assert got["software"] == "engineering" and got["neuro"] == "neuroscience"
+    assert all(got[d] == d for d in got if d not in ("software", "neuro"))
