@@ -132,7 +132,7 @@ def test_round_trip_every_entity_observation_and_relation(
             page = pages[item["name"]]
             texts = " ".join(f.text for f in page.facts)
             for obs in item["observations"]:
-                if obs.get("kind") in ("decided", "because", "rejected", "touches"):
+                if obs.get("kind") in ("decided", "because", "rejected"):
                     continue
                 assert obs["text"] in texts, (item["name"], obs["text"])
             if any(o.get("kind") == "decided" for o in item["observations"]):

@@ -113,7 +113,6 @@ def _entity(imported: Imported, name: str, number: int, item: dict[str, Any],
     decided: str | None = None
     because: str | None = None
     rejected: list[str] = []
-    about: list[str] = []
     first_date: str | None = None
     seen = {f.origin.id for f in entity.facts}
     for obs in item.get("observations") or []:
@@ -126,16 +125,16 @@ def _entity(imported: Imported, name: str, number: int, item: dict[str, Any],
         created = _date(obs.get("created"))
         first_date = first_date or created
         kind = obs.get("kind") or "note"
-        if etype == "decision" and kind in ("decided", "because", "rejected", "touches"):
+        if etype == "decision" and kind in ("decided", "because", "rejected"):
             if kind == "decided":
                 decided = text
             elif kind == "because":
                 because = text
-            elif kind == "rejected":
-                rejected.append(text)
             else:
-                about.append(text)
+                rejected.append(text)
             continue
+        if kind == "touches":  # a file or area the decision touches, rarely an entity
+            text = f"touches: {text}"
         oid = f"{ename}#{_hash(text)}"
         if oid in seen:
             continue
@@ -155,7 +154,7 @@ def _entity(imported: Imported, name: str, number: int, item: dict[str, Any],
     if decided or because or rejected:
         entity.decisions.append(ImportedDecision(
             decided=decided or ename, because=because, rejected=rejected, date=first_date,
-            about=about, origin=Origin(name, number, id=f"{ename}#decision", date=first_date)))
+            origin=Origin(name, number, id=f"{ename}#decision", date=first_date)))
     entity.created = entity.created or first_date
     _link_successors(entity)
 
