@@ -148,8 +148,11 @@ def test_round_trip_every_entity_observation_and_relation(
                        for f in page.facts), item
     task = pages["Task 8"]
     assert next(f for f in task.facts if f.text == "First note on task").status == "invalidated"
-    assert (vault.root / "notes/caching-idea.md").read_text(encoding="utf-8") == (
-        FIXTURE / "qnotes/caching-idea.md").read_text(encoding="utf-8")
+    qnote = (FIXTURE / "qnotes/caching-idea.md").read_text(encoding="utf-8")
+    assert (vault.root / "notes/caching-idea.md").read_text(encoding="utf-8") == qnote.replace(
+        "type: qnote", "type: note\nrawthink_type: qnote")
+    handoff = parse_page((vault.root / "sessions/2025-02-13-handoff.md").read_text(), "x")
+    assert handoff.type == "session"
 
 
 def test_second_import_adds_nothing(imported: tuple[Vault, dict[str, Any]]) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -202,9 +203,31 @@ def _documents(imported: Imported, root: Path) -> None:
                 imported.problems.append(InputProblem(Origin(rel), f"not UTF-8 ({exc})"))
                 continue
             sub = file.relative_to(base).as_posix()
+            text = _doc_type(text, "note" if target == "notes" else "session", imported)
             imported.files.append(rel)
             imported.documents.append(ImportedDocument(
                 path=f"{target}/{sub}", text=text, origin=Origin(rel, 1, id=rel)))
+
+
+_TYPE_LINE = re.compile(r"^type:[ \t]*(.*?)[ \t]*$", re.M)
+
+
+def _doc_type(text: str, kenning_type: str, imported: Imported) -> str:
+    """A session/handoff/qnote keeps its frontmatter; its ``type`` (qnote, handoff…) becomes
+    Kenning's (note, session), the original kept as ``rawthink_type``."""
+    if not text.startswith("---\n"):
+        return text
+    end = text.find("\n---", 4)
+    if end < 0:
+        return text
+    head = text[4:end]
+    found = _TYPE_LINE.search(head)
+    if found is None or found.group(1) == kenning_type:
+        return text
+    imported.mapped[("type", found.group(1))] = kenning_type
+    head = (head[:found.start()] + f"type: {kenning_type}\nrawthink_type: {found.group(1)}"
+            + head[found.end():])
+    return "---\n" + head + text[end:]
 
 
 def read(path: Path) -> Imported:
