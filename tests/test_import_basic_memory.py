@@ -273,3 +273,17 @@ def test_a_path_that_is_not_a_project_is_one_clear_error(tmp_path: Path) -> None
     (tmp_path / "empty").mkdir()
     with pytest.raises(KenningError, match="no Markdown notes"):
         basic_memory.read(tmp_path / "empty")
+
+
+def test_round_trip_every_fact_on_an_imported_page_is_an_imported_one(imported) -> None:
+    """Body text after the page's Facts never reads as facts (a bullet list of prose gets a
+    heading of its own)."""
+    vault, _ = imported
+    for page in _pages(vault.root).values():
+        assert all("/imports/basic-memory/" in (f.source or "") for f in page.facts), page.path
+    got = basic_memory.read(PROJECT)
+    guide = next(e for e in got.entities if e.name == "Brewing Guide")
+    assert (guide.body or "").startswith("A plain how-to")     # an ordered list is no bullet
+    assert basic_memory.guard_body("- a\n- b", "basic-memory") == \
+        "## From basic-memory\n\n- a\n- b"
+    assert basic_memory.guard_body("## H\n- a", "basic-memory") == "## H\n- a"

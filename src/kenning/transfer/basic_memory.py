@@ -122,7 +122,7 @@ def _note(rel: str, text: str, got: Imported) -> _Note | None:
     body = text[front.body_offset:]
     offset = front.body_start - 1          # file line of body line 0, minus one
     entity.facts, taken = _items(body, offset, rel, permalink, when)
-    entity.body = _prose(body, taken, title)
+    entity.body = guard_body(_prose(body, taken, title), KIND)
     return _Note(rel, entity, permalink)
 
 
@@ -240,6 +240,21 @@ def _prose(body: str, taken: set[int], title: str) -> str:
             continue
         out.append(line)
     return "\n".join(out).strip("\n")
+
+
+def guard_body(body: str, kind: str) -> str:
+    """The body with a heading of its own (``## From <kind>``) when it has a top-level bullet
+    before its first heading: after the page's ``## Facts`` or ``## Timeline`` such bullets
+    would read as facts or timeline lines, which they are not."""
+    lines = body.split("\n")
+    for i, line in enumerate(lines):
+        if _fenced(lines, i):
+            continue
+        if _ATX.fullmatch(line):
+            return body
+        if re.match(r"[-*+][ \t]", line):
+            return f"## From {kind}\n\n{body}"
+    return body
 
 
 def _fenced(lines: list[str], index: int) -> bool:
