@@ -287,3 +287,22 @@ def test_round_trip_every_fact_on_an_imported_page_is_an_imported_one(imported) 
     assert basic_memory.guard_body("- a\n- b", "basic-memory") == \
         "## From basic-memory\n\n- a\n- b"
     assert basic_memory.guard_body("## H\n- a", "basic-memory") == "## H\n- a"
+
+
+def test_cli_dry_run_then_import(vault: Vault, tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from kenning.cli import main
+
+    before = _tree(vault.root)
+    dry = CliRunner().invoke(main, ["-C", str(vault.root), "import", "basic-memory",
+                                    str(PROJECT), "--dry-run"])
+    assert dry.exit_code == 0, dry.output
+    assert "would write: 8 new pages" in dry.output and "17 facts, 15 relations" in dry.output
+    assert "mapped type 'note' → 'topic'" in dry.output
+    assert _tree(vault.root) == before
+    src = _copy(tmp_path)
+    (src / "Bad.md").write_text("---\ntitle: [x\n---\n")
+    bad = CliRunner().invoke(main, ["-C", str(vault.root), "import", "basic-memory", str(src)])
+    assert bad.exit_code != 0 and "Bad.md:2: frontmatter" in bad.output
+    assert _tree(vault.root) == before

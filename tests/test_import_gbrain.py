@@ -280,3 +280,30 @@ def test_round_trip_every_fact_on_an_imported_page_is_an_imported_one(imported) 
         assert all("/imports/gbrain/" in (t.source or "") for t in page.timeline), page.path
     meeting = _pages(vault.root)["Acme board meeting 2026-04-03"]
     assert "## From gbrain\n\n- [[Alice Chen]] presented the migration plan." in meeting.text
+
+
+def test_timeline_sentinels_gbrain_reads(tmp_path: Path) -> None:
+    """`--- timeline ---`, a `---` before `## Timeline`, and a bare `## Timeline` of dated
+    bullets all start the timeline; a prose `## History` does not."""
+    src = tmp_path / "t"
+    src.mkdir()
+    entry = "- **2026-02-03** | Src — happened\n"
+    (src / "a.md").write_text("---\ntitle: A\n---\n\nTruth.\n\n--- timeline ---\n\n" + entry)
+    (src / "b.md").write_text("---\ntitle: B\n---\n\nTruth.\n\n---\n\n## Timeline\n\n" + entry)
+    (src / "c.md").write_text("---\ntitle: C\n---\n\nTruth.\n\n## Timeline\n\n" + entry
+                              + "\n## Next\n\nMore truth.\n")
+    (src / "d.md").write_text("---\ntitle: D\n---\n\nTruth.\n\n## History\n\nIt began.\n")
+    got = {e.name: e for e in gbrain.read(src).entities}
+    for name in "ABC":
+        assert [(t.date, t.text) for t in got[name].timeline] == \
+            [("2026-02-03", "happened (source: Src)")], name
+        assert "happened" not in (got[name].body or "")
+    assert "More truth." in (got["C"].body or "")
+    assert got["D"].timeline == [] and "It began." in (got["D"].body or "")
+    assert all(e.type == "concept" for e in got.values())     # no type, no folder: concept
+
+
+def test_an_escaped_pipe_stays_in_its_cell() -> None:
+    assert gbrain._cells(r"| 1 | A \| B | take | brain | 0.5 |  | x |") == \
+        ["1", "A | B", "take", "brain", "0.5", "", "x"]
+    assert gbrain._cells("not a row") is None

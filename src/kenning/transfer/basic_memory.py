@@ -14,6 +14,7 @@ the page's body, verbatim. The mapping and its reasons: docs/import.md "basic-me
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections import Counter
@@ -129,9 +130,7 @@ def _note(rel: str, text: str, got: Imported) -> _Note | None:
 def _items(body: str, offset: int, rel: str, permalink: str, when: str | None
            ) -> tuple[list[ImportedFact], set[int]]:
     """Observations and explicit relations of list items, with the body lines they take."""
-    from markdown_it import MarkdownIt
-
-    tokens = MarkdownIt("commonmark").parse(body)
+    tokens = _markdown().parse(body)
     facts: list[ImportedFact] = []
     taken: set[int] = set()
     seen: Counter[str] = Counter()
@@ -160,6 +159,17 @@ def _items(body: str, offset: int, rel: str, permalink: str, when: str | None
                      if what == "relation" else ImportedFact(text, origin))
         taken.update(range(token.map[0], token.map[1]))
     return facts, taken
+
+
+@functools.lru_cache(maxsize=1)
+def _markdown() -> Any:
+    """One CommonMark block parser (the inline pass is off: only a block's source text is
+    read, as basic-memory reads it)."""
+    from markdown_it import MarkdownIt
+
+    md = MarkdownIt("commonmark")
+    md.core.ruler.disable(["inline", "text_join"])
+    return md
 
 
 def _relation(content: str) -> tuple[str, str, str, str] | None:
@@ -222,8 +232,9 @@ def _prose(body: str, taken: set[int], title: str) -> str:
     headings left over an empty section (``## Observations`` once its items are facts)."""
     lines = body.split("\n")
     keep = [i not in taken for i in range(len(lines))]
+    code = fenced(lines)
     heads = [(i, len(m.group(1)), (m.group(2) or "").strip()) for i, line in enumerate(lines)
-             if (m := _ATX.fullmatch(line)) and _fenced(lines, i) is False]
+             if (m := _ATX.fullmatch(line)) and not code[i]]
     for n, (i, level, text) in enumerate(heads):
         if level == 1 and " ".join(text.split()).casefold() == title.casefold() \
                 and not any(keep[j] and lines[j].strip() for j in range(i)):
@@ -247,8 +258,9 @@ def guard_body(body: str, kind: str) -> str:
     before its first heading: after the page's ``## Facts`` or ``## Timeline`` such bullets
     would read as facts or timeline lines, which they are not."""
     lines = body.split("\n")
+    code = fenced(lines)
     for i, line in enumerate(lines):
-        if _fenced(lines, i):
+        if code[i]:
             continue
         if _ATX.fullmatch(line):
             return body
@@ -257,17 +269,20 @@ def guard_body(body: str, kind: str) -> str:
     return body
 
 
-def _fenced(lines: list[str], index: int) -> bool:
-    """True when line ``index`` is inside a fenced code block."""
+def fenced(lines: list[str]) -> list[bool]:
+    """For each line, whether it is inside a fenced code block (the fence lines themselves
+    count as inside, but for the opening one)."""
+    out: list[bool] = []
     fence: str | None = None
-    for line in lines[:index]:
+    for line in lines:
+        out.append(fence is not None)
         stripped = line.lstrip()
         mark = stripped[:3]
         if fence is None and mark in ("```", "~~~"):
             fence = mark
         elif fence is not None and stripped.startswith(fence):
             fence = None
-    return fence is not None
+    return out
 
 
 def _resolve(notes: list[_Note], got: Imported) -> None:

@@ -28,7 +28,7 @@ from typing import Any
 
 from kenning import vocabulary
 from kenning.errors import KenningError, VocabularyError
-from kenning.transfer.basic_memory import _fenced, _prose, guard_body
+from kenning.transfer.basic_memory import _prose, fenced, guard_body
 from kenning.transfer.model import (
     Imported,
     ImportedEntity,
@@ -117,6 +117,7 @@ _WIKI = re.compile(r"\[\[([^\]|#\n]+)(#[^\]|\n]*)?(?:\|([^\]\n]+))?\]\]")
 _SCHEME = re.compile(r"[a-z][a-z0-9+.-]*:|//|#", re.I)
 _FULL_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _OWN_KEYS = {"title", "type", "aliases"}
+_CELL = re.compile(r"(?<!\\)\|")
 
 
 class NotAGbrainExport(KenningError):
@@ -276,8 +277,9 @@ class _Build:
         """The rows of one takes/facts fence as facts; the fence's lines (taken from the body)."""
         begin_mark, end_mark = _FENCES[fence]
         lines = page.lines
+        code = fenced(lines)
         begin = next((i for i in range(end) if lines[i].strip() == begin_mark
-                      and not _fenced(lines, i)), None)
+                      and not code[i]), None)
         if begin is None:
             near = next((i for i in range(end) if f"gbrain:{fence}:begin" in lines[i]), None)
             if near is not None:
@@ -581,8 +583,9 @@ class _Build:
 
 def _timeline_split(lines: list[str]) -> tuple[int, int, bool] | None:
     """Where the timeline starts: (first line, end, whether that line is a sentinel)."""
+    code = fenced(lines)
     for i, line in enumerate(lines):
-        if _fenced(lines, i):
+        if code[i]:
             continue
         stripped = line.strip()
         if stripped in ("<!-- timeline -->", "<!--timeline-->") or re.fullmatch(
@@ -593,7 +596,7 @@ def _timeline_split(lines: list[str]) -> tuple[int, int, bool] | None:
             if re.match(r"##\s+(timeline|history)\b", nxt, re.I):
                 return i, len(lines), True
     for i, line in enumerate(lines):
-        if _fenced(lines, i) or not re.match(r"##\s+(timeline|history)\b", line.strip(), re.I):
+        if code[i] or not re.match(r"##\s+(timeline|history)\b", line.strip(), re.I):
             continue
         if not "\n".join(lines[:i]).strip():
             continue
@@ -618,6 +621,7 @@ def _timeline_split(lines: list[str]) -> tuple[int, int, bool] | None:
 def _first_paragraph(prose: str) -> tuple[str, str]:
     """(summary, the rest): the first plain paragraph of the compiled truth."""
     lines = prose.split("\n")
+    code = fenced(lines)
     start = None
     for i, line in enumerate(lines):
         stripped = line.strip()
@@ -627,7 +631,7 @@ def _first_paragraph(prose: str) -> tuple[str, str]:
             continue
         plain = not re.match(r"(#{1,6}\s|[-*+]\s|\d+[.)]\s|>|\||<|```|~~~|\s{4})", line)
         if start is None:
-            if plain and not _fenced(lines, i):
+            if plain and not code[i]:
                 start = i
         elif not plain:
             return _cut(lines, start, i)
@@ -649,21 +653,8 @@ def _cells(line: str) -> list[str] | None:
     text = line.strip()
     if not text.startswith("|") or "|" not in text[1:]:
         return None
-    inner = text[1:-1] if text.endswith("|") else text[1:]
-    cells, cell, i = [], "", 0
-    while i < len(inner):
-        if inner[i] == "\\" and inner[i + 1:i + 2] == "|":
-            cell += "|"
-            i += 2
-            continue
-        if inner[i] == "|":
-            cells.append(cell.strip())
-            cell = ""
-        else:
-            cell += inner[i]
-        i += 1
-    cells.append(cell.strip())
-    return cells
+    inner = text[1:-1] if text.endswith("|") and not text.endswith("\\|") else text[1:]
+    return [c.replace("\\|", "|").strip() for c in _CELL.split(inner)]
 
 
 def _struck(claim: str) -> tuple[str, bool]:
@@ -752,9 +743,10 @@ def _path_type(rel: str) -> str:
 
 
 def _first_h1(lines: list[str]) -> str:
+    code = fenced(lines)
     for i, line in enumerate(lines):
         match = re.match(r"#\s+(.+?)\s*#*\s*$", line)
-        if match and not _fenced(lines, i):
+        if match and not code[i]:
             return match.group(1)
     return ""
 
