@@ -306,3 +306,16 @@ def test_cli_dry_run_then_import(vault: Vault, tmp_path: Path) -> None:
     bad = CliRunner().invoke(main, ["-C", str(vault.root), "import", "basic-memory", str(src)])
     assert bad.exit_code != 0 and "Bad.md:2: frontmatter" in bad.output
     assert _tree(vault.root) == before
+
+
+def test_a_persons_own_note_of_that_name_is_never_written(vault: Vault) -> None:
+    mine = vault.root / "Ada Park.md"
+    mine.write_text("Ada, from the coffee club. My own words.\n", encoding="utf-8")
+    before = mine.read_bytes()
+    vault.index()
+    vault.import_from("basic-memory", PROJECT)
+    assert mine.read_bytes() == before
+    beside = parse_page((vault.root / "people/Ada Park (basic-memory).md").read_text(),
+                        "people/Ada Park (basic-memory).md")
+    assert any(f.text.startswith("[role] Backend engineer") for f in beside.facts)
+    assert "[[Ada Park]]" in beside.text
