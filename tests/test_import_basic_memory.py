@@ -139,6 +139,9 @@ def test_round_trip_every_note_observation_and_relation_is_in_the_vault(imported
             assert len(match) == 1, (rel, obs)
             assert "/basic-memory/" in (match[0].source or "")
             assert f"{note['permalink']}/" in (match[0].source or "")
+            for when in obs["temporal"]:       # basic-memory's own reading of @effective…
+                assert match[0].valid_from == when["lower"]
+                assert match[0].valid_to == when["upper"]
             found_obs += 1
         links = {Path(link.target).name.casefold() for link in page.links}
         for relation in note["relations"]:
@@ -154,7 +157,7 @@ def test_round_trip_every_note_observation_and_relation_is_in_the_vault(imported
                     relation["type"] not in ("relates_to", "related_to"):
                 assert any(f"(basic-memory: {relation['type']})" in f.text for f in rel_facts)
             found_rel += 1
-    assert found_obs == sum(len(n["observations"]) for n in EXPECTED.values()) == 17
+    assert found_obs == sum(len(n["observations"]) for n in EXPECTED.values()) == 19
     assert found_rel == sum(1 for n in EXPECTED.values() for r in n["relations"]
                             if r["type"] != "links_to") == 15
     assert found_links > 0
@@ -195,7 +198,7 @@ def test_importing_twice_adds_nothing(imported) -> None:
 def test_dry_run_writes_nothing(vault: Vault) -> None:
     before = _tree(vault.root)
     report = vault.import_from("basic-memory", PROJECT, dry_run=True)
-    assert report["dry_run"] and report["written"]["facts"] == 17
+    assert report["dry_run"] and report["written"]["facts"] == 19
     assert _tree(vault.root) == before
 
 
@@ -298,7 +301,7 @@ def test_cli_dry_run_then_import(vault: Vault, tmp_path: Path) -> None:
     dry = CliRunner().invoke(main, ["-C", str(vault.root), "import", "basic-memory",
                                     str(PROJECT), "--dry-run"])
     assert dry.exit_code == 0, dry.output
-    assert "would write: 8 new pages" in dry.output and "17 facts, 15 relations" in dry.output
+    assert "would write: 8 new pages" in dry.output and "19 facts, 15 relations" in dry.output
     assert "mapped type 'note' → 'topic'" in dry.output
     assert _tree(vault.root) == before
     src = _copy(tmp_path)

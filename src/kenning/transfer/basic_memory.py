@@ -155,8 +155,11 @@ def _items(body: str, offset: int, rel: str, permalink: str, when: str | None
         seen[key] += 1
         ident = f"{permalink}/{key}" + (f"-{seen[key]}" if seen[key] > 1 else "")
         origin = Origin(rel, offset + token.map[0] + 1, ident, when)
-        facts.append(ImportedFact(text, origin, relation=word, target=target)
-                     if what == "relation" else ImportedFact(text, origin))
+        if what == "relation":
+            facts.append(ImportedFact(text, origin, relation=word, target=target))
+        else:
+            since, until = _temporal(text)
+            facts.append(ImportedFact(text, origin, valid_from=since, valid_to=until))
         taken.update(range(token.map[0], token.map[1]))
     return facts, taken
 
@@ -225,6 +228,23 @@ def _observation(content: str) -> tuple[str, None, None, str] | None:
     if match or any(part.startswith("#") for part in text.split()):
         return "observation", None, None, " ".join(text.split())
     return None
+
+
+_TEMPORAL = re.compile(
+    r"(?:\[[^\[\]()]+\]\s+)?@(?:(effective|valid|occurred)(?=[\[(:]))?"
+    r"(?:[\[(](\d{4}-\d{2}-\d{2})?\s*,\s*(\d{4}-\d{2}-\d{2})?[\])]"
+    r"|:?(\d{4}-\d{2}-\d{2})(?=\s))")
+
+
+def _temporal(text: str) -> tuple[str | None, str | None]:
+    """The validity of an observation's temporal qualifier (basic-memory's SPEC-82) when its
+    dates are ISO: ``@effective[2026-06-10,2026-07-27)`` → from, to; ``@occurred:2026-06-10``
+    or ``@2026-06-10`` → from. Other forms (``due``, ``mentioned``, quoted dates) stay text."""
+    match = _TEMPORAL.match(text)
+    if match is None:
+        return None, None
+    _kind, start, end, point = match.groups()
+    return (point, None) if point else (start, end)
 
 
 def _prose(body: str, taken: set[int], title: str) -> str:
