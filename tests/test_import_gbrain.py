@@ -307,3 +307,13 @@ def test_an_escaped_pipe_stays_in_its_cell() -> None:
     assert gbrain._cells(r"| 1 | A \| B | take | brain | 0.5 |  | x |") == \
         ["1", "A | B", "take", "brain", "0.5", "", "x"]
     assert gbrain._cells("not a row") is None
+
+
+def test_summary_only_from_the_opening_paragraph_or_a_summary_section(tmp_path: Path) -> None:
+    src = tmp_path / "s"
+    src.mkdir()
+    (src / "a.md").write_text("---\ntitle: A\n---\n\n## State\nBusy.\n\n## Next\nMore.\n")
+    (src / "b.md").write_text("---\ntitle: B\n---\n\n## TL;DR\nShort.\n\n## Next\nMore.\n")
+    got = {e.name: e for e in gbrain.read(src).entities}
+    assert got["A"].summary is None and got["A"].body == "## State\nBusy.\n\n## Next\nMore."
+    assert got["B"].summary == "Short." and got["B"].body == "## Next\nMore."

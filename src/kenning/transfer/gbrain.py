@@ -117,6 +117,7 @@ _WIKI = re.compile(r"\[\[([^\]|#\n]+)(#[^\]|\n]*)?(?:\|([^\]\n]+))?\]\]")
 _SCHEME = re.compile(r"[a-z][a-z0-9+.-]*:|//|#", re.I)
 _FULL_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _OWN_KEYS = {"title", "type", "aliases"}
+_SUMMARY_HEAD = re.compile(r"#{1,6}\s+(executive\s+summary|summary|tl;?dr)\s*$", re.I)
 _CELL = re.compile(r"(?<!\\)\|")
 
 
@@ -619,7 +620,8 @@ def _timeline_split(lines: list[str]) -> tuple[int, int, bool] | None:
 
 
 def _first_paragraph(prose: str) -> tuple[str, str]:
-    """(summary, the rest): the first plain paragraph of the compiled truth."""
+    """(summary, the rest): the first plain paragraph of the compiled truth, when it opens the
+    page or its ``## Executive Summary`` (``## Summary``, ``## TL;DR``); else no summary."""
     lines = prose.split("\n")
     code = fenced(lines)
     start = None
@@ -631,6 +633,9 @@ def _first_paragraph(prose: str) -> tuple[str, str]:
             continue
         plain = not re.match(r"(#{1,6}\s|[-*+]\s|\d+[.)]\s|>|\||<|```|~~~|\s{4})", line)
         if start is None:
+            if re.match(r"#{2,6}\s", stripped) and not code[i] and not _SUMMARY_HEAD.match(
+                    stripped):
+                return "", prose        # the first section is not a summary: no summary
             if plain and not code[i]:
                 start = i
         elif not plain:
@@ -642,8 +647,7 @@ def _cut(lines: list[str], start: int, stop: int) -> tuple[str, str]:
     rest = lines[:start] + lines[stop:]
     heading_only = all(not x.strip() or re.match(r"#{1,6}\s", x.strip())
                        for x in lines[:start])
-    if heading_only and start and re.match(r"#{1,6}\s+(executive\s+)?summary\s*$",
-                                           lines[start - 1].strip(), re.I):
+    if heading_only and start and _SUMMARY_HEAD.match(lines[start - 1].strip()):
         rest = lines[:start - 1] + lines[stop:]     # the summary's own heading goes with it
     return "\n".join(lines[start:stop]).strip(), "\n".join(rest).strip("\n")
 
