@@ -66,7 +66,7 @@ def imported(tmp_path_factory: pytest.TempPathFactory):
 
 def test_read_maps_every_note_observation_and_relation() -> None:
     got = basic_memory.read(PROJECT)
-    assert not got.problems and len(got.entities) == len(EXPECTED) == 8
+    assert not got.problems and len(got.entities) == len(EXPECTED) == 9
     by_file = {e.origin.file: e for e in got.entities}
     for rel, note in EXPECTED.items():
         entity = by_file[rel]
@@ -85,7 +85,8 @@ def test_read_maps_every_note_observation_and_relation() -> None:
         assert [(f.relation, f.target) for f in relations] == \
             [(_fold(r["type"]), r["target"]) for r in explicit], rel
     assert got.mapped[("type", "note")] == "topic"
-    assert got.mapped[("type", "guide")] == "thing"
+    assert got.mapped[("type", "guide")] == "artifact"
+    assert got.mapped[("type", "recipe")] == "thing"
     assert got.mapped[("relation", "requires")] == "depends_on"
     assert got.mapped[("relation", "inspired_by")] == "related_to"
 
@@ -157,9 +158,9 @@ def test_round_trip_every_note_observation_and_relation_is_in_the_vault(imported
                     relation["type"] not in ("relates_to", "related_to"):
                 assert any(f"(basic-memory: {relation['type']})" in f.text for f in rel_facts)
             found_rel += 1
-    assert found_obs == sum(len(n["observations"]) for n in EXPECTED.values()) == 19
+    assert found_obs == sum(len(n["observations"]) for n in EXPECTED.values()) == 20
     assert found_rel == sum(1 for n in EXPECTED.values() for r in n["relations"]
-                            if r["type"] != "links_to") == 15
+                            if r["type"] != "links_to") == 16
     assert found_links > 0
     assert report["read"]["facts"] == found_obs and report["read"]["relations"] == found_rel
 
@@ -181,8 +182,11 @@ def test_types_map_onto_kenning_folders(imported) -> None:
     assert pages["ada park"].path == "people/Ada Park.md" and pages["ada park"].type == "person"
     assert pages["coffee brewing methods"].type == "topic"
     assert pages["coffee brewing methods"].frontmatter["imported_type"] == "note"
-    assert pages["brewing guide"].type == "thing"
+    assert pages["brewing guide"].type == "artifact"
     assert pages["brewing guide"].frontmatter["imported_type"] == "guide"
+    assert pages["flat white"].type == "thing" and pages["flat white"].path == \
+        "things/Flat White.md"
+    assert pages["flat white"].frontmatter["imported_type"] == "recipe"
     assert "ada" in {a.casefold() for a in pages["ada park"].aliases}
 
 
@@ -198,7 +202,7 @@ def test_importing_twice_adds_nothing(imported) -> None:
 def test_dry_run_writes_nothing(vault: Vault) -> None:
     before = _tree(vault.root)
     report = vault.import_from("basic-memory", PROJECT, dry_run=True)
-    assert report["dry_run"] and report["written"]["facts"] == 19
+    assert report["dry_run"] and report["written"]["facts"] == 20
     assert _tree(vault.root) == before
 
 
@@ -301,7 +305,7 @@ def test_cli_dry_run_then_import(vault: Vault, tmp_path: Path) -> None:
     dry = CliRunner().invoke(main, ["-C", str(vault.root), "import", "basic-memory",
                                     str(PROJECT), "--dry-run"])
     assert dry.exit_code == 0, dry.output
-    assert "would write: 8 new pages" in dry.output and "19 facts, 15 relations" in dry.output
+    assert "would write: 9 new pages" in dry.output and "20 facts, 16 relations" in dry.output
     assert "mapped type 'note' → 'topic'" in dry.output
     assert _tree(vault.root) == before
     src = _copy(tmp_path)

@@ -38,8 +38,10 @@ KIND = "basic-memory"
 #: basic-memory types that are not Kenning words. ``note`` (its default: every note written
 #: without a type) is a note *about a subject* holding observations about it — Kenning's
 #: ``topic``. A Kenning ``note`` is a person's own page that Kenning never writes, which would
-#: make the imported observations impossible to keep current.
-TYPE_MAP: dict[str, str] = {"note": "topic"}
+#: make the imported observations impossible to keep current. A guide, report or spec is a
+#: document: ``artifact`` (as gbrain's are).
+TYPE_MAP: dict[str, str] = {"note": "topic", "guide": "artifact", "report": "artifact",
+                            "spec": "artifact"}
 
 #: frontmatter keys the entity carries itself (not copied into the page's frontmatter)
 _OWN_KEYS = {"title", "type", "aliases", "created"}
