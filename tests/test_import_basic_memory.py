@@ -326,3 +326,15 @@ def test_a_persons_own_note_of_that_name_is_never_written(vault: Vault) -> None:
                         "people/Ada Park (basic-memory).md")
     assert any(f.text.startswith("[role] Backend engineer") for f in beside.facts)
     assert "[[Ada Park]]" in beside.text
+
+
+def test_a_note_with_crlf_line_endings_reads_the_same(tmp_path: Path) -> None:
+    src = tmp_path / "crlf"
+    src.mkdir()
+    text = (PROJECT / "people" / "Ada Park.md").read_text(encoding="utf-8")
+    (src / "Ada Park.md").write_bytes(text.replace("\n", "\r\n").encode())
+    (src / "Plain.md").write_bytes(text.encode())
+    crlf, plain = sorted(basic_memory.read(src).entities, key=lambda e: e.origin.file)
+    assert [(f.text, f.origin.line, f.relation) for f in crlf.facts] == \
+        [(f.text, f.origin.line, f.relation) for f in plain.facts]
+    assert crlf.body == plain.body == "Barista turned backend engineer."

@@ -317,3 +317,15 @@ def test_summary_only_from_the_opening_paragraph_or_a_summary_section(tmp_path: 
     got = {e.name: e for e in gbrain.read(src).entities}
     assert got["A"].summary is None and got["A"].body == "## State\nBusy.\n\n## Next\nMore."
     assert got["B"].summary == "Short." and got["B"].body == "## Next\nMore."
+
+
+def test_a_page_with_crlf_line_endings_reads_the_same(tmp_path: Path) -> None:
+    text = (EXPORT / "people" / "alice-chen.md").read_text(encoding="utf-8")
+    for name, data in (("crlf", text.replace("\n", "\r\n")), ("lf", text)):
+        (tmp_path / name / "people").mkdir(parents=True)
+        (tmp_path / name / "people" / "alice-chen.md").write_bytes(data.encode())
+    crlf, lf = (gbrain.read(tmp_path / n).entities[0] for n in ("crlf", "lf"))
+    assert [(f.text, f.origin.line, f.status) for f in crlf.facts] == \
+        [(f.text, f.origin.line, f.status) for f in lf.facts]
+    assert [(t.date, t.text) for t in crlf.timeline] == [(t.date, t.text) for t in lf.timeline]
+    assert (crlf.summary, crlf.body) == (lf.summary, lf.body)

@@ -50,7 +50,7 @@ _CATEGORY = re.compile(r"\[([^\[\]()]+)\]\s+(.+)", re.S)
 _CLOCK = re.compile(r"\d{1,3}:\d{2}(?::\d{2})?(?:[.,]\d{1,3})?(?:\s+-\s+\d{1,3}:\d{2}"
                     r"(?::\d{2})?(?:[.,]\d{1,3})?)?")
 _DIRECTIVE = re.compile(r"\s+#bm:links_to\s*$")
-_ATX = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t#]*$")
+_ATX = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t#]*\r?$")
 
 
 class NotABasicMemoryProject(KenningError):
@@ -272,7 +272,7 @@ def _prose(body: str, taken: set[int], title: str) -> str:
         if not keep[i] or (not line.strip() and out and not out[-1].strip()):
             continue
         out.append(line)
-    return "\n".join(out).strip("\n")
+    return "\n".join(line.removesuffix("\r") for line in out).strip("\n")   # one line ending
 
 
 def guard_body(body: str, kind: str) -> str:
