@@ -329,3 +329,17 @@ def test_a_page_with_crlf_line_endings_reads_the_same(tmp_path: Path) -> None:
         [(f.text, f.origin.line, f.status) for f in lf.facts]
     assert [(t.date, t.text) for t in crlf.timeline] == [(t.date, t.text) for t in lf.timeline]
     assert (crlf.summary, crlf.body) == (lf.summary, lf.body)
+
+
+def test_frontmatter_edges_written_as_wikilinks_and_odd_titles(tmp_path: Path) -> None:
+    src = tmp_path / "w"
+    (src / "people").mkdir(parents=True)
+    (src / "companies").mkdir()
+    (src / "people" / "ann.md").write_text(
+        "---\ntype: person\ntitle: Ann\ncompany: '[[companies/c-sharp|C#]]'\n---\n\n"
+        "Ann writes [C#](companies/c-sharp) all day.\n")
+    (src / "companies" / "c-sharp.md").write_text("---\ntype: company\ntitle: 'C# Inc'\n---\n"
+                                                   "\nA company.\n")
+    ann = next(e for e in gbrain.read(src).entities if e.name == "Ann")
+    assert [(f.relation, f.target) for f in ann.facts] == [("works_at", "C# Inc")]
+    assert ann.summary == "Ann writes [C#](companies/c-sharp) all day."   # no [[C# Inc]]

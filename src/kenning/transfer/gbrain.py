@@ -118,6 +118,7 @@ _SCHEME = re.compile(r"[a-z][a-z0-9+.-]*:|//|#", re.I)
 _FULL_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _OWN_KEYS = {"title", "type", "aliases"}
 _SUMMARY_HEAD = re.compile(r"#{1,6}\s+(executive\s+summary|summary|tl;?dr)\s*$", re.I)
+_UNLINKABLE = re.compile(r"[\[\]|#^]")      # a title no wikilink can name as written
 _CELL = re.compile(r"(?<!\\)\|")
 
 
@@ -492,14 +493,14 @@ class _Build:
             if _SCHEME.match(href):
                 return match.group(0)
             page = self._resolve(href.split("#", 1)[0])
-            if page is None:
+            if page is None or _UNLINKABLE.search(page.title):
                 return match.group(0)
             label = match.group(1)
             return f"[[{page.title}]]" if label == page.title else f"[[{page.title}|{label}]]"
 
         def wiki(match: re.Match[str]) -> str:
             page = self._resolve(match.group(1))
-            if page is None:
+            if page is None or _UNLINKABLE.search(page.title):
                 return match.group(0)
             label = match.group(3)
             tail = f"|{label}" if label and label != page.title else ""
@@ -730,8 +731,12 @@ def _key_lines(text: str, body_start: int) -> dict[str, int]:
 
 
 def _names(value: Any) -> list[str]:
+    """The names a frontmatter edge field holds: a name, a slug, ``[[slug|Label]]``, a list
+    of those, or ``{name: …}`` mappings."""
     if isinstance(value, str):
-        return [v.strip() for v in [value] if v.strip()]
+        text = value.strip()
+        wiki = re.fullmatch(r"\[\[([^\]|#]+)(?:#[^\]|]*)?(?:\|[^\]]*)?\]\]", text)
+        return [wiki.group(1).strip()] if wiki else ([text] if text else [])
     if isinstance(value, dict):
         name = value.get("name") or value.get("slug")
         return [str(name).strip()] if name else []
