@@ -125,7 +125,7 @@ def _note(rel: str, text: str, got: Imported) -> _Note | None:
     body = text[front.body_offset:]
     offset = front.body_start - 1          # file line of body line 0, minus one
     entity.facts, taken = _items(body, offset, rel, permalink, when)
-    entity.body = guard_body(_prose(body, taken, title), KIND)
+    entity.body = guard_body(prose_without(body, taken, title), KIND)
     return _Note(rel, entity, permalink)
 
 
@@ -249,7 +249,7 @@ def _temporal(text: str) -> tuple[str | None, str | None]:
     return (point, None) if point else (start, end)
 
 
-def _prose(body: str, taken: set[int], title: str) -> str:
+def prose_without(body: str, taken: set[int], title: str) -> str:
     """The body without the lines that became facts, the H1 that repeats the title, and
     headings left over an empty section (``## Observations`` once its items are facts)."""
     lines = body.split("\n")

@@ -28,7 +28,7 @@ from typing import Any
 
 from kenning import vocabulary
 from kenning.errors import KenningError, VocabularyError
-from kenning.transfer.basic_memory import _prose, fenced, guard_body
+from kenning.transfer.basic_memory import fenced, guard_body, prose_without
 from kenning.transfer.model import (
     Imported,
     ImportedEntity,
@@ -243,7 +243,7 @@ class _Build:
             if sentinel:
                 taken.add(start)
             taken |= self._timeline(page, entity, start + (1 if sentinel else 0), stop)
-        prose = _prose("\n".join(page.lines), taken, page.title)
+        prose = prose_without("\n".join(page.lines), taken, page.title)
         summary, body = _first_paragraph(prose)
         entity.summary = self._relink(summary) if summary else None
         entity.body = guard_body(self._relink(body), KIND) if body else None
