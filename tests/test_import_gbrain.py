@@ -343,3 +343,23 @@ def test_frontmatter_edges_written_as_wikilinks_and_odd_titles(tmp_path: Path) -
     ann = next(e for e in gbrain.read(src).entities if e.name == "Ann")
     assert [(f.relation, f.target) for f in ann.facts] == [("works_at", "C# Inc")]
     assert ann.summary == "Ann writes [C#](companies/c-sharp) all day."   # no [[C# Inc]]
+
+
+def test_a_later_export_adds_only_its_new_rows_and_entries(vault: Vault, tmp_path: Path) -> None:
+    src = _copy(tmp_path)
+    vault.import_from("gbrain", src)
+    page = src / "people" / "alice-chen.md"
+    text = page.read_text(encoding="utf-8")
+    text = text.replace("<!--- gbrain:takes:end -->",
+                        "| 6 | Ships on time | bet | brain | 0.5 | 2026-05-01 | standup |\n"
+                        "<!--- gbrain:takes:end -->")
+    text = text.replace("## Timeline\n\n", "## Timeline\n\n- **2026-05-01** | Slack — Asked "
+                                           "about the offsite.\n")
+    page.write_text(text, encoding="utf-8")
+    again = vault.import_from("gbrain", src)
+    assert again["written"]["facts"] == 1 and again["written"]["events"] == 1
+    assert again["written"]["pages_created"] == 0
+    alice = _pages(vault.root)["Alice Chen"]
+    assert sum(f.text.startswith("Ships on time (bet") for f in alice.facts) == 1
+    assert sum("Asked about the offsite" in t.text for t in alice.timeline) == 1
+    assert len([f for f in alice.facts if f.relation is None]) == 11
