@@ -1,0 +1,199 @@
+"""The OpenClaw importer (kenning.transfer.openclaw) on a workspace in OpenClaw's layout:
+what ``read`` makes of it, and the round trip — import into a fresh vault, then read the
+vault's pages (not the report) for every entity, fact, timeline line and daily log."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from pathlib import Path
+
+import pytest
+
+from kenning.api import Vault
+from kenning.errors import KenningError
+from kenning.transfer import openclaw
+from kenning.transfer.plan import ImportFailed
+from kenning.vault.page import parse_page
+
+WORKSPACE = Path(__file__).parent / "fixtures" / "import" / "openclaw" / "workspace"
+
+#: every bullet of the fixture's bank pages, written out by hand from the files: entity,
+#: fact text (as it starts), epistemic, confidence
+EXPECTED_FACTS = [
+    ("people/Peter.md", "Lives in Vienna.", "unknown", None),
+    ("people/Peter.md", "Peter wrote warelay. (@warelay)", "unknown", None),
+    ("people/Peter.md", "Prefers replies without emoji.", "hypothesis", 0.9),
+    ("people/Peter.md", "Prefers concise replies on WhatsApp.", "hypothesis", 0.95),
+    ("people/Peter.md", "Confidence out of range on purpose.", "hypothesis", None),
+    ("things/The Castle.md", "Runs the nightly backup at 02:00.", "unknown", None),
+    ("things/The Castle.md", "Hosts the weather station dashboard.", "unknown", None),
+    ("things/The Castle.md", "The home server runs Debian 12", "unknown", None),
+    ("things/warelay.md", "Uses the Baileys library.", "unknown", None),
+    ("things/warelay.md", "The Baileys library will break again", "hypothesis", 0.6),
+    ("things/warelay.md", "warelay is the WhatsApp relay; it uses Baileys.", "unknown", None),
+]
+EXPECTED_EVENTS = [
+    ("people/Peter.md", "2025-11-27", "Flew to Marrakech for Andy's birthday."),
+    ("things/warelay.md", "2025-11-27", "Patched the connection.update handler crash"),
+]
+DOCUMENTS = ["memory/2025-11-27.md", "memory/2025-11-28.md", "memory/context-digest.md",
+             "bank/world.md", "bank/experience.md", "bank/opinions.md"]
+
+
+def _tree(root: Path) -> dict[str, str]:
+    return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*")) if p.is_file()
+            and not p.name.startswith(("index.", "write.lock", "journal"))}
+
+
+def _page(root: Path, rel: str):
+    return parse_page((root / rel).read_text(encoding="utf-8"), rel)
+
+
+# -- read(): the model, before anything is written ---------------------------------------------
+
+
+def test_read_maps_the_workspace() -> None:
+    got = openclaw.read(WORKSPACE)
+    assert not got.problems
+    by_name = {e.name: e for e in got.entities}
+    assert set(by_name) == {"Peter", "The Castle", "warelay"}
+    assert by_name["Peter"].type == "person" and by_name["Peter"].aliases == ["Pete"]
+    assert "The-Castle" in by_name["The Castle"].aliases   # the file slug still resolves
+    # an entity type Kenning lacks is imported as thing, and the mapping is recorded
+    assert by_name["warelay"].type == "thing" and by_name["warelay"].source_type == "software"
+    assert got.mapped[("type", "software")] == "thing"
+    assert got.mapped[("type", "(none)")] == "thing"
+    relation = [f for f in by_name["warelay"].facts if f.relation]
+    assert [(f.relation, f.target) for f in relation] == [("depends_on", "The Castle")]
+    assert by_name["Peter"].summary.startswith("Peter is the person")
+    assert "Castle wiki" in by_name["Peter"].body     # prose kept verbatim
+    docs = {d.path: d for d in got.documents}
+    assert set(docs) == {"memory.md", *DOCUMENTS}
+    assert docs["memory.md"].origin.file == "MEMORY.md"
+    assert docs["memory/2025-11-27.md"].text == \
+        (WORKSPACE / "memory/2025-11-27.md").read_text(encoding="utf-8")
+
+
+def test_read_reports_what_it_cannot_use() -> None:
+    got = openclaw.read(WORKSPACE)
+    where = {(s.origin.file, s.origin.line): s.reason for s in got.skipped}
+    # the Retain bullet "Q @Peter: …" is not K: text
+    assert "not 'K: text'" in where[("memory/2025-11-28.md", 7)]
+    assert "confidence '1.7'" in where[("bank/opinions.md", 5)]
+    assert "bootstrap" in where[("SOUL.md", None)] and ("USER.md", None) in where
+    assert "SOUL.md" not in got.files     # not copied into the vault either
+
+
+def test_not_a_workspace(tmp_path: Path) -> None:
+    with pytest.raises(KenningError, match="not an OpenClaw workspace"):
+        openclaw.read(tmp_path)
+    (tmp_path / "f.md").write_text("x")
+    with pytest.raises(KenningError, match="not a folder"):
+        openclaw.read(tmp_path / "f.md")
+
+
+def test_bad_bytes_and_bad_frontmatter_are_problems(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "bank" / "entities").mkdir(parents=True)
+    (ws / "memory" / "2025-01-02.md").write_bytes(b"# Day\n\ncaf\xe9\n")
+    (ws / "bank" / "entities" / "Ada.md").write_text("---\ntype: [person\n---\n# Ada\n")
+    got = openclaw.read(ws)
+    lines = sorted(str(p) for p in got.problems)
+    assert lines[0].startswith("bank/entities/Ada.md:") and "frontmatter" in lines[0]
+    assert lines[1].startswith("memory/2025-01-02.md:3: not UTF-8")
+
+
+# -- the round trip: import, then read the vault -----------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def imported(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
+    root = tmp_path_factory.mktemp("oc") / "v"
+    vault, _ = Vault.init(root)
+    try:
+        report = vault.import_from("openclaw", WORKSPACE)
+        again = vault.import_from("openclaw", WORKSPACE)
+    finally:
+        vault.close()
+    return root, {"first": report, "again": again}
+
+
+def test_round_trip_every_fact_is_on_its_page(imported: tuple[Path, dict]) -> None:
+    root, _ = imported
+    for rel, start, epistemic, confidence in EXPECTED_FACTS:
+        page = _page(root, rel)
+        found = [f for f in page.facts if f.text.startswith(start)]
+        assert len(found) == 1, (rel, start, [f.text for f in page.facts])
+        fact = found[0]
+        assert fact.epistemic == epistemic and fact.confidence == confidence, (rel, start)
+        # the citation opens the copied original
+        target = fact.source.split("]]")[0].lstrip("[").split("#")[0]
+        assert (root / target).is_file() and target.startswith("sources/imports/openclaw/")
+    total = sum(len(_page(root, p).facts) for p in {r for r, *_ in EXPECTED_FACTS})
+    assert total == len(EXPECTED_FACTS) + 1     # + the depends_on relation
+    warelay = _page(root, "things/warelay.md")
+    assert [(f.relation, f.target, f.text) for f in warelay.facts if f.relation] == \
+        [("depends_on", "The Castle", "Runs as a service on the home server.")]
+
+
+def test_round_trip_timeline_and_types(imported: tuple[Path, dict]) -> None:
+    root, _ = imported
+    for rel, date, start in EXPECTED_EVENTS:
+        page = _page(root, rel)
+        assert any(t.date == date and t.text.startswith(start) for t in page.timeline), rel
+    peter = _page(root, "people/Peter.md")
+    assert peter.type == "person" and "Pete" in peter.aliases
+    assert peter.frontmatter["imported_from"] == "openclaw"
+    assert "Castle wiki" in peter.text
+    assert _page(root, "things/warelay.md").frontmatter["imported_type"] == "software"
+
+
+def test_round_trip_daily_logs_are_kept_and_read_as_retain(imported: tuple[Path, dict]
+                                                           ) -> None:
+    root, _ = imported
+    for rel in DOCUMENTS:
+        assert (root / rel).read_bytes() == (WORKSPACE / rel).read_bytes(), rel
+    day = _page(root, "memory/2025-11-27.md")
+    assert [(r.kind, r.entities, r.confidence) for r in day.retain] == [
+        ("W", ("Peter",), None), ("B", ("warelay",), None), ("O", ("Peter",), 0.95)]
+    # the bad bullet stays in the text; Kenning's own parser skips it too
+    assert [r.kind for r in _page(root, "memory/2025-11-28.md").retain] == ["S", "W"]
+    # core memory is in the vault (merged or beside the vault's own memory.md)
+    core = (WORKSPACE / "MEMORY.md").read_text(encoding="utf-8")
+    texts = [p.read_text(encoding="utf-8") for p in root.glob("memory*.md")]
+    assert any("The home server is called The Castle." in t for t in texts)
+    assert any(core.strip() in t for t in texts)
+
+
+def test_importing_twice_adds_nothing(imported: tuple[Path, dict], tmp_path: Path) -> None:
+    root, reports = imported
+    again = reports["again"]
+    assert sum(v for k, v in again["written"].items() if k != "already") == 0
+    assert again["written"]["already"] > 0
+    before = _tree(root)
+    vault = Vault.open(root)
+    try:
+        vault.import_from("openclaw", WORKSPACE)
+    finally:
+        vault.close()
+    assert _tree(root) == before
+
+
+def test_failed_import_writes_nothing(vault: Vault, tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    shutil.copytree(WORKSPACE, ws)
+    (ws / "bank" / "entities" / "Broken.md").write_bytes(b"# Broken\n\n\xff\xfe\n")
+    before = _tree(vault.root)
+    with pytest.raises(ImportFailed, match=r"bank/entities/Broken.md:3: not UTF-8"):
+        vault.import_from("openclaw", ws)
+    assert _tree(vault.root) == before
+
+
+def test_dry_run_writes_nothing(vault: Vault) -> None:
+    before = _tree(vault.root)
+    report = vault.import_from("openclaw", WORKSPACE, dry_run=True)
+    assert report["dry_run"] and report["written"]["pages_created"] == 3
+    assert _tree(vault.root) == before
