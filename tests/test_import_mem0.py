@@ -196,3 +196,22 @@ def test_failed_import_writes_nothing(vault: Vault, tmp_path: Path) -> None:
     with pytest.raises(ImportFailed, match=r"b.json:1: not JSON"):
         vault.import_from("mem0", src)
     assert _tree(vault.root) == before
+
+
+def test_a_grown_export_adds_only_the_new_memories(vault: Vault, tmp_path: Path) -> None:
+    src = tmp_path / "grown.json"
+    data = json.loads((FIXTURES / "personal" / "memories.json").read_text(encoding="utf-8"))
+    src.write_text(json.dumps(data, indent=2), encoding="utf-8")
+    vault.import_from("mem0", src)
+    day = vault.root / "memory/2025-06-03.md"
+    first = day.read_text(encoding="utf-8")
+    data["results"].append({"id": "new-1", "memory": "Ines has a cat.", "user_id": "sam",
+                            "created_at": "2025-06-03T22:00:00+00:00"})
+    src.write_text(json.dumps(data, indent=2), encoding="utf-8")
+    report = vault.import_from("mem0", src)
+    assert report["pages"]["documents_merged"] == ["memory/2025-06-03.md"]
+    assert not list((vault.root / "memory").glob("* 2.md"))       # nothing written beside
+    page = parse_page(day.read_text(encoding="utf-8"), "memory/2025-06-03.md")
+    assert [r.text.split(" [")[0] for r in page.retain] == \
+        ["My sister Ines lives in Porto.", "Ines has a cat."]
+    assert day.read_text(encoding="utf-8").startswith(first.rstrip("\n"))

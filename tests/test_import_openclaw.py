@@ -161,11 +161,10 @@ def test_round_trip_daily_logs_are_kept_and_read_as_retain(imported: tuple[Path,
         ("W", ("Peter",), None), ("B", ("warelay",), None), ("O", ("Peter",), 0.95)]
     # the bad bullet stays in the text; Kenning's own parser skips it too
     assert [r.kind for r in _page(root, "memory/2025-11-28.md").retain] == ["S", "W"]
-    # core memory is in the vault (merged or beside the vault's own memory.md)
-    core = (WORKSPACE / "MEMORY.md").read_text(encoding="utf-8")
-    texts = [p.read_text(encoding="utf-8") for p in root.glob("memory*.md")]
-    assert any("The home server is called The Castle." in t for t in texts)
-    assert any(core.strip() in t for t in texts)
+    # every line of the core memory is in the vault's memory.md (its headings moved down)
+    core = (root / "memory.md").read_text(encoding="utf-8").splitlines()
+    for line in (WORKSPACE / "MEMORY.md").read_text(encoding="utf-8").splitlines()[1:]:
+        assert line in core or f"##{line}" in core, line
 
 
 def test_importing_twice_adds_nothing(imported: tuple[Path, dict], tmp_path: Path) -> None:
@@ -196,4 +195,46 @@ def test_dry_run_writes_nothing(vault: Vault) -> None:
     before = _tree(vault.root)
     report = vault.import_from("openclaw", WORKSPACE, dry_run=True)
     assert report["dry_run"] and report["written"]["pages_created"] == 3
+    assert _tree(vault.root) == before
+
+
+def test_core_memory_merges_into_the_untouched_template(imported: tuple[Path, dict]) -> None:
+    root, reports = imported
+    assert "memory.md" in reports["first"]["pages"]["documents_merged"]
+    core = (root / "memory.md").read_text(encoding="utf-8")
+    assert core.startswith("---\ntype: note\n---\n# Core memory")      # kept as it was
+    assert "## Imported from openclaw (MEMORY.md)" in core
+    assert "#### Preferences" in core and "- Use metric units." in core
+    assert not (root / "memory 2.md").exists()
+
+
+def test_core_memory_of_yours_is_not_written(vault: Vault) -> None:
+    mine = "---\ntype: note\n---\n# Core memory\n\n- I keep this myself.\n"
+    (vault.root / "memory.md").write_text(mine, encoding="utf-8")
+    report = vault.import_from("openclaw", WORKSPACE)
+    assert (vault.root / "memory.md").read_text(encoding="utf-8") == mine
+    assert "memory 2.md" in report["pages"]["documents"]
+    assert (vault.root / "memory 2.md").read_bytes() == (WORKSPACE / "MEMORY.md").read_bytes()
+
+
+def test_daily_log_of_that_day_gets_the_retain_lines(vault: Vault) -> None:
+    vault.retain("W", "The Castle got a new disk", entities=["The Castle"])
+    today = next((vault.root / "memory").glob("*.md"))
+    ws_day = f"memory/{today.stem}.md"
+    mine = today.read_text(encoding="utf-8")
+    import_ws = vault.root.parent / "ws"
+    shutil.copytree(WORKSPACE, import_ws)
+    (import_ws / ws_day).write_text((WORKSPACE / "memory/2025-11-27.md").read_text()
+                                    .replace("2025-11-27", today.stem), encoding="utf-8")
+    report = vault.import_from("openclaw", import_ws)
+    assert ws_day in report["pages"]["documents_merged"]
+    merged = today.read_text(encoding="utf-8")
+    lines = iter(merged.splitlines())
+    assert all(line in lines for line in mine.splitlines())    # every line of yours, in order
+    page = _page(vault.root, ws_day)
+    assert [r.kind for r in page.retain] == ["W", "W", "B", "O"]
+    assert page.retain[0].text == "The Castle got a new disk"
+    assert "## Imported from openclaw" in merged and "Marrakech for Andy" in merged
+    before = _tree(vault.root)
+    vault.import_from("openclaw", import_ws)
     assert _tree(vault.root) == before
