@@ -174,9 +174,9 @@ def _daily(rel: str, text: str, got: Imported) -> None:
                                        "log's text, not read as a retained fact"))
             continue
         conf = typed.group(2)
-        if conf is not None and not _confidence(conf):
-            got.skipped.append(Skipped(Origin(rel, number), f"confidence {conf!r} is not a "
-                                       "number from 0 to 1; the bullet is kept without it"))
+        if conf is not None and _confidence(conf) is None:
+            got.notes.append(f"{rel}:{number}: confidence {conf!r} is not a number from 0 "
+                             "to 1; the bullet is kept as written (Kenning reads it without)")
 
 
 def _confidence(value: str) -> float | None:
@@ -318,8 +318,9 @@ def _fact(text: str, origin: Origin, got: Imported, *, opinion: bool = False,
         if typed.group(2) is not None:
             confidence = _confidence(typed.group(2))
             if confidence is None:
-                got.skipped.append(Skipped(origin, f"confidence {typed.group(2)!r} is not a "
-                                           "number from 0 to 1; the fact is kept without it"))
+                got.notes.append(f"{origin.file}:{origin.line}: confidence "
+                                 f"{typed.group(2)!r} is not a number from 0 to 1; the fact "
+                                 "is kept without it")
         mentions = " ".join(m for m in typed.group(3).split()
                             if own is None or _norm(_mention_name(m)) != _norm(own))
         text = typed.group(4).strip()
