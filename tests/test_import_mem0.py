@@ -215,3 +215,13 @@ def test_a_grown_export_adds_only_the_new_memories(vault: Vault, tmp_path: Path)
     assert [r.text.split(" [")[0] for r in page.retain] == \
         ["My sister Ines lives in Porto.", "Ines has a cat."]
     assert day.read_text(encoding="utf-8").startswith(first.rstrip("\n"))
+
+
+def test_lines_found_however_the_file_escapes(tmp_path: Path) -> None:
+    data = [{"memory": "Café at noon", "user_id": "ann"},
+            {"memory": "Zoë likes tea", "user_id": "bob"}]
+    (tmp_path / "a.json").write_text(json.dumps(data, indent=1, ensure_ascii=False))
+    (tmp_path / "b.json").write_text(json.dumps(data, indent=1))    # \u00e9 escapes
+    for name in ("a.json", "b.json"):
+        got = mem0.read(tmp_path / name)
+        assert [f.origin.line for e in got.entities for f in e.facts] == [3, 7], name

@@ -239,3 +239,19 @@ def test_daily_log_of_that_day_gets_the_retain_lines(vault: Vault) -> None:
     before = _tree(vault.root)
     vault.import_from("openclaw", import_ws)
     assert _tree(vault.root) == before
+
+
+def test_both_core_memory_files_become_one(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "MEMORY.md").write_text("# MEMORY\n\n- Use metric units.\n")
+    try:
+        (ws / "memory.md").write_text("# memory\n\n- Old lower-case file.\n")
+    except OSError:
+        pytest.skip("case-insensitive file system")
+    if len({p.name for p in ws.iterdir()}) < 2:
+        pytest.skip("case-insensitive file system")
+    got = openclaw.read(ws)
+    core = [d for d in got.documents if d.path == "memory.md"]
+    assert len(core) == 1
+    assert "Use metric units" in core[0].text and "Old lower-case file" in core[0].text

@@ -123,12 +123,11 @@ def _read_file(file: Path, rel: str, got: Imported, memories: list[_Memory],
         return
     for index, item in enumerate(items):
         if not isinstance(item, dict):
-            got.skipped.append(Skipped(Origin(rel, lines.find(json.dumps(item))),
+            got.skipped.append(Skipped(Origin(rel, lines.find_value(item)),
                                        f"results[{index}] is not a memory object"))
             continue
         mid = item.get("id")
-        line = lines.find(json.dumps(str(mid))) if mid is not None else \
-            lines.find(json.dumps(item.get("memory", "")))
+        line = lines.find_value(str(mid) if mid is not None else item.get("memory", ""))
         date = item.get("created_at") if isinstance(item.get("created_at"), str) else None
         origin = Origin(rel, line, str(mid) if mid is not None else None, date)
         body = item.get("memory", item.get("text", item.get("data")))
@@ -171,14 +170,22 @@ class _Lines:
         self.starts = [0] + [m.end() for m in re.finditer("\n", text)]
         self.after = 0
 
-    def find(self, needle: str, from_line: int = 0) -> int | None:
+    def find_value(self, value: Any) -> int | None:
+        """The line of a JSON string value, however the file escaped it."""
+        for ascii_only in (False, True):
+            at = self.find(json.dumps(value, ensure_ascii=ascii_only), peek=True)
+            if at is not None:
+                return self.find(json.dumps(value, ensure_ascii=ascii_only))
+        return None
+
+    def find(self, needle: str, from_line: int = 0, *, peek: bool = False) -> int | None:
         lo = self.starts[from_line - 1] if from_line else self.after
         at = self.text.find(needle, lo)
         if at < 0:
             at = self.text.find(needle)
         if at < 0:
             return None
-        if not from_line:
+        if not from_line and not peek:
             self.after = at + 1
         return self.text.count("\n", 0, at) + 1
 

@@ -99,10 +99,14 @@ def read(path: Path) -> Imported:
     cores = [n for n in CORE if n in texts]
     if len(cores) == 2 and texts[cores[0]] == texts[cores[1]]:
         cores = cores[:1]  # one file seen twice (a case-insensitive file system)
-    for rel in cores:
-        got.documents.append(_document("memory.md", rel, texts[rel]))
     if len(cores) == 2:
-        got.notes.append("both MEMORY.md and memory.md exist; both are imported as core memory")
+        # one core memory in the vault: both files, one after the other
+        got.documents.append(_document("memory.md", cores[0], texts[cores[0]].rstrip("\n")
+                                       + "\n\n" + texts[cores[1]]))
+        got.notes.append("both MEMORY.md and memory.md exist; imported one after the other as "
+                         "core memory")
+    elif cores:
+        got.documents.append(_document("memory.md", cores[0], texts[cores[0]]))
     entities: dict[str, ImportedEntity] = {}
     names: dict[str, str] = {}
     for rel, text in texts.items():

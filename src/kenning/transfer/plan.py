@@ -599,7 +599,8 @@ class _Plan:
         own retain appends them) and the rest of the imported log, once, under
         ``## Imported from <kind>``. None: not mergeable (the document goes beside)."""
         try:
-            old = existing.read_text(encoding="utf-8")
+            # a document this import already merged there comes first
+            old = self.writes.get(rel) or existing.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             return None
         where = f"## Imported from {self.kind} ({_clean(document.origin.file)})"
