@@ -271,12 +271,12 @@ def _build(got: Imported, memories: list[_Memory],
         except VocabularyError:
             relation = "related_to"
             text = f"({KIND}: {word})"
-        got.mapped[("relation", word)] = relation
         if source in owners or source.casefold() in OWNER_IDS:
             page = entity(target, "thing", "graph node", origin)
             page.facts.append(ImportedFact(text=f"the vault's owner ({source}) {word} "
                                            f"{target} ({KIND} graph relation)", origin=origin))
             continue
+        got.mapped[("relation", word)] = relation
         entity(target, "thing", "graph node", origin)
         entity(source, "thing", "graph node", origin).facts.append(ImportedFact(
             text=text, origin=origin, relation=relation, target=target))
