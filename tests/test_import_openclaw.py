@@ -255,3 +255,16 @@ def test_both_core_memory_files_become_one(tmp_path: Path) -> None:
     core = [d for d in got.documents if d.path == "memory.md"]
     assert len(core) == 1
     assert "Use metric units" in core[0].text and "Old lower-case file" in core[0].text
+
+
+def test_citations_to_markdown_originals_resolve(imported: tuple[Path, dict]) -> None:
+    """``[[sources/imports/…/bank/entities/Peter.md#L10]]`` opens the copied original (kept as
+    an attachment), even though the vault also has a page named Peter."""
+    root, _ = imported
+    vault = Vault.open(root)
+    try:
+        health = vault.doctor()
+    finally:
+        vault.close()
+    dangling = [i for f in health.findings if f.check == "dangling-links" for i in f.items]
+    assert not [i for i in dangling if "sources/imports/" in i], dangling[:3]
