@@ -225,3 +225,25 @@ def test_lines_found_however_the_file_escapes(tmp_path: Path) -> None:
     for name in ("a.json", "b.json"):
         got = mem0.read(tmp_path / name)
         assert [f.origin.line for e in got.entities for f in e.facts] == [3, 7], name
+
+
+def test_cli_import_and_its_report(vault: Vault) -> None:
+    from click.testing import CliRunner
+
+    from kenning.cli import main
+
+    root = str(vault.root)
+    vault.close()
+    dry = CliRunner().invoke(main, ["-C", root, "import", "mem0", str(FIXTURES / "personal"),
+                                    "--dry-run"], catch_exceptions=False)
+    assert dry.exit_code == 0, dry.output
+    assert "would write:" in dry.output and "owner" in dry.output
+    assert not (vault.root / "memory/2025-06-01.md").exists()
+    done = CliRunner().invoke(main, ["-C", root, "import", "mem0", str(FIXTURES / "personal")],
+                              catch_exceptions=False)
+    assert done.exit_code == 0 and "2 documents" in done.output, done.output
+    bad = vault.root.parent / "bad.json"
+    bad.write_text('[{"id": 1,\n "memory": }]')
+    failed = CliRunner().invoke(main, ["-C", root, "import", "mem0", str(bad)])
+    assert failed.exit_code != 0
+    assert "bad.json:2: not JSON (Expecting value, column 12)" in failed.output
