@@ -26,6 +26,7 @@ carries — ``categories``, ``metadata``, ``run_id``, ``agent_id``, ``actor_id``
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
 import re
@@ -187,7 +188,7 @@ class _Lines:
             return None
         if not from_line and not peek:
             self.after = at + 1
-        return self.text.count("\n", 0, at) + 1
+        return bisect.bisect_right(self.starts, at)
 
 
 def _graph_name(value: str) -> str:
