@@ -268,3 +268,16 @@ def test_citations_to_markdown_originals_resolve(imported: tuple[Path, dict]) ->
         vault.close()
     dangling = [i for f in health.findings if f.check == "dangling-links" for i in f.items]
     assert not [i for i in dangling if "sources/imports/" in i], dangling[:3]
+
+
+def test_entity_frontmatter_is_kept(tmp_path: Path) -> None:
+    ents = tmp_path / "ws" / "bank" / "entities"
+    ents.mkdir(parents=True)
+    (ents / "Ada.md").write_text("---\ntype: contact\ncreated: 2024-05-01\ntags: [x]\n"
+                                 "domain: software\n---\n# Ada Park\n\nAn engineer.\n")
+    got = openclaw.read(tmp_path / "ws")
+    ada = got.entities[0]
+    assert (ada.name, ada.type, ada.created, ada.domain) == \
+        ("Ada Park", "person", "2024-05-01", "software")
+    assert ada.frontmatter == {"tags": ["x"]} and "Ada" in ada.aliases
+    assert got.mapped[("type", "contact")] == "person"

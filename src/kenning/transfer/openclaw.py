@@ -238,6 +238,9 @@ def _entity(rel: str, text: str, got: Imported) -> ImportedEntity | None:
     domain = front.pop("domain", None)
     if isinstance(domain, str):
         entity.domain = domain
+    created = front.pop("created", None)
+    if created is not None:
+        entity.created = str(created)
     summary: list[str] = []
     body: list[str] = []
     section: list[str] = []
