@@ -258,3 +258,16 @@ def test_bare_names_kenning_reads_are_a_note_not_a_broken_link(v: Vault) -> None
         "people/Tom.md:3 [organization] → 'Nowhere Inc'")
     assert "ambiguous-links" not in checks and "dangling-links" in checks
     assert not any("Nowhere" in i for i in checks["dangling-links"].items)
+
+
+def test_markdown_attachment_opens_by_full_path_only() -> None:
+    """An import's Markdown original kept as an attachment opens by its full path; the bare
+    name still means the page."""
+    from kenning.index.links import find_file, vault_file
+
+    page = vault_file("people/Peter.md", 1, True)
+    kept = vault_file("sources/imports/openclaw/x/bank/entities/Peter.md", None, False)
+    hit = find_file("sources/imports/openclaw/x/bank/entities/peter", "people/Peter.md",
+                    [page, kept])
+    assert hit == (kept, "path")
+    assert find_file("peter", "notes/a.md", [page, kept]) == (page, "path")

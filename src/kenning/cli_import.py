@@ -57,6 +57,9 @@ def summary(report: dict[str, Any]) -> list[str]:
         f"{written['relations']} relations, {written['decisions']} decisions, "
         f"{written['events']} timeline lines, {written['documents']} documents",
     ]
+    merged_into = report.get("pages", {}).get("documents_merged") or []
+    if merged_into:
+        lines.append(f"merged into existing files: {', '.join(merged_into)}")
     if written["already"]:
         lines.append(f"already imported before: {written['already']} items")
     if report["originals"] and (written["originals"] or not report["dry_run"]):

@@ -88,6 +88,14 @@ def find_file(norm: str, origin: str | None,
     chosen (``path``: only one fits, ``folder``: the one in the linking page's folder,
     ``shortest``: the shortest of several paths). ``candidates`` share the link's file name."""
     name = ref_key(norm)
+    if "/" in norm:
+        # A Markdown file kept as an attachment (an import's original under sources/imports/)
+        # opens by its full path, ``[[sources/imports/…/Peter.md#L10]]``, as in Obsidian.
+        want = norm.removeprefix("/")
+        kept = next((c for c in candidates if not c.markdown and c.norm == want
+                     and c.path.lower().endswith((".md", ".markdown"))), None)
+        if kept is not None and not any(c.markdown and c.norm == want for c in candidates):
+            return kept, "path"
     pool: list[VaultFile] = []
     if "." in name:  # an extension of its own: that file first, else name.md
         pool = [c for c in candidates if not c.markdown]

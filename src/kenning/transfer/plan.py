@@ -61,7 +61,9 @@ from kenning.transfer.model import (
 from kenning.vault.created import created_change, read_created
 from kenning.vault.fsio import STATE_DIR, utf8_text
 from kenning.vault.layout import (
+    CORE_MEMORY,
     IMPORT_ORIGINALS,
+    daily_log_date,
     entity_path,
     folder_keys,
     free_path,
@@ -74,9 +76,11 @@ from kenning.vault.page import (
     TimelineEntry,
     add_fact,
     add_item,
+    append_retain,
     append_timeline,
     new_page,
     parse_page,
+    render_retain,
     set_frontmatter,
 )
 
@@ -188,6 +192,7 @@ class _Plan:
         self.writes: dict[str, str] = {}
         self.pages_written: set[str] = set()
         self.documents: list[str] = []
+        self.merged_documents: list[str] = []
         self.taken: dict[str, set[str]] = {}           # folder → name keys taken
         self.fact_ids: dict[str, tuple[_Target, int]] = {}  # origin key → queued fact
         self.counts: Counter[str] = Counter()
@@ -565,6 +570,16 @@ class _Plan:
                 self.items[key] = rel
                 self.counts["already"] += 1
                 return
+            merged = self._merged(rel, existing, document, text)
+            if merged is not None:
+                self.items[key] = rel
+                if merged[1] == merged[0]:
+                    self.counts["already"] += 1
+                    return
+                self.writes[rel] = merged[1]
+                self.pages_written.add(rel)
+                self.merged_documents.append(rel)
+                return
             beside = self._free(rel)
             self.notes.append(f"{rel} exists and differs; {_where(document.origin)} written "
                               f"beside it as {beside}")
@@ -576,6 +591,37 @@ class _Plan:
         self.documents.append(rel)
         self.counts["documents"] += 1
 
+    def _merged(self, rel: str, existing: Path, document: ImportedDocument, text: str
+                ) -> tuple[str, str] | None:
+        """(old, new) text when the document merges into the file already at ``rel``: the
+        vault's core memory still as ``kenning init`` wrote it gets the imported core memory
+        appended; a daily log gets the imported log's Retain bullets it lacks (as Kenning's
+        own retain appends them) and the rest of the imported log, once, under
+        ``## Imported from <kind>``. None: not mergeable (the document goes beside)."""
+        try:
+            # a document this import already merged there comes first
+            old = self.writes.get(rel) or existing.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
+        where = f"## Imported from {self.kind} ({_clean(document.origin.file)})"
+        if rel == "memory.md":
+            if old.replace("\r\n", "\n") != CORE_MEMORY:
+                return None
+            rest = _demoted(_without(text, rel))
+            return old, old.rstrip("\n") + f"\n\n{where}\n\n{rest}" if rest else old
+        if daily_log_date(rel) is None:
+            return None
+        new = old
+        rest = _demoted(_without(text, rel, retain=True))
+        if rest and rest.strip() not in old:
+            new = new.rstrip("\n") + f"\n\n{where}\n\n{rest}"
+        have = {render_retain(r) for r in parse_page(old, rel).retain}
+        for item in parse_page(text, rel).retain:
+            if render_retain(item) not in have:
+                have.add(render_retain(item))
+                new = append_retain(new, item)
+        return old, new
+
     # -- the report -----------------------------------------------------------------------------
 
     def report(self, *, dry_run: bool) -> dict[str, Any]:
@@ -585,6 +631,7 @@ class _Plan:
             "merged": sorted(p for p, t in self.targets.items()
                              if not t.created and not t.foreign and t.changed),
             "documents": sorted(self.documents),
+            "documents_merged": sorted(self.merged_documents),
         }
         read = {
             "entities": len(got.entities),
@@ -624,6 +671,37 @@ def _date(value: str | None) -> str | None:
         return None
     day = value.strip()[:10]
     return day if re.fullmatch(r"\d{4}-\d{2}-\d{2}", day) else None
+
+
+_HEADING_LINE = re.compile(r"^ {0,3}(#{1,6})(\s.*|)$")
+
+
+def _without(text: str, rel: str, *, retain: bool = False) -> str:
+    """The body of ``text``: no frontmatter, no H1 title, and (``retain``) no ``## Retain``
+    section."""
+    page = parse_page(text, rel)
+    lines = text.replace("\r\n", "\n").split("\n")
+    kept: list[str] = []
+    skip_level = 0
+    for number, line in enumerate(lines, 1):
+        if number < page.body_start or number == page.title_line:
+            continue
+        heading = _HEADING_LINE.match(line)
+        if heading:
+            level = len(heading.group(1))
+            if skip_level and level <= skip_level:
+                skip_level = 0
+            if retain and level >= 2 and heading.group(2).strip().casefold() == "retain":
+                skip_level = level
+        if not skip_level:
+            kept.append(line)
+    return "\n".join(kept).strip("\n")
+
+
+def _demoted(text: str) -> str:
+    """Headings two levels down (under an ``## Imported from …`` heading)."""
+    out = [re.sub(r"^( {0,3})(#{1,4})(\s|$)", r"\1##\2\3", line) for line in text.split("\n")]
+    return "\n".join(out).strip("\n") + "\n" if text.strip() else ""
 
 
 def _no_headings(text: str) -> str:
