@@ -23,7 +23,7 @@ from kenning.cli import main
 from kenning.errors import AmbiguousPage
 from kenning.index.chunking import chunk_lines, heading_at
 from kenning.sources.owner import Owner
-from kenning.vault.layout import DEFAULT_CONFIG
+from kenning.vault.layout import DEFAULT_CONFIG, FORMAT
 from kenning.vault.page import ABOUT_CHARS, page_title, parse_page, set_summary
 
 ZETTELKASTEN = Path(__file__).resolve().parents[2] / "shared" / "eval" / "vaults" / "zettelkasten"
@@ -352,7 +352,7 @@ def test_init_suggests_sync_on_an_empty_folder_and_index_on_notes(tmp_path: Path
 
 def test_config_template_has_an_owner_block_that_changes_nothing_until_filled_in() -> None:
     data = YAML(typ="safe").load(DEFAULT_CONFIG)
-    assert "owner" not in data and data["version"] == 1
+    assert "owner" not in data and data["format"] == FORMAT and "version" not in data
     assert Owner.from_config(data) == Owner()
     filled = "\n".join(line.replace("# ", "", 1) if line.startswith(("# owner:", "#   "))
                        else line for line in DEFAULT_CONFIG.splitlines())

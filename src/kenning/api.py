@@ -197,6 +197,9 @@ class Vault:
     def index(self, progress: Progress | None = None, *, wait: float = 0.0, embed: bool = True,
               embed_progress: EmbedProgress | None = None) -> IndexReport:
         """Bring the index up to date with the files, then fill missing vectors (incremental)."""
+        from kenning.vault.writes import check_format
+
+        check_format(self.root)
         store = self.store
         with store.writer_lock(wait=wait):
             with contextlib.suppress(OSError):
@@ -216,6 +219,9 @@ class Vault:
         searchable, and open readers never see half of either. An index that cannot be read at
         all is removed first: there is nothing in it to keep.
         """
+        from kenning.vault.writes import check_format
+
+        check_format(self.root)
         try:
             store = self.store
         except IndexDamaged as exc:
@@ -1070,6 +1076,56 @@ class Vault:
         from kenning.transfer.plan import run_import
 
         return run_import(self.memory, kind, path, dry_run=dry_run)
+
+    def migrate(self, *, apply: bool = False) -> dict[str, Any]:
+        """Bring the vault to this Kenning's format (:mod:`kenning.transfer.migrate`): without
+        ``apply`` the plan (every change as a diff in ``diff``), nothing written; with it, a
+        backup of every file it touches, then one journaled batch, then the index brought up to
+        date (its schema migrated, a damaged or too-new one rebuilt) under ``index``."""
+        from kenning.transfer import migrate as mig
+
+        if not apply:
+            return mig.plan(self.root).to_dict()
+        report = mig.apply(self.root)
+        self._config = None  # the format line changed
+        report["index"] = self._after_migration(bool(report["applied"]))
+        return report
+
+    def rollback_migration(self, backup: str | None = None, *, force: bool = False
+                           ) -> dict[str, Any]:
+        """Undo a migration from its backup (default: the latest complete one) and re-index;
+        refused when a file changed since the migration, unless ``force``."""
+        from kenning.transfer import migrate as mig
+
+        report = mig.rollback(self.root, backup, force=force)
+        self._config = None
+        report["index"] = self._after_migration(bool(report["restored"] or report["removed"]))
+        return report
+
+    def _after_migration(self, changed: bool) -> dict[str, Any]:
+        """Index what a migration (or its rollback) changed, and a stale index schema; a write
+        that landed never fails here: the reason is a note."""
+        from kenning.index.store.diagnose import index_state
+        from kenning.vault.writes import LOCK_WAIT
+
+        url = database_url(self.root, self.config.database)
+        state = index_state(self.root, url)
+        if not state.present or not (changed or state.stale):
+            return {"indexed": False, "state": state.describe()}
+        try:
+            try:
+                report = self.index(embed=False, wait=LOCK_WAIT)
+                how = "indexed"
+            except IndexDamaged:
+                self.close()
+                report = self.rebuild(embed=False, wait=LOCK_WAIT)
+                how = "rebuilt"
+        except KenningError as exc:
+            return {"indexed": False, "state": state.describe(),
+                    "note": f"not indexed: {exc.message}; run `kenning index`"}
+        return {"indexed": True, "how": how, "files": report.updated + report.added,
+                "removed": report.deleted, "state": index_state(self.root, url).describe(),
+                "note": "vectors of changed text are filled by the next `kenning index`"}
 
     @_after_write
     def record_decision(self, name: str, domain: str, decided: str, because: str,

@@ -942,14 +942,15 @@ def _register_stages() -> None:
         cli_import,
         cli_items,
         cli_memory,
+        cli_migrate,
         cli_serve,
         cli_sync,
         cli_team,
         cli_web,
     )
 
-    for module in (cli_sync, cli_build, cli_memory, cli_items, cli_code, cli_import, cli_serve,
-                   cli_team, cli_web):
+    for module in (cli_sync, cli_build, cli_memory, cli_items, cli_code, cli_import, cli_migrate,
+                   cli_serve, cli_team, cli_web):
         module.register(main)
 
 

@@ -77,6 +77,7 @@ def check(subject: Subject) -> Health:
     """Run every check on a vault."""
     health = Health()
     add = health.findings.append
+    _format(subject, health)
     _build_run(subject.root, health)
     from kenning.index.store.diagnose import database_findings  # the database's own checks
 
@@ -113,6 +114,24 @@ def check(subject: Subject) -> Health:
     _reranker(subject, health)
     health.stats.update(queries.counts(store))
     return health
+
+
+def _format(subject: Subject, health: Health) -> None:
+    """The vault format: an older one is a migration waiting, a newer one a Kenning to upgrade
+    (writing commands refuse it)."""
+    from kenning.vault.layout import FORMAT
+
+    found = subject.config.format
+    if found < FORMAT:
+        health.findings.append(Finding(
+            "warn", "format", f"vault format {found}, migration pending: run `kenning migrate` "
+            "to see it, `kenning migrate --apply` to apply", "kenning migrate --apply"))
+    elif found > FORMAT:
+        health.findings.append(Finding(
+            "error", "format", f"vault format {found} is newer than this Kenning (knows "
+            f"{FORMAT}): writing commands refuse it", "upgrade Kenning"))
+    else:
+        health.findings.append(Finding("ok", "format", f"vault format {found}"))
 
 
 def _build_run(root: Any, health: Health) -> None:

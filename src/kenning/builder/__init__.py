@@ -206,8 +206,11 @@ def run_build(root: Path | str, *, batch_size: int = DEFAULT_BATCH, dry_run: boo
     deterministic."""
     from kenning.builder.journal import begin, build_lock, interrupted, rollback
     from kenning.vault.fsio import sweep_temp_files
+    from kenning.vault.writes import check_format
 
     root = Path(root).expanduser().resolve()
+    if not dry_run:
+        check_format(root)  # a vault of a newer format: refused before the build lock
     if batch_size < 1:
         raise ValueError("--batch-size must be at least 1")
     if dry_run:

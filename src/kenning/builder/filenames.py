@@ -125,6 +125,7 @@ def migrate_names(ws: Workspace, state: BuildState, pages: dict[str, str]) -> \
     rewriting links; returns (old, new) pairs. Idempotent."""
     moves: list[tuple[str, str]] = []
     targets: list[Target] = []
+    taken: dict[str, set[str]] = {}  # folder → name keys of its files, kept as pages move
     for old in sorted(pages):
         if not slug_named(old):
             continue  # named by its title already: nothing to read (most pages, every build)
@@ -135,12 +136,18 @@ def migrate_names(ws: Workspace, state: BuildState, pages: dict[str, str]) -> \
         if name is None:
             continue
         folder = old.rsplit("/", 1)[0]
-        keys = {name_key(p) for p in ws.listdir(folder)} - {name_key(old)}
-        new = free_path(f"{folder}/{name}", keys.__contains__)
+        if folder not in taken:  # read once: a folder of thousands of pages is not listed again
+            taken[folder] = {name_key(p) for p in ws.listdir(folder)}
+        keys = taken[folder]
+        own = name_key(old)
+        new = free_path(f"{folder}/{name}", (keys - {own}).__contains__ if own in keys
+                        else keys.__contains__)
         if new == old:
             continue
         ws.write(new, text)
         ws.delete(old)
+        keys.discard(name_key(old))
+        keys.add(name_key(new))
         moves.append((old, new))
         base = old[:-3]
         new_stem = new.rsplit("/", 1)[-1][:-3]
@@ -188,7 +195,20 @@ def _rewrite_manual_links(root: Path, path: Path, moves: dict[str, str], intend:
     """The manual-link log at ``path`` with moved ends rewritten (the caller holds the lock)."""
     from kenning.vault.fsio import atomic_write_text
 
-    lines = path.read_text(encoding="utf-8").split("\n")
+    text = manual_links_moved(path, moves)
+    if text is not None:
+        if intend is not None:  # the build's journal (kenning.builder.journal)
+            intend({path.relative_to(root).as_posix(): text})
+        atomic_write_text(path, text)
+
+
+def manual_links_moved(path: Path, moves: dict[str, str]) -> str | None:
+    """The text of the manual-link log at ``path`` with the ends in ``moves`` pointed at their
+    new paths (every other line as it is), or None when nothing changes or there is no log."""
+    try:
+        lines = path.read_text(encoding="utf-8").split("\n")
+    except FileNotFoundError:
+        return None
     out, changed = [], False
     for line in lines:
         try:
@@ -203,7 +223,4 @@ def _rewrite_manual_links(root: Path, path: Path, moves: dict[str, str], intend:
             line = json.dumps(entry, ensure_ascii=False)
             changed = True
         out.append(line)
-    if changed:
-        if intend is not None:  # the build's journal (kenning.builder.journal)
-            intend({path.relative_to(root).as_posix(): "\n".join(out)})
-        atomic_write_text(path, "\n".join(out))
+    return "\n".join(out) if changed else None

@@ -131,12 +131,21 @@ class Workspace:
     def diff(self) -> str:
         chunks = []
         for rel in self.written:
-            before = self.original.get(rel) or ""
-            after = self.read(rel) or ""
-            if before == after:
+            before = self.original.get(rel)
+            after = self.read(rel)
+            if (before or "") == (after or ""):
                 continue
-            chunks.extend(difflib.unified_diff(
-                before.splitlines(keepends=True), after.splitlines(keepends=True),
-                fromfile=f"a/{rel}" if self.original.get(rel) is not None else "/dev/null",
-                tofile=f"b/{rel}" if self.exists(rel) else "/dev/null"))
-        return "".join(c if c.endswith("\n") else c + "\n" for c in chunks)
+            chunks.append(unified_diff(before, after, rel if before is not None else None,
+                                       rel if self.exists(rel) else None))
+        return "".join(chunks)
+
+
+def unified_diff(before: str | None, after: str | None, old: str | None, new: str | None
+                 ) -> str:
+    """A unified diff of one file, ``a/old`` → ``b/new`` (None: ``/dev/null``, a file created
+    or removed), every line ending in a newline."""
+    chunks = difflib.unified_diff(
+        (before or "").splitlines(keepends=True), (after or "").splitlines(keepends=True),
+        fromfile=f"a/{old}" if old is not None else "/dev/null",
+        tofile=f"b/{new}" if new is not None else "/dev/null")
+    return "".join(c if c.endswith("\n") else c + "\n" for c in chunks)

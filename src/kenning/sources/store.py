@@ -207,6 +207,9 @@ class SourceStore:
     """
 
     def __init__(self, root: Path, connector: str, *, renderer: int = 1) -> None:
+        from kenning.vault.writes import check_format
+
+        check_format(Path(root))  # a vault of a newer format is not written
         self.root = Path(root)
         self.connector = connector
         self.renderer = renderer

@@ -11,7 +11,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from kenning.errors import NotAVault
+from kenning.errors import KenningError, NotAVault
 from kenning.vault.fsio import ALWAYS_EXCLUDED as ALWAYS_EXCLUDED
 from kenning.vault.fsio import STATE_DIR as STATE_DIR
 from kenning.vault.fsio import (
@@ -36,9 +36,17 @@ NEVER_INDEXED = {"memory.proposed.md"}
 # same name beside the one the import wrote).
 IMPORT_ORIGINALS = "sources/imports/"
 
-DEFAULT_CONFIG = """\
+# The vault format this Kenning reads and writes (``format:`` in the config; a config without
+# the key is format 1). Format 1: pages Kenning created are named by a lower-case slug of their
+# title (``people/sarah-chen.md``). Format 2: they are named by their title
+# (``people/Sarah Chen.md``) and listed in ``.kenning/created.json``. ``kenning migrate``
+# upgrades a vault from one to the next (kenning.transfer.migrate).
+FORMAT = 2
+
+DEFAULT_CONFIG = f"""\
 # Kenning vault configuration. Comments and order are kept when Kenning edits this file.
-version: 1
+# The vault format (`kenning migrate` upgrades a vault written by an older Kenning).
+format: {FORMAT}
 # The vault owner, "I" in your mail and meetings: mail is marked sent, received or internal by
 # it, and the owner never becomes a person page. Uncomment and fill in before the first sync.
 # owner:
@@ -77,6 +85,64 @@ class Config:
     #: ``database.read_url`` — a read replica that serves searches.
     database: str | None = None
     read_url: str | None = None
+    #: ``format:`` — the vault format (1 when the key is missing; see :data:`FORMAT`).
+    format: int = FORMAT
+
+
+class FormatTooNew(KenningError):
+    """The vault was written by a newer Kenning (its ``format:`` is above :data:`FORMAT`)."""
+
+
+def require_known_format(root: Path, config: Config) -> None:
+    """Raise :class:`FormatTooNew` (one line naming the config file) when the vault's format is
+    newer than this Kenning: a writer must not touch what it does not understand."""
+    if config.format > FORMAT:
+        raise FormatTooNew(f"format {config.format} is newer than this Kenning (knows {FORMAT}); "
+                           "upgrade Kenning", path=str(root / STATE_DIR / CONFIG_NAME))
+
+
+def _format(path: Path, data: dict[str, Any]) -> int:
+    """``format:`` of a config (1 when missing): a whole number of at least 1."""
+    if "format" not in data:
+        return 1
+    value = data["format"]
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise NotAVault(f"{path}: field 'format' must be a whole number (the vault format; "
+                        f"{FORMAT} for this Kenning), got {value!r}")
+    return value
+
+
+def config_with_format(text: str, number: int, where: str = CONFIG_NAME) -> str:
+    """The config ``text`` with ``format: number``, every other line kept as it is: an existing
+    top-level ``format:`` line is replaced, else the line goes after a top-level ``version:``
+    line, else after the comments that open the file. Raises KenningError when the edit would
+    change anything else (a config shaped so that a line edit cannot set the key)."""
+    import re
+
+    from kenning.vault.frontmatter import load_yaml, safe_yaml
+
+    lines = text.splitlines(keepends=True)
+    eol = "\r\n" if lines and lines[0].endswith("\r\n") else "\n"
+    new = f"format: {number}{eol}"
+    at = next((i for i, ln in enumerate(lines) if re.match(r"format\s*:", ln)), None)
+    if at is not None:
+        lines[at] = new
+    else:
+        after = next((i + 1 for i, ln in enumerate(lines) if re.match(r"version\s*:", ln)), None)
+        if after is None:
+            after = 0
+            while after < len(lines) and lines[after].lstrip().startswith("#"):
+                after += 1
+        if after and not lines[after - 1].endswith(("\n", "\r")):
+            lines[after - 1] += eol
+        lines.insert(after, new)
+    out = "".join(lines)
+    before = load_yaml(safe_yaml(), text) or {}
+    after_data = load_yaml(safe_yaml(), out) or {}
+    if not isinstance(before, dict) or after_data != {**before, "format": number}:
+        raise KenningError(f"cannot set format: {number} by editing one line; add the line "
+                           f"`format: {number}` at the top level by hand", path=where)
+    return out
 
 
 def find_root(start: Path) -> Path:
@@ -150,6 +216,7 @@ def load_config(root: Path) -> Config:
         folder_weights={str(k): float(v) for k, v in weights.items()} if isinstance(weights, dict)
         else None,
         raw=data,
+        format=_format(path, data),
     )
 
 

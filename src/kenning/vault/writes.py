@@ -42,6 +42,7 @@ from kenning.vault.layout import STATE_DIR
 
 if TYPE_CHECKING:
     from kenning.index.store import Store
+    from kenning.vault.layout import Config
 
 WRITE_LOCK = "write.lock"
 JOURNAL = "pending-writes.json"
@@ -185,12 +186,19 @@ def _lock_store(root: Path) -> Store | None:
     return _LOCK_STORES[key]
 
 
-_URLS: dict[Path, tuple[Any, str | None]] = {}
+_CONFIGS: dict[Path, tuple[Any, Config | None]] = {}
 
 
 def _configured_url(root: Path) -> str | None:
-    """``database:`` of the vault's config, re-read only when the file changes (a write
-    takes the lock many times a second under load)."""
+    """``database:`` of the vault's config (:func:`_cached_config`)."""
+    config = _cached_config(root)
+    return config.database if config is not None else None
+
+
+def _cached_config(root: Path) -> Config | None:
+    """The vault's config, re-read only when the file changes (a write takes the lock many
+    times a second under load); None when it cannot be read (the commands that read it say
+    why)."""
     from kenning.vault.layout import load_config
 
     try:
@@ -198,15 +206,26 @@ def _configured_url(root: Path) -> str | None:
         stamp: Any = (st.st_mtime_ns, st.st_size, st.st_ino)
     except OSError:
         stamp = None
-    cached = _URLS.get(root)
+    cached = _CONFIGS.get(root)
     if cached is not None and cached[0] == stamp:
         return cached[1]
     try:
-        url = load_config(root).database
+        config: Config | None = load_config(root)
     except KenningError:
-        url = None
-    _URLS[root] = (stamp, url)
-    return url
+        config = None
+    _CONFIGS[root] = (stamp, config)
+    return config
+
+
+def check_format(root: Path) -> None:
+    """Refuse to write a vault whose format is newer than this Kenning (one line naming its
+    config, :class:`kenning.vault.layout.FormatTooNew`); cheap: the config is cached by its
+    stat. Every writer goes through here (:func:`write_lock`, the index, the build)."""
+    from kenning.vault.layout import require_known_format
+
+    config = _cached_config(Path(root))
+    if config is not None:
+        require_known_format(Path(root), config)
 
 
 @contextlib.contextmanager
@@ -229,9 +248,13 @@ def write_lock(root: Path, *, wait: float = LOCK_WAIT, store: Store | None = Non
                ) -> Iterator[None]:
     """Hold the vault write lock; a batch a crashed writer left half-done is finished first.
 
+    A vault whose format is newer than this Kenning is refused before anything is written
+    (:func:`check_format`).
+
     Through ``store`` (or the running call's, or the configured database's) when there is
     one; the file lock otherwise. A remote person's write is audited before the lock is let go.
     """
+    check_format(Path(root))
     who = _ACTOR.get()
     store = store or (who.store if who is not None else None) or _lock_store(Path(root))
     held = (store.vault_write_lock(wait=wait) if store is not None
@@ -309,11 +332,13 @@ def finish_interrupted(root: Path) -> bool:
     journal = Path(root) / STATE_DIR / JOURNAL
     if not journal.exists() and not any(journal.parent.glob(f".{JOURNAL}.*.tmp")):
         return False
+    from kenning.vault.layout import FormatTooNew
+
     try:
         with write_lock(root, wait=0.0):
             return True  # write_lock ran recover()
-    except (WriteBusy, OSError):
-        return False
+    except (WriteBusy, OSError, FormatTooNew):
+        return False  # FormatTooNew: a newer Kenning's batch is that Kenning's to finish
 
 
 def recover(root: Path) -> bool:

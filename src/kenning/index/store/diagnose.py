@@ -4,6 +4,7 @@ lag. Every finding that fails says its fix."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -104,3 +105,74 @@ def _open_fix(url: str | None, why: str = "") -> str:
         return "kenning rebuild (makes a new index from the vault)"
     return ("check the URL in database: (.kenning/config.yaml) or KENNING_DATABASE_URL, that "
             "the server is up (pg_isready -d URL) and that the role may log in")
+
+
+@dataclass(frozen=True)
+class IndexState:
+    """What ``kenning migrate`` says of the index, read without changing it: whether there is
+    one, its schema version (None: on a database server, known only once opened, which
+    migrates it) against the version this Kenning migrates it to, and whether its pages were
+    derived (chunked, embedded text) the way this Kenning derives them."""
+
+    present: bool
+    schema: int | None
+    expected: int
+    derivation_current: bool | None
+
+    @property
+    def stale(self) -> bool:
+        """The next writer migrates the schema or re-derives every page."""
+        return self.present and ((self.schema is not None and self.schema != self.expected)
+                                 or self.derivation_current is False)
+
+    def describe(self) -> str:
+        """One line a person reads."""
+        if not self.present:
+            return "no index yet (`kenning index` builds it)"
+        if self.schema is None:
+            return "index on a database server: its schema is migrated when Kenning opens it"
+        parts = [f"index schema v{self.schema}"]
+        if self.schema < self.expected:
+            parts.append(f"older than this Kenning's v{self.expected} (migrated when opened)")
+        elif self.schema > self.expected:
+            parts.append(f"newer than this Kenning's v{self.expected} (`kenning rebuild` "
+                         "builds it again)")
+        if self.derivation_current is False:
+            parts.append("pages derived by an older Kenning (re-derived by the next index)")
+        if not self.stale:
+            parts.append("up to date")
+        return ", ".join(parts)
+
+
+def index_state(root: Path, url: str | None) -> IndexState:
+    """The index's :class:`IndexState`; a SQLite file is opened read-only (nothing is written,
+    not even its WAL), a database server is not opened at all."""
+    import contextlib
+    import sqlite3
+
+    from kenning.index.indexer import DERIVATION
+    from kenning.index.store import sqlite_path
+    from kenning.index.store.sqlite_schema import SCHEMA_VERSION
+
+    path = sqlite_path(root, url)
+    if path is None:
+        from kenning.index.store.postgres_schema import SCHEMA_VERSION as PG_VERSION
+
+        return IndexState(True, None, PG_VERSION, None)
+    if not path.exists():
+        return IndexState(False, None, SCHEMA_VERSION, None)
+    try:
+        db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    except sqlite3.Error:
+        return IndexState(True, None, SCHEMA_VERSION, None)
+    try:
+        version = int(db.execute("PRAGMA user_version").fetchone()[0])
+        derived: bool | None = None
+        with contextlib.suppress(sqlite3.Error):  # a schema too old for the meta table
+            row = db.execute("SELECT value FROM meta WHERE key = 'derivation'").fetchone()
+            derived = None if row is None else row[0] == DERIVATION
+    except sqlite3.Error:
+        return IndexState(True, None, SCHEMA_VERSION, None)
+    finally:
+        db.close()
+    return IndexState(True, version, SCHEMA_VERSION, derived)
