@@ -1074,7 +1074,9 @@ class Vault:
         citing its original line; nothing written when the input has a problem, nothing
         added twice (:mod:`kenning.transfer.plan`). ``dry_run``: only the report."""
         from kenning.transfer.plan import run_import
+        from kenning.vault.writes import check_format
 
+        check_format(self.root)  # before the input is read: a newer vault is not written
         return run_import(self.memory, kind, path, dry_run=dry_run)
 
     def migrate(self, *, apply: bool = False) -> dict[str, Any]:

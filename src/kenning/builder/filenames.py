@@ -140,13 +140,15 @@ def migrate_names(ws: Workspace, state: BuildState, pages: dict[str, str]) -> \
             taken[folder] = {name_key(p) for p in ws.listdir(folder)}
         keys = taken[folder]
         own = name_key(old)
-        new = free_path(f"{folder}/{name}", (keys - {own}).__contains__ if own in keys
-                        else keys.__contains__)
+        had = own in keys
+        keys.discard(own)  # the page's own name is free for it
+        new = free_path(f"{folder}/{name}", keys.__contains__)
         if new == old:
+            if had:
+                keys.add(own)
             continue
         ws.write(new, text)
         ws.delete(old)
-        keys.discard(name_key(old))
         keys.add(name_key(new))
         moves.append((old, new))
         base = old[:-3]

@@ -137,8 +137,13 @@ def config_with_format(text: str, number: int, where: str = CONFIG_NAME) -> str:
             lines[after - 1] += eol
         lines.insert(after, new)
     out = "".join(lines)
-    before = load_yaml(safe_yaml(), text) or {}
-    after_data = load_yaml(safe_yaml(), out) or {}
+    from ruamel.yaml.error import YAMLError
+
+    try:
+        before = load_yaml(safe_yaml(), text) or {}
+        after_data = load_yaml(safe_yaml(), out) or {}
+    except YAMLError:
+        before = after_data = None
     if not isinstance(before, dict) or after_data != {**before, "format": number}:
         raise KenningError(f"cannot set format: {number} by editing one line; add the line "
                            f"`format: {number}` at the top level by hand", path=where)
