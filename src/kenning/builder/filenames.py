@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from kenning.builder.pages import first_h1
-from kenning.builder.rename import Target, _key, rewrite_links, rewrite_text
+from kenning.builder.rename import Target, Targets, _key, rewrite_links, rewrite_text
 from kenning.builder.state import BuildState, read_log
 from kenning.builder.workspace import Workspace
 from kenning.vault import frontmatter as fmod
@@ -95,12 +95,11 @@ def title_name(path: str, text: str) -> str | None:
         return None
     folder, _, name = path.rpartition("/")
     stem = name[:-3] if name.endswith(".md") else name
-    data = fmod.read(text).data
     if folder == "meetings":
         cited = {m.group(1).rsplit("/", 1)[-1] for m in _CITED_SOURCE.finditer(text)}
         if stem not in cited:
             return None
-        day = str(data.get("date") or "")[:10] or None
+        day = str(fmod.read(text).data.get("date") or "")[:10] or None
         new = meeting_file_name(day, title)
     elif folder == "notes" and (m := _DATED.match(stem)):
         if not _slug_of(m.group(2), title):
@@ -164,10 +163,11 @@ def migrate_names(ws: Workspace, state: BuildState, pages: dict[str, str]) -> \
         if old in state.pages:
             state.pages[new] = state.pages.pop(old)
         state.renamed[old] = new
+    prepared = Targets(targets)
     for path, rec in state.pages.items():
         value = rec.get("organization")
         if isinstance(value, str) and "[[" in value:
-            rec["organization"] = rewrite_text(value, path, targets)
+            rec["organization"] = rewrite_text(value, path, prepared)
     return moves
 
 

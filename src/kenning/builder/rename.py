@@ -70,17 +70,40 @@ def _targets_for(old_path: str, old_title: str) -> set[str]:
     return {_key(old_path), _key(base), _key(stem(old_path)), _key(old_title)}
 
 
-def rewrite_text(text: str, page_path: str, targets: list[Target]) -> str:
+class Targets:
+    """Targets looked up by link name and old path, prepared once for many texts (a migration
+    of thousands of pages rewrites every page against every target)."""
+
+    # Up to this many targets, a text none of whose names it contains is skipped by substring
+    # search; past it the search costs more than reading the text's links.
+    SCAN_AT_MOST = 64
+
+    def __init__(self, targets: list[Target]) -> None:
+        self.targets = targets
+        self.by_name: dict[str, Target] = {}
+        for t in targets:
+            for n in t.names:
+                self.by_name.setdefault(n, t)
+        self.by_path = {t.old_path: t for t in targets}
+        self.needles = [n for t in targets for n in (stem(t.old_path).casefold(), *t.names)
+                        if n] if len(targets) <= self.SCAN_AT_MOST else None
+
+    def may_touch(self, text: str) -> bool:
+        """False when ``text`` surely links none of the targets."""
+        if not self.targets or "[" not in text:
+            return False
+        if self.needles is None:
+            return True
+        folded = text.casefold()
+        return any(n in folded for n in self.needles)
+
+
+def rewrite_text(text: str, page_path: str, targets: list[Target] | Targets) -> str:
     """``text`` with every link to a target's old page pointed at its new page."""
-    folded = text.casefold()
-    if not any(any(n and n in folded for n in (stem(t.old_path).casefold(), *t.names))
-               for t in targets):
+    prepared = targets if isinstance(targets, Targets) else Targets(targets)
+    if not prepared.may_touch(text):
         return text
-    by_name: dict[str, Target] = {}
-    for t in targets:
-        for n in t.names:
-            by_name.setdefault(n, t)
-    by_path = {t.old_path: t for t in targets}
+    by_name, by_path = prepared.by_name, prepared.by_path
     folder = page_path.rsplit("/", 1)[0] if "/" in page_path else ""
 
     def wiki(m: re.Match[str]) -> str:
@@ -161,13 +184,14 @@ def rewrite_links(ws: Workspace, targets: list[Target], *, skip: set[str] = froz
         list[str]:
     """Rewrite links in every page of the vault; returns the pages changed."""
     changed = []
+    prepared = Targets(targets)
     for rel in ws.all_pages():
         if rel in skip:
             continue
         text = ws.read(rel)
         if text is None:
             continue
-        new = rewrite_text(text, rel, targets)
+        new = rewrite_text(text, rel, prepared)
         if new != text and ws.write(rel, new):
             changed.append(rel)
     return changed

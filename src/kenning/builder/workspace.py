@@ -143,9 +143,45 @@ class Workspace:
 def unified_diff(before: str | None, after: str | None, old: str | None, new: str | None
                  ) -> str:
     """A unified diff of one file, ``a/old`` → ``b/new`` (None: ``/dev/null``, a file created
-    or removed), every line ending in a newline."""
-    chunks = difflib.unified_diff(
-        (before or "").splitlines(keepends=True), (after or "").splitlines(keepends=True),
-        fromfile=f"a/{old}" if old is not None else "/dev/null",
-        tofile=f"b/{new}" if new is not None else "/dev/null")
-    return "".join(c if c.endswith("\n") else c + "\n" for c in chunks)
+    or removed), every line ending in a newline.
+
+    Texts of the same number of lines (a link rewritten in place, the common edit of a build or
+    a migration) are compared line by line, without difflib's search for moved blocks: the
+    same hunks, at a fraction of the cost on thousands of pages."""
+    if (before or "") == (after or ""):
+        return ""
+    a = (before or "").splitlines(keepends=True)
+    b = (after or "").splitlines(keepends=True)
+    matcher = difflib.SequenceMatcher(None, a, b)
+    if len(a) == len(b):
+        ops, i = [], 0
+        while i < len(a):
+            same, j = a[i] == b[i], i
+            while j < len(a) and (a[j] == b[j]) == same:
+                j += 1
+            ops.append(("equal" if same else "replace", i, j, i, j))
+            i = j
+        matcher.opcodes = ops or [("equal", 0, 0, 0, 0)]
+    groups = list(matcher.get_grouped_opcodes(3))
+    if not groups:
+        return ""
+    out = [f"--- {'a/' + old if old is not None else '/dev/null'}\n",
+           f"+++ {'b/' + new if new is not None else '/dev/null'}\n"]
+    for group in groups:
+        i1, i2, j1, j2 = group[0][1], group[-1][2], group[0][3], group[-1][4]
+        out.append(f"@@ -{_range(i1, i2)} +{_range(j1, j2)} @@\n")
+        for tag, x1, x2, y1, y2 in group:
+            if tag == "equal":
+                out.extend(" " + line for line in a[x1:x2])
+                continue
+            out.extend("-" + line for line in a[x1:x2])
+            out.extend("+" + line for line in b[y1:y2])
+    return "".join(line if line.endswith("\n") else line + "\n" for line in out)
+
+
+def _range(start: int, stop: int) -> str:
+    """A hunk's line range as unified diffs write it (``3,4``; ``3`` for one line; an empty
+    range names the line before it)."""
+    length = stop - start
+    first = start + 1 if length else start
+    return str(first) if length == 1 else f"{first},{length}"
