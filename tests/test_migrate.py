@@ -340,3 +340,15 @@ def test_a_kill_at_any_step_leaves_one_format_and_a_second_apply_completes(
         assert _whole_format(root) == 2
         assert snapshot(root, times=False) == snapshot(counted, times=False), n
     assert seen == {1, 2}  # kills before the batch and inside it
+
+
+def test_the_dry_run_reads_the_index_state_without_writing_the_index(old: Path) -> None:
+    vault = Vault.open(old)
+    vault.index(embed=False)
+    vault.close()
+    index = {p.name: p.read_bytes() for p in (old / ".kenning").glob("index.db*")}
+    data = json.loads(cli(old, "migrate", "--json").output)
+    assert data["index"] == {"present": True, "schema": data["index"]["expected"],
+                             "expected": data["index"]["expected"], "stale": False,
+                             "state": f"index schema v{data['index']['expected']}, up to date"}
+    assert {p.name: p.read_bytes() for p in (old / ".kenning").glob("index.db*")} == index

@@ -145,8 +145,8 @@ class IndexState:
 
 
 def index_state(root: Path, url: str | None) -> IndexState:
-    """The index's :class:`IndexState`; a SQLite file is opened read-only (nothing is written,
-    not even its WAL), a database server is not opened at all."""
+    """The index's :class:`IndexState`; a SQLite file is opened read-only (no file of the index
+    is created or written), a database server is not opened at all."""
     import contextlib
     import sqlite3
 
@@ -161,8 +161,12 @@ def index_state(root: Path, url: str | None) -> IndexState:
         return IndexState(True, None, PG_VERSION, None)
     if not path.exists():
         return IndexState(False, None, SCHEMA_VERSION, None)
+    # Without a WAL file beside it (the index closed cleanly) the file is all there is: read
+    # as immutable, so not even a WAL or shared-memory file is created; with one, read-only.
+    wal = path.with_name(path.name + "-wal").exists()
     try:
-        db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        db = sqlite3.connect(f"{path.resolve().as_uri()}?{'mode=ro' if wal else 'immutable=1'}",
+                             uri=True)
     except sqlite3.Error:
         return IndexState(True, None, SCHEMA_VERSION, None)
     try:
