@@ -87,6 +87,9 @@ class Targets:
         self.by_path = {t.old_path: t for t in targets}
         self.needles = [n for t in targets for n in (stem(t.old_path).casefold(), *t.names)
                         if n] if len(targets) <= self.SCAN_AT_MOST else None
+        # A wikilink's new text depends on the link alone (not on the page it is in): the same
+        # link in a thousand pages is worked out once.
+        self.wikilinks: dict[str, str] = {}
 
     def may_touch(self, text: str) -> bool:
         """False when ``text`` surely links none of the targets."""
@@ -105,8 +108,16 @@ def rewrite_text(text: str, page_path: str, targets: list[Target] | Targets) -> 
         return text
     by_name, by_path = prepared.by_name, prepared.by_path
     folder = page_path.rsplit("/", 1)[0] if "/" in page_path else ""
+    done = prepared.wikilinks
 
     def wiki(m: re.Match[str]) -> str:
+        whole = m.group(0)
+        out = done.get(whole)
+        if out is None:
+            out = done[whole] = _wiki(m)
+        return out
+
+    def _wiki(m: re.Match[str]) -> str:
         bang, inner = m.group(1), m.group(2)
         escaped = "\\|" in inner
         target_part, sep, alias = (inner.partition("\\|") if escaped else inner.partition("|"))
@@ -154,6 +165,11 @@ def rewrite_text(text: str, page_path: str, targets: list[Target] | Targets) -> 
         new = new + (hsep + frag if hsep else "")
         return m.group(1) + (f"<{new}>" if angled else new) + m.group(3)
 
+    def _links(piece: str) -> str:
+        if "[[" in piece:
+            piece = WIKILINK.sub(wiki, piece)
+        return _MDLINK.sub(md, piece) if "](" in piece else piece
+
     out = []
     fence = None
     for line in text.split("\n"):
@@ -170,12 +186,15 @@ def rewrite_text(text: str, page_path: str, targets: list[Target] | Targets) -> 
         if "[" not in line:
             out.append(line)
             continue
+        if "`" not in line:
+            out.append(_links(line))
+            continue
         pieces, pos = [], 0
         for c in _CODE.finditer(line):
-            pieces.append(_MDLINK.sub(md, WIKILINK.sub(wiki, line[pos:c.start()])))
+            pieces.append(_links(line[pos:c.start()]))
             pieces.append(c.group(0))
             pos = c.end()
-        pieces.append(_MDLINK.sub(md, WIKILINK.sub(wiki, line[pos:])))
+        pieces.append(_links(line[pos:]))
         out.append("".join(pieces))
     return "\n".join(out)
 

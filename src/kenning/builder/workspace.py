@@ -15,7 +15,7 @@ import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from kenning.vault.fsio import is_utf8_name, resolve_inside
+from kenning.vault.fsio import hidden_part, is_utf8_name, resolve_inside
 from kenning.vault.writes import write_files
 
 
@@ -29,9 +29,22 @@ class Workspace:
         self.overlay: dict[str, str | None] = {}   # staged: path → text (None = deleted)
         self.original: dict[str, str | None] = {}  # text before the first change
         self.written: list[str] = []                # paths changed, in order
+        self._folders: dict[str, Path] = {}         # folder → its real path, found safe
 
     def _abs(self, rel: str) -> Path:
-        return resolve_inside(self.root, rel)
+        """Where ``rel`` is, refused when out of the vault or hidden (:func:`resolve_inside`).
+        A folder found safe once is not resolved again for each of its files (a migration
+        stages thousands); a file that is a symlink always is. ``commit`` checks every path
+        again as it writes (``write_files``)."""
+        folder, _, name = rel.rpartition("/")
+        real = self._folders.get(folder)
+        if real is not None and name and hidden_part(name) is None \
+                and not os.path.islink(real / name):
+            return real / name
+        path = resolve_inside(self.root, rel)
+        if path.name == name:
+            self._folders[folder] = path.parent
+        return path
 
     def read(self, rel: str) -> str | None:
         if rel in self.overlay:
@@ -60,25 +73,26 @@ class Workspace:
             return None
         return (st.st_mtime_ns, st.st_size, st.st_ino)
 
-    def _remember(self, rel: str) -> None:
-        if rel not in self.original:
-            self.original[rel] = self.read(rel)
-        if rel not in self.written:
+    def _remember(self, rel: str, current: str | None) -> None:
+        if rel not in self.original:  # (a dict: a list would be searched on every write)
+            self.original[rel] = current
             self.written.append(rel)
 
     def write(self, rel: str, text: str) -> bool:
         """Write ``text`` (atomically on disk); False when the file already holds it."""
-        if self.read(rel) == text:
+        current = self.read(rel)
+        if current == text:
             return False
         self._abs(rel)  # refuse a path out of the vault before anything is staged
-        self._remember(rel)
+        self._remember(rel, current)
         self.overlay[rel] = text
         return True
 
     def delete(self, rel: str) -> None:
-        if not self.exists(rel):
+        current = self.read(rel)
+        if current is None and not self.exists(rel):
             return
-        self._remember(rel)
+        self._remember(rel, current)
         self.overlay[rel] = None
 
     def commit(self) -> list[str]:
@@ -152,7 +166,14 @@ def unified_diff(before: str | None, after: str | None, old: str | None, new: st
         return ""
     a = (before or "").splitlines(keepends=True)
     b = (after or "").splitlines(keepends=True)
-    matcher = difflib.SequenceMatcher(None, a, b)
+    fromfile = f"a/{old}" if old is not None else "/dev/null"
+    tofile = f"b/{new}" if new is not None else "/dev/null"
+    if len(a) != len(b) and a and b and len(a) + len(b) > LARGE_DIFF_LINES:
+        fast = _system_diff(before or "", after or "", fromfile, tofile)
+        if fast is not None:
+            return fast
+    # Same length: the opcodes are set below, so the matcher never indexes the lines.
+    matcher = difflib.SequenceMatcher(None, *(((), ()) if len(a) == len(b) else (a, b)))
     if len(a) == len(b):
         ops, i = [], 0
         while i < len(a):
@@ -165,8 +186,7 @@ def unified_diff(before: str | None, after: str | None, old: str | None, new: st
     groups = list(matcher.get_grouped_opcodes(3))
     if not groups:
         return ""
-    out = [f"--- {'a/' + old if old is not None else '/dev/null'}\n",
-           f"+++ {'b/' + new if new is not None else '/dev/null'}\n"]
+    out = [f"--- {fromfile}\n", f"+++ {tofile}\n"]
     for group in groups:
         i1, i2, j1, j2 = group[0][1], group[-1][2], group[0][3], group[-1][4]
         out.append(f"@@ -{_range(i1, i2)} +{_range(j1, j2)} @@\n")
@@ -177,6 +197,37 @@ def unified_diff(before: str | None, after: str | None, old: str | None, new: st
             out.extend("-" + line for line in a[x1:x2])
             out.extend("+" + line for line in b[y1:y2])
     return "".join(line if line.endswith("\n") else line + "\n" for line in out)
+
+
+# Past this many lines (both sides), two texts of different lengths (a state file whose entries
+# moved) are compared by the system's diff: difflib's block search grows with the square of the
+# lines there (a 30,000-line state file takes a minute).
+LARGE_DIFF_LINES = 4000
+
+
+def _system_diff(before: str, after: str, fromfile: str, tofile: str) -> str | None:
+    """``diff -u`` of the two texts (through temp files outside the vault), or None when there
+    is no ``diff`` program or it fails."""
+    import shutil
+    import subprocess
+    import tempfile
+
+    program = shutil.which("diff")
+    if program is None:
+        return None
+    with tempfile.TemporaryDirectory(prefix="kenning-diff-") as tmp:
+        paths = [os.path.join(tmp, "a"), os.path.join(tmp, "b")]
+        for path, text in zip(paths, (before, after), strict=True):
+            with open(path, "w", encoding="utf-8", newline="") as fh:
+                fh.write(text)
+        try:
+            proc = subprocess.run([program, "-u", "--label", fromfile, "--label", tofile, *paths],
+                                  capture_output=True, check=False, timeout=600)
+        except (OSError, subprocess.SubprocessError):
+            return None
+    if proc.returncode not in (0, 1):
+        return None
+    return proc.stdout.decode("utf-8", "surrogateescape")
 
 
 def _range(start: int, stop: int) -> str:
