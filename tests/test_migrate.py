@@ -352,3 +352,11 @@ def test_the_dry_run_reads_the_index_state_without_writing_the_index(old: Path) 
                              "expected": data["index"]["expected"], "stale": False,
                              "state": f"index schema v{data['index']['expected']}, up to date"}
     assert {p.name: p.read_bytes() for p in (old / ".kenning").glob("index.db*")} == index
+
+
+def test_one_mode_at_a_time(old: Path) -> None:
+    before = snapshot(old)
+    for args in (("--apply", "--dry-run"), ("--apply", "--rollback"), ("--force",)):
+        result = CliRunner().invoke(main, ["-C", str(old), "migrate", *args])
+        assert result.exit_code == 2, (args, result.output)
+    assert snapshot(old) == before
