@@ -360,3 +360,10 @@ def test_one_mode_at_a_time(old: Path) -> None:
         result = CliRunner().invoke(main, ["-C", str(old), "migrate", *args])
         assert result.exit_code == 2, (args, result.output)
     assert snapshot(old) == before
+
+
+def test_apply_on_a_vault_without_index_creates_none(old: Path) -> None:
+    report = Vault.open(old).migrate(apply=True)
+    assert report["applied"] and not report["index"]["indexed"]
+    assert "no index yet" in report["index"]["state"]
+    assert not list((old / ".kenning").glob("index.db*"))

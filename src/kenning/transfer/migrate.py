@@ -8,8 +8,9 @@ for pages, and Kenning's own files under ``.kenning/`` beside it) without touchi
 
 - **dry run** (:func:`plan`): the changes as a unified diff (a moved page as ``rename from`` /
   ``rename to`` and its content diff); nothing is written.
-- **apply** (:func:`apply`): under the vault write lock (and the index's writer lock when the
-  manual-link log may change), a backup of every file the migration changes or removes goes to
+- **apply** (:func:`apply`): under the vault write lock (and the index's writer lock when there
+  is an index and a manual-link log, which ``kenning link`` writes under that lock), a backup
+  of every file the migration changes or removes goes to
   ``.kenning/backups/<UTC time>/files/<path>``, then ``manifest.json`` (each file's sha256, what
   the migration writes there, the files it creates, from and to format) — a backup without its
   manifest was cut short and is never restored from. Then every change, the config's
@@ -228,14 +229,15 @@ def _locked(root: Path) -> Iterator[None]:
     """The vault write lock, and the index's writer lock when there is a manual-link log (its
     other writer, ``kenning link``, holds only that one)."""
     from kenning.index.indexer import MANUAL_LINKS
-    from kenning.index.store import database_url, open_store
+    from kenning.index.store import database_url, index_present, open_store
     from kenning.vault.writes import write_lock
 
     with contextlib.ExitStack() as stack:
         stack.enter_context(write_lock(root))
-        if (root / STATE_DIR / MANUAL_LINKS).exists():
-            store = stack.enter_context(
-                open_store(root, database_url(root, load_config(root).database)))
+        url = database_url(root, load_config(root).database)
+        # No index yet: nothing to lock, and opening one would create it.
+        if (root / STATE_DIR / MANUAL_LINKS).exists() and index_present(root, url):
+            store = stack.enter_context(open_store(root, url))
             stack.enter_context(store.writer_lock(wait=30.0))
         yield
 
