@@ -88,6 +88,12 @@ class ImportedDecision:
     superseded_by: str | None = None  # Origin.key() of the decision that replaced it
 
 
+#: Frontmatter keys Kenning writes itself on an imported page: an importer's own key of that name
+#: is not kept under it (the plan skips it; an importer that keeps everything renames it).
+KENNING_KEYS = frozenset({"type", "domain", "aliases", "created", "updated", "status", "decided",
+                          "because", "rejected", "title"})
+
+
 @dataclass
 class ImportedEntity:
     """An entity page to create, or to merge into the page of that name.

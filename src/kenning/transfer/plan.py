@@ -52,6 +52,7 @@ from kenning.memory.common import (
 )
 from kenning.transfer import IMPORTERS
 from kenning.transfer.model import (
+    KENNING_KEYS,
     Imported,
     ImportedDocument,
     ImportedEntity,
@@ -412,7 +413,7 @@ class _Plan:
             if decision.rejected:
                 front["rejected"] = [" ".join(r.split()) for r in decision.rejected]
         for key, value in entity.frontmatter.items():
-            if key not in front and key not in _OWNED:
+            if key not in front and key not in KENNING_KEYS:
                 front[key] = value
         summary = _no_headings((entity.summary or "").strip())
         if beside is not None:
@@ -655,10 +656,6 @@ class _Plan:
                        for (f, a), b in sorted(got.mapped.items())],
             "skipped": self.skipped, "notes": self.notes,
         }
-
-
-_OWNED = {"type", "domain", "aliases", "created", "updated", "status", "decided", "because",
-          "rejected", "title"}
 
 
 def _where(origin: Origin) -> str:
