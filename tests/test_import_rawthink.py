@@ -36,7 +36,11 @@ def _tree(root: Path) -> dict[str, str]:
 
 def test_read_maps_every_type_domain_and_epistemic() -> None:
     got = rawthink.read(FIXTURE)
-    assert not got.problems and not got.skipped
+    assert not got.problems
+    # RAWThink's ranking state is all it leaves out, and it says so
+    assert [s.reason.split(" (")[0] for s in got.skipped] == [
+        f"entity field {k!r} not imported: RAWThink's ranking state, not memory"
+        for k in ("activation", "last_accessed")]
     items = [i for i in _items() if i["type"] == "entity"]
     assert [e.name for e in got.entities] == [i["name"] for i in items]
     assert {i["entityType"] for i in items} == {

@@ -420,7 +420,7 @@ class _Plan:
             front["related"] = [link_to(beside.path, beside.title)]
             summary = (f"Imported from {self.kind} beside {link_to(beside.path, beside.title)}"
                        ", a note of yours that Kenning does not write.\n\n" + summary).strip()
-        body = (entity.body or "").strip("\n")
+        body = guard_body((entity.body or "").strip("\n"), self.kind)
         target = _Target(self._free(base), title, created=True, front=front, summary=summary,
                          body=body + "\n" if body else "")
         self.targets[target.path] = target
@@ -699,6 +699,20 @@ def _demoted(text: str) -> str:
     """Headings two levels down (under an ``## Imported from …`` heading)."""
     out = [re.sub(r"^( {0,3})(#{1,4})(\s|$)", r"\1##\2\3", line) for line in text.split("\n")]
     return "\n".join(out).strip("\n") + "\n" if text.strip() else ""
+
+
+def guard_body(body: str, kind: str) -> str:
+    """An imported page's body, with a heading of its own (``## From <kind>``) when the page
+    parser would read a bullet of it as a list item before its first heading: after the page's
+    ``## Facts`` or ``## Timeline`` (there now, or added later) such bullets would read as facts
+    or timeline lines, which they are not. Every importer's body goes through here."""
+    from kenning.vault.markdown import scan
+
+    structure = scan(body, 1)
+    first_heading = min((h.line for h in structure.headings), default=None)
+    if structure.items and (first_heading is None or structure.items[0][0] < first_heading):
+        return f"## From {kind}\n\n{body}"
+    return body
 
 
 def _no_headings(text: str) -> str:

@@ -68,6 +68,8 @@ _MILLIS = 100_000_000_000
 
 _ENTITY_KEYS = {"type", "_type", "name", "entityType", "observations", "domain", "epistemic",
                 "visibility"}
+#: RAWThink's ranking state on an entity: not memory, reported as skipped
+_RANKING = ("activation", "last_accessed")
 _CREATED_KEYS = ("created", "createdAt", "created_at", "timestamp")
 _RELATION_KEYS = {"type", "_type", "from", "to", "from_entity", "to_entity", "relationType",
                   "validFrom", "valid_from", "validTo", "valid_to", *_CREATED_KEYS}
@@ -133,6 +135,11 @@ class _Unread:
                 self.lines[(what, key)].append(number)
                 self.sample.setdefault((what, key), item[key])
 
+    def why(self, what: str, key: str) -> str:
+        if what == "entity" and key in _RANKING:
+            return "RAWThink's ranking state, not memory"
+        return "Kenning has no place for it"
+
     def report(self, imported: Imported, name: str) -> None:
         for (what, key), lines in self.lines.items():
             shown = ", ".join(map(str, sorted(set(lines))[:5])) \
@@ -140,7 +147,7 @@ class _Unread:
             sample = json.dumps(self.sample[(what, key)], ensure_ascii=False)
             sample = sample if len(sample) <= 60 else sample[:57] + "…"
             imported.skipped.append(Skipped(Origin(name, lines[0]), (
-                f"{what} field {key!r} not imported: Kenning has no place for it "
+                f"{what} field {key!r} not imported: {self.why(what, key)} "
                 f"({len(lines)} {what}s, lines {shown}; e.g. {sample}); the original keeps it")))
 
 
@@ -183,7 +190,7 @@ def _extras(item: dict[str, Any]) -> dict[str, Any]:
     timestamps as ISO text, a key Kenning owns renamed ``rawthink_<key>``."""
     out: dict[str, Any] = {}
     for key, value in item.items():
-        if key in _ENTITY_KEYS or key in _CREATED_KEYS or value is None:
+        if key in _ENTITY_KEYS or key in _CREATED_KEYS or key in _RANKING or value is None:
             continue
         if re.search(r"(At|_at)$", key) and (day := _date(value)):
             value = day
@@ -208,6 +215,7 @@ def _entity(imported: Imported, name: str, number: int, item: dict[str, Any],
             imported.notes.append(f"{name}:{number}: epistemic {epistemic!r} is not Kenning's; "
                                   "imported as unknown")
         epistemic = None
+    unread.add("entity", {k: item[k] for k in _RANKING if k in item}, set(), number)
     entity = by_name.get(ename)
     fm = _extras(item)
     if item.get("visibility"):
