@@ -128,8 +128,10 @@ class ImportedDocument:
 
     ``path`` is the vault path it should have (``sessions/2025-03-01 Refactor.md``,
     ``memory/2025-03-01.md``); ``text`` its whole Markdown. An existing file there is never
-    overwritten: the plan writes beside it (``… 2.md``) unless its text is already the same.
-    A daily log whose path exists and is Kenning's gets ``retain`` lines merged instead."""
+    overwritten: the plan writes beside it (``… 2.md``) unless its text is already the same,
+    or it merges: a daily log gets the Retain lines it lacks and the rest once, and
+    ``memory.md`` still as ``kenning init`` wrote it gets the imported core memory appended
+    (``_Plan._merged``; the report's ``pages.documents_merged``)."""
 
     path: str
     text: str

@@ -12,7 +12,10 @@ line each, naming file and line), and otherwise plans, against the vault as it i
   written — the import writes beside it (``Ada Park (rawthink).md``) and links it;
 - **facts, timeline lines, decisions** on those pages, each citing its original:
   ``[source:: [[sources/imports/…/memory.jsonl#L12]] rawthink id Ada/3f2a, 2025-03-01]``;
-- **documents** (sessions, daily logs) at their path, beside a different file of that path;
+- **documents** (sessions, daily logs, core memory) at their path; beside a different file of
+  that path, except that a daily log there gets the Retain lines it lacks (and the rest, once)
+  and ``memory.md`` still as ``kenning init`` wrote it gets the imported core memory appended
+  (``pages.documents_merged`` in the report);
 - the **ledger** ``.kenning/imports/<kind>.json``: every item's origin key and the page it went
   to. An item imported before is not imported again, so a second import of the same input
   writes nothing, and an input that grew adds only what is new.
