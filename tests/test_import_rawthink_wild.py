@@ -144,7 +144,7 @@ def test_untyped_lines_with_unix_seconds(vault: Vault) -> None:
     assert to_bug.recorded == "2026-01-11"                           # createdAt 1768108015
     reasons = _reasons(report)
     assert "not the keys of an entity" in reasons["memory-graph.jsonl:7"]
-    assert "'createdBy'" in reasons["memory-graph.jsonl:6"] and "1 relations" in \
+    assert "'createdBy'" in reasons["memory-graph.jsonl:6"] and "(1 relation, line" in \
         reasons["memory-graph.jsonl:6"]
 
 

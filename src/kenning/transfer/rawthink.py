@@ -121,6 +121,9 @@ def _kind(item: dict[str, Any]) -> Any:
     return None
 
 
+_PLURAL = {"entity": "entities", "relation": "relations", "observation": "observations"}
+
+
 class _Unread:
     """Fields of relations and observations Kenning has no place for: one skipped entry per
     field and kind of item, with how many items had it and on which lines."""
@@ -148,7 +151,8 @@ class _Unread:
             sample = sample if len(sample) <= 60 else sample[:57] + "…"
             imported.skipped.append(Skipped(Origin(name, lines[0]), (
                 f"{what} field {key!r} not imported: {self.why(what, key)} "
-                f"({len(lines)} {what}s, lines {shown}; e.g. {sample}); the original keeps it")))
+                f"({len(lines)} {what if len(lines) == 1 else _PLURAL[what]}, lines {shown}; "
+                f"e.g. {sample}); the original keeps it")))
 
 
 def _fold(imported: Imported, what: str, word: str, fold: Any, fallback: str) -> str:
