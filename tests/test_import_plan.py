@@ -215,3 +215,27 @@ def test_a_body_that_begins_with_bullets_is_never_read_as_facts(vault: Vault, tm
     plain = (vault.root / "artifacts/Plain.md").read_text()
     assert "## From" not in plain and plain.endswith("## Notes\n\n- under a heading\n")
     assert [f.text for f in parse_page(plain, "artifacts/Plain.md").facts] == ["Ships in June"]
+
+
+def test_a_link_to_a_page_whose_file_name_another_page_has_goes_by_its_path(
+        vault: Vault, tmp_path: Path) -> None:
+    # The vault's own memory.md (written by init, not yet indexed) and an imported entity named
+    # "memory": a link by file name alone would open the root memory.md (the shorter path).
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "memory.jsonl").write_text("\n".join(LINES) + "\n")
+
+    def o(line: int, ident: str) -> Origin:
+        return Origin("memory.jsonl", line, ident, "2025-03-01")
+
+    memory = ImportedEntity("memory", "concept", o(1, "memory"))
+    ada = ImportedEntity("Ada Park", "person", o(2, "Ada Park"), facts=[
+        ImportedFact("", o(3, "Ada Park>uses>memory"), relation="uses", target="memory")])
+    apply_import(vault.memory, Imported("rawthink", src, files=["memory.jsonl"],
+                                        entities=[memory, ada]))
+    text = (vault.root / "people/Ada Park.md").read_text()
+    assert "[[concepts/memory|memory]]" in text and "[[memory]]" not in text
+    assert [e.other.path for e in vault.neighbors("Ada Park", rels=["uses"])] == [
+        "concepts/memory.md"]
+    report = vault.doctor()
+    assert not [f for f in report.findings if f.check in ("dangling-links", "ambiguous-links")]

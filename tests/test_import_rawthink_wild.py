@@ -90,10 +90,10 @@ def _assert_all_in_vault(root: Path, path: Path, report: dict[str, Any]) -> None
     holding something else is named in the report's skipped list."""
     entities, relations, odd = _expected(path)
     pages = _pages(root)
-    titles: dict[str, set[str]] = {}     # file stem → names (``memory`` is two pages' stem)
+    titles: dict[str, set[str]] = {}     # link target (file stem or path) → names
     for page in pages.values():
-        titles.setdefault(Path(page.path).stem, set()).update(
-            {page.title, page.heading_alias or page.title})
+        for target in (Path(page.path).stem, page.path.rsplit(".", 1)[0]):
+            titles.setdefault(target, set()).update({page.title, page.heading_alias or page.title})
     for name, texts in entities.items():
         page = pages[" ".join(name.split())]
         have = {f.text for f in page.facts if not f.relation}

@@ -27,7 +27,6 @@ from kenning.memory.common import (
     cite,
     epistemic,
     journal,
-    link_to,
     new_page_path,
     next_fact_id,
     not_kennings,
@@ -455,7 +454,7 @@ def record(ctx: Context, entities: list[dict[str, Any]] | None = None,
                       "remote callers add relations only from entities they record (a "
                       "relation is a link on that page, and links rank every search)")
                 continue
-            link = link_to(dst.path, dst.title)
+            link = batch.resolver.link(dst.path, dst.title)
             fact = replace(fact, relation=rel, target=link[2:-2].split("|")[0],
                            text=f"{link} {text.strip() if text else ''}".strip())
             batch.add_fact(src, fact, defer=True)

@@ -43,7 +43,6 @@ from kenning.memory.common import (
     Context,
     Resolver,
     journal,
-    link_to,
     next_fact_id,
     not_kennings,
     read_page,
@@ -420,8 +419,9 @@ class _Plan:
                 front[key] = value
         summary = _no_headings((entity.summary or "").strip())
         if beside is not None:
-            front["related"] = [link_to(beside.path, beside.title)]
-            summary = (f"Imported from {self.kind} beside {link_to(beside.path, beside.title)}"
+            beside_link = self._link_path(beside.path, beside.title)
+            front["related"] = [beside_link]
+            summary = (f"Imported from {self.kind} beside {beside_link}"
                        ", a note of yours that Kenning does not write.\n\n" + summary).strip()
         body = guard_body((entity.body or "").strip("\n"), self.kind)
         target = _Target(self._free(base), title, created=True, front=front, summary=summary,
@@ -507,7 +507,10 @@ class _Plan:
             self.dangling[name] += 1
             return f"[[{_clean(name)}]]"
         title = self.targets[path].title if path in self.targets else Path(path).stem
-        return link_to(path, title)
+        return self._link_path(path, title)
+
+    def _link_path(self, path: str, title: str) -> str:
+        return self.resolver.link(path, title, pending=self.targets)
 
     def _supersessions(self, entities: list[ImportedEntity]) -> None:
         """``[status:: superseded] [by:: [[Page#^fN]]]`` on facts the input says were
