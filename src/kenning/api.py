@@ -1071,6 +1071,52 @@ class Vault:
 
         return run_import(self.memory, kind, path, dry_run=dry_run)
 
+    def export(self, dest: str | Path | None = None, *, vectors: bool = True,
+               force: bool = False, wait: float = 60.0,
+               progress: Callable[[int, int | None, str], None] | None = None
+               ) -> dict[str, Any]:
+        """Write the vault and its index as one portable archive at ``dest`` (default
+        ``kenning-export-<vault>-<UTC date>.tar.gz`` in the current folder, beside the vault
+        when that is inside it; ``.zip`` by name): every vault file byte for byte, and JSON
+        Lines of pages, facts, links, items, timeline and (``vectors``) the vectors by the
+        SHA-256 of their text (docs/export.md). The report: where, size, counts, skipped files.
+
+        A consistent snapshot: the vault write lock and the index lock are held throughout
+        (writers wait up to ``wait`` seconds), and the index is first brought up to date with
+        the files (lexically; chunks not embedded yet are counted, not embedded). Nothing is
+        left at ``dest`` when it fails; an existing ``dest`` needs ``force``."""
+        from kenning.index.store import sqlite_path
+        from kenning.transfer import export as archive
+        from kenning.vault.writes import write_lock
+
+        started = time.perf_counter()
+        target, kind = archive.check_dest(
+            self.root, Path(dest) if dest is not None else archive.default_dest(self.root),
+            force=force)
+        url = database_url(self.root, self.config.database)
+        db = sqlite_path(self.root, url)
+        leave_out = set()
+        if db is not None and archive.is_inside(db, self.root):
+            rel = os.path.relpath(os.path.realpath(db), self.root).replace(os.sep, "/")
+            leave_out = {rel + suffix for suffix in ("", "-wal", "-shm", "-journal")}
+        store = self.store
+        with write_lock(self.root, wait=wait, store=store), store.writer_lock(wait=wait):
+            indexed = Indexer(self.root, store, self.config).run()
+            report = archive.write_archive(self.root, store, target, kind, vectors=vectors,
+                                           leave_out=leave_out, progress=progress)
+        self._indexed = True
+        report["index"] = {"added": indexed.added, "updated": indexed.updated,
+                           "deleted": indexed.deleted}
+        report["notes"] = notes = []
+        missing = (report["embedding"] or {}).get("chunks_without_vector", 0)
+        if vectors and missing:
+            notes.append(f"{missing} chunk(s) have no vector yet (not embedded): `kenning "
+                         "index` embeds them; a re-index after import embeds them there")
+        if report["embedding"] is None:
+            notes.append("no vectors: the index was never embedded")
+        report["seconds"] = round(time.perf_counter() - started, 2)
+        return report
+
     @_after_write
     def record_decision(self, name: str, domain: str, decided: str, because: str,
                         rejected: list[dict[str, str]] | None = None, *,

@@ -121,6 +121,11 @@ def _writer_alive(host: str | None, pid: str | None) -> bool | None:
     return True
 
 
+def is_temp_name(name: str) -> bool:
+    """True when ``name`` is the temp file of an atomic write (this writer's or another's)."""
+    return name.endswith(TEMP_SUFFIX) and _TEMP.match(name) is not None
+
+
 def leftover_temp_files(root: Path) -> list[str]:
     """Temp files of atomic writes whose writer died (vault-relative), anywhere in the vault."""
     out = []

@@ -21,6 +21,16 @@ COPY_COLUMNS = ("id", "key", "page_id", "path", "page_date", "page_type", "line"
                 "kind", "text", "checked", "date", "due", "completion", "closed", "because",
                 "rejected", "about", "status", "superseded_by", "source", "block_id")
 
+#: The item copies (:data:`COPY_COLUMNS`), a WHERE clause to follow.
+COPY_SELECT = (
+    "SELECT i.id, i.key, i.page_id, p.path, p.date, p.type, i.line, i.section, i.kind,"
+    " i.text, i.checked, i.date, i.due, i.completion, i.closed, i.because, i.rejected,"
+    " i.about, i.status, i.superseded_by, i.source, i.block_id"
+    " FROM items i JOIN pages p ON p.id = i.page_id")
+#: Their parties: (item id, role, ord, raw, me, party page path or None, resolution).
+PARTY_SELECT = ("SELECT ip.item_id, ip.role, ip.ord, ip.raw, ip.me, pp.path, ip.resolution"
+                " FROM item_parties ip LEFT JOIN pages pp ON pp.id = ip.party_id")
+
 
 @dataclass(frozen=True)
 class ItemFilter:
@@ -81,13 +91,7 @@ def _where(f: ItemFilter) -> tuple[str, list[Any]]:
 def item_copies(store: Store, f: ItemFilter) -> tuple[list[Row], list[Row]]:
     """Every copy of every item one copy of which matches ``f`` (:data:`COPY_COLUMNS`), and
     their parties: (item id, role, ord, raw, me, party page path or None, resolution)."""
-    select = (
-        "SELECT i.id, i.key, i.page_id, p.path, p.date, p.type, i.line, i.section, i.kind,"
-        " i.text, i.checked, i.date, i.due, i.completion, i.closed, i.because, i.rejected,"
-        " i.about, i.status, i.superseded_by, i.source, i.block_id"
-        " FROM items i JOIN pages p ON p.id = i.page_id")
-    party_select = ("SELECT ip.item_id, ip.role, ip.ord, ip.raw, ip.me, pp.path, ip.resolution"
-                    " FROM item_parties ip LEFT JOIN pages pp ON pp.id = ip.party_id")
+    select, party_select = COPY_SELECT, PARTY_SELECT
     where, params = _where(f)
     if not where:
         copies = store.rows(select)
