@@ -192,7 +192,12 @@ class _Hashing(io.RawIOBase):
     def read(self, n: int | None = -1) -> bytes:
         want = self.left if n is None or n < 0 else min(n, self.left)
         data = self.fh.read(want) if want else b""
-        if want and not data:
+        while want and 0 < len(data) < want:  # a short read before the end: read on
+            more = self.fh.read(want - len(data))
+            if not more:
+                break
+            data += more
+        if len(data) < want:
             raise _Changed(f"{readable_name(self.rel)}: changed while it was being exported "
                            "(got shorter); nothing written, export again")
         self.left -= len(data)
@@ -210,11 +215,12 @@ class _Joined(io.RawIOBase):
         return True
 
     def read(self, n: int | None = -1) -> bytes:
-        if self.head:
-            size = len(self.head) if n is None or n < 0 else n
-            data, self.head = self.head[:size], self.head[size:]
+        # Full reads: tarfile takes a short one for the end of the file.
+        if n is None or n < 0:
+            data, self.head = self.head + self.rest.read(), b""
             return data
-        return self.rest.read(-1 if n is None else n)
+        data, self.head = self.head[:n], self.head[n:]
+        return data + self.rest.read(n - len(data)) if len(data) < n else data
 
 
 class _Archive:
