@@ -259,6 +259,26 @@ def test_a_failure_mid_write_leaves_no_dest_and_no_temp(built: Vault, tmp_path: 
     assert built.export(out / "v.tar.gz")["counts"]["files"] > 50
 
 
+def test_an_export_killed_before_the_rename_leaves_no_dest(built: Vault, tmp_path: Path
+                                                           ) -> None:
+    import subprocess
+    import sys
+
+    root = str(built.root)
+    built.close()
+    dest = tmp_path / "killed.tar.gz"
+    env = {**os.environ, "KENNING_FAULT_KILL_AT": "1", "KENNING_EMBEDDINGS": "none"}
+    done = subprocess.run([sys.executable, "-c", "from kenning.cli import main; main()", "-C",
+                           root, "export", str(dest)], env=env, capture_output=True, check=False)
+    assert done.returncode == -9, done.stderr
+    assert not dest.exists()
+    env.pop("KENNING_FAULT_KILL_AT")
+    again = subprocess.run([sys.executable, "-c", "from kenning.cli import main; main()", "-C",
+                            root, "export", str(dest)], env=env, capture_output=True, check=False)
+    assert again.returncode == 0, again.stderr
+    assert tarfile.is_tarfile(dest)
+
+
 def test_default_dest_is_beside_the_vault_when_run_inside_it(built: Vault, tmp_path: Path,
                                                              monkeypatch: pytest.MonkeyPatch
                                                              ) -> None:

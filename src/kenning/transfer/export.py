@@ -38,6 +38,7 @@ from kenning.memory.common import cite
 from kenning.vault.fsio import (
     STATE_DIR,
     TEMP_SUFFIX,
+    fault_point,
     fsync_dir,
     is_temp_name,
     is_utf8_name,
@@ -444,6 +445,7 @@ def write_archive(root: Path, store: Store, dest: Path, kind: str, *, vectors: b
             archive.close()
             fh.flush()
             os.fsync(fh.fileno())
+        fault_point()  # the fault suite's kill switch: killed here, there is no DEST
         os.replace(tmp, dest)
         fsync_dir(dest.parent)
     except BaseException as exc:
