@@ -376,3 +376,112 @@ def test_cli_report_json_and_errors(built: Vault, tmp_path: Path) -> None:
     data = json.loads(forced.output)
     assert data["archive"] == dest and data["counts"]["facts"] > 50
     assert data["kind"] == "tar.gz" and data["bytes"] == Path(dest).stat().st_size
+
+
+# -- kenning import kenning ARCHIVE: a vault restored from an export ----------------------------
+
+def test_restore_into_a_new_vault_gives_the_same_files_and_index(built: Vault, tmp_path: Path
+                                                                 ) -> None:
+    archive = tmp_path / "v.tar.gz"
+    built.export(archive)
+    manifest = json.loads(_members(archive)["kenning/manifest.json"])
+    new, _ = Vault.init(tmp_path / "restored")
+    try:
+        dry = new.import_from("kenning", archive, dry_run=True)
+        assert dry["files"]["write"] > 50 and not (new.root / LATIN1).exists()
+        done = new.import_from("kenning", archive)
+        assert done["files"]["write"] + done["files"]["replace"] + done["files"]["already"] == \
+            len(manifest["files"])
+        assert "memory.md" in done["replaced"]  # init's template, replaced by the archive's
+        for rel, entry in manifest["files"].items():
+            data = (new.root / rel).read_bytes()
+            assert hashlib.sha256(data).hexdigest() == entry["sha256"], rel
+        assert (new.root / BLOB).read_bytes() == (built.root / BLOB).read_bytes()
+        for table in ("pages", "facts", "links", "items", "timeline"):
+            assert new.store.scalar(f"SELECT count(*) FROM {table}") == built.store.scalar(
+                f"SELECT count(*) FROM {table}"), table
+        assert [f["citation"] for f in new.show("Caching")["facts"]] == [
+            f["citation"] for f in built.show("Caching")["facts"]]
+        again = new.import_from("kenning", archive)
+        assert again["files"]["write"] == 0 and again["files"]["already"] == len(
+            manifest["files"])
+    finally:
+        new.close()
+
+
+def test_restore_refuses_a_vault_with_other_files_and_a_damaged_archive(built: Vault,
+                                                                        tmp_path: Path) -> None:
+    from kenning.transfer.restore import RestoreFailed
+
+    archive = tmp_path / "v.tar.gz"
+    built.export(archive)
+    new, _ = Vault.init(tmp_path / "other")
+    try:
+        (new.root / "topics").mkdir(exist_ok=True)
+        (new.root / "topics" / "Caching.md").write_text("# Caching\n\nmy own note\n")
+        with pytest.raises(RestoreFailed, match=r"1 file\(s\) of the vault .* differ from the "
+                                                r"archive's .*: topics/Caching\.md$"):
+            new.import_from("kenning", archive)
+        assert not (new.root / "topics" / "Hiring.md").exists()  # nothing written
+        assert (new.root / "topics" / "Caching.md").read_text() == "# Caching\n\nmy own note\n"
+
+        damaged = tmp_path / "damaged.tar.gz"
+        with tarfile.open(archive) as src, tarfile.open(damaged, "w:gz") as out:
+            for member in src.getmembers():
+                data = src.extractfile(member).read()  # type: ignore[union-attr]
+                if member.name == "vault/topics/Hiring.md":
+                    data = data.replace(b"Hiring", b"Firing")
+                member.size = len(data)
+                out.addfile(member, io.BytesIO(data))
+        (new.root / "topics" / "Caching.md").unlink()
+        with pytest.raises(RestoreFailed, match=r"damaged, nothing restored: 1 file\(s\) do not "
+                                                r"match .*: topics/Hiring\.md"):
+            new.import_from("kenning", damaged)
+        assert not (new.root / "topics" / "Hiring.md").exists()
+        with pytest.raises(RestoreFailed, match="not a kenning export"):
+            new.import_from("kenning", built.root / BLOB)
+    finally:
+        new.close()
+
+
+@pytest.mark.embeddings
+def test_restore_reuses_the_vectors_by_text_hash(tmp_path: Path) -> None:
+    v, _ = Vault.init(tmp_path / "v")
+    try:
+        (v.root / "people").mkdir(exist_ok=True)
+        (v.root / "people" / "Ann.md").write_text(
+            "# Ann\n\nAnn leads the billing team.\n\n## Work\n\nShe ships the invoice service.\n")
+        assert v.index().embedding.embedded >= 2  # type: ignore[union-attr]
+        v.export(tmp_path / "v.zip")
+        exported = json.loads(_members(tmp_path / "v.zip")["kenning/manifest.json"])
+    finally:
+        v.close()
+    new, _ = Vault.init(tmp_path / "new")
+    try:
+        done = new.import_from("kenning", tmp_path / "v.zip")
+        assert done["vectors"] == exported["counts"]["vectors"] >= 2
+        assert done["notes"] == []
+        report = new.index()
+        assert report.embedding is not None and report.embedding.embedded == 0  # none again
+        hits = new.search("who runs invoicing", mode="dense")
+        assert hits and hits[0].path == "people/Ann.md"
+    finally:
+        new.close()
+
+
+def test_cli_restore_report(built: Vault, tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from kenning.cli import main
+
+    archive = tmp_path / "v.tar.gz"
+    built.export(archive)
+    new, _ = Vault.init(tmp_path / "cli")
+    new.close()
+    done = CliRunner().invoke(main, ["-C", str(new.root), "import", "kenning", str(archive)])
+    assert done.exit_code == 0, done.output
+    assert "kenning export of " in done.output and "replaced what kenning init wrote" in \
+        done.output
+    again = CliRunner().invoke(main, ["-C", str(new.root), "import", "kenning", str(archive),
+                                      "--json"])
+    assert json.loads(again.output)["files"]["write"] == 0

@@ -1066,10 +1066,56 @@ class Vault:
         """Import another tool's memory (``kind``: rawthink, basic-memory, gbrain, openclaw,
         mem0) from ``path``: every page, fact, link and decision written as one batch, each
         citing its original line; nothing written when the input has a problem, nothing
-        added twice (:mod:`kenning.transfer.plan`). ``dry_run``: only the report."""
+        added twice (:mod:`kenning.transfer.plan`). ``dry_run``: only the report.
+
+        ``kind`` ``kenning`` restores a ``kenning export`` archive into this (new) vault
+        instead (:meth:`restore`)."""
+        from kenning.transfer import RESTORE_KIND
         from kenning.transfer.plan import run_import
 
+        if kind == RESTORE_KIND:
+            return self.restore(path, dry_run=dry_run)
         return run_import(self.memory, kind, path, dry_run=dry_run)
+
+    def restore(self, archive: str | Path, *, dry_run: bool = False) -> dict[str, Any]:
+        """Restore a ``kenning export`` archive into this vault: every file checked against
+        the manifest's SHA-256 and written byte for byte, the index brought up to date, and
+        the archive's vectors reused for every chunk whose text they were made from (nothing
+        embedded again). Refused, nothing written, when a file of the vault differs from the
+        archive's (restore into a new ``kenning init`` vault) or the archive is damaged."""
+        from kenning.transfer import restore
+        from kenning.vault.writes import write_lock
+
+        path = Path(archive).expanduser()
+        if not path.is_file():
+            raise KenningError(f"{path}: no such archive")
+        reader = restore._Reader(path)
+        try:
+            manifest = restore.manifest_of(reader)
+            with write_lock(self.root):
+                todo = restore.plan(self.root, reader, manifest)
+                report: dict[str, Any] = {
+                    "kind": "kenning", "path": str(path), "dry_run": dry_run,
+                    "exported_at": manifest.get("exported_at"),
+                    "files": {k: len(v) for k, v in todo.items()}, "replaced": todo["replace"],
+                    "vectors": 0, "notes": []}
+                if dry_run:
+                    return report
+                restore.write(self.root, reader, todo["write"] + todo["replace"])
+                self._config = None  # the archive's config.yaml may differ from init's
+                indexed = self.index(embed=False)
+                report["index"] = {"added": indexed.added, "updated": indexed.updated}
+                report["vectors"] = restore.reuse_vectors(self.store, reader, manifest)
+        finally:
+            reader.close()
+        from kenning.index.vectors import coverage
+
+        model = self.store.get_meta("embed_model")
+        done, chunks = coverage(self.store, model)
+        if chunks > done:
+            report["notes"].append(f"{chunks - done} chunk(s) without a vector: `kenning "
+                                   "index` embeds them")
+        return report
 
     def export(self, dest: str | Path | None = None, *, vectors: bool = True,
                force: bool = False, wait: float = 60.0,
