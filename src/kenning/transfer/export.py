@@ -59,6 +59,8 @@ SKIPPED_FOLDERS = frozenset({".git", ".hg", ".svn", "node_modules"})
 #: recall activity database, locks, and the server's access tokens (credentials).
 _STATE_SKIPPED = re.compile(r"^(?:index\.db|activity\.db)(?:$|[-.])|\.lock$|^tokens\.json$")
 _COPY = 1 << 20
+# One encoder for every line: json.dumps with options builds a new one per call.
+_encode = json.JSONEncoder(ensure_ascii=False).encode
 
 # A progress callback: (done, total, what it is on).
 Progress = Callable[[int, int | None, str], None]
@@ -269,11 +271,11 @@ class _Archive:
 
 def _line(value: dict[str, Any]) -> str:
     """One JSON Lines record (UTF-8 text; a lone surrogate spelled ``\\xe9``)."""
-    text = json.dumps(value, ensure_ascii=False)
+    text = _encode(value)
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
-        text = json.dumps(utf8_data(value), ensure_ascii=False)
+        text = _encode(utf8_data(value))
     return text + "\n"
 
 
