@@ -350,6 +350,27 @@ def test_export_reads_either_backend(backend: str, tmp_path: Path,
             assert len(rows) == report["counts"][name] == v.store.scalar(
                 f"SELECT count(*) FROM {name}"), name
         assert any(f["citation"] == KNOWN_FACT for f in _jsonl(members["kenning/facts.jsonl"]))
+        # Vectors through each backend's own storage (stored here without a model run).
+        import numpy as np
+
+        from kenning.index.vectors import pending_texts
+
+        todo = pending_texts(v.store, "test-model", 8)
+        vectors = np.eye(8, dtype=np.float32)[np.arange(len(todo)) % 8]
+        with v.store.transaction():
+            v.store.put_vectors("test-model", 8, [(d, vec) for (d, _), vec in zip(
+                todo, vectors, strict=True)])
+            v.store.set_meta("embed_model", "test-model")
+            v.store.set_meta("embed_dim", "8")
+        v.export(tmp_path / "vectors.tar.gz")
+        members = _members(tmp_path / "vectors.tar.gz")
+        matrix = np.load(io.BytesIO(members["kenning/vectors.npy"]))
+        index = _jsonl(members["kenning/vectors.jsonl"])
+        assert matrix.shape == (len(todo), 8) and len(index) == len(todo)
+        given = {hashlib.sha256(text.encode("utf-8")).hexdigest(): vec
+                 for (_, text), vec in zip(todo, vectors, strict=True)}
+        for row in index:
+            assert np.array_equal(matrix[row["row"]], given[row["sha256"]])
     finally:
         v.close()
 
