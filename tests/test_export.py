@@ -272,11 +272,20 @@ def test_an_export_killed_before_the_rename_leaves_no_dest(built: Vault, tmp_pat
                            root, "export", str(dest)], env=env, capture_output=True, check=False)
     assert done.returncode == -9, done.stderr
     assert not dest.exists()
+    (tmp_path / f".{dest.name}.{socket_host()}_999999-abcdefgh.tmp").write_text("killed")
     env.pop("KENNING_FAULT_KILL_AT")
     again = subprocess.run([sys.executable, "-c", "from kenning.cli import main; main()", "-C",
                             root, "export", str(dest)], env=env, capture_output=True, check=False)
     assert again.returncode == 0, again.stderr
     assert tarfile.is_tarfile(dest)
+    # What the killed export (and a long-gone pid) left beside DEST is removed.
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".killed")] == []
+
+
+def socket_host() -> str:
+    from kenning.vault.fsio import temp_tag
+
+    return temp_tag().rsplit("_", 1)[0]
 
 
 def test_default_dest_is_beside_the_vault_when_run_inside_it(built: Vault, tmp_path: Path,

@@ -38,6 +38,7 @@ from kenning.memory.common import cite
 from kenning.vault.fsio import (
     STATE_DIR,
     TEMP_SUFFIX,
+    dead_writer_temp,
     fault_point,
     fsync_dir,
     is_temp_name,
@@ -412,6 +413,7 @@ def write_archive(root: Path, store: Store, dest: Path, kind: str, *, vectors: b
     exported_at = dt.datetime.now(dt.UTC).replace(microsecond=0)
     now = exported_at.timestamp()
     paths, skipped = vault_files(root, leave_out or set())
+    _remove_dead_temps(dest)
     try:
         fd, tmp_name = tempfile.mkstemp(prefix=f".{dest.name}.{temp_tag()}-",
                                         suffix=TEMP_SUFFIX, dir=dest.parent)
@@ -420,8 +422,8 @@ def write_archive(root: Path, store: Store, dest: Path, kind: str, *, vectors: b
     tmp = Path(tmp_name)
     staging: Path | None = None
     try:
-        staging = Path(tempfile.mkdtemp(prefix=f".{dest.name}.{temp_tag()}-", suffix=".d",
-                                        dir=dest.parent))
+        staging = Path(tempfile.mkdtemp(prefix=f".{dest.name}.{temp_tag()}-",
+                                        suffix=TEMP_SUFFIX, dir=dest.parent))
         with os.fdopen(fd, "wb") as fh:
             archive = _Archive(fh, kind)
             files: dict[str, dict[str, Any]] = {}
@@ -463,6 +465,19 @@ def write_archive(root: Path, store: Store, dest: Path, kind: str, *, vectors: b
     return {"archive": str(dest), "kind": kind, "bytes": dest.stat().st_size,
             "seconds": round(time.perf_counter() - started, 2), "counts": counts,
             "embedding": embedding, "skipped": skipped}
+
+
+def _remove_dead_temps(dest: Path) -> None:
+    """Remove the temp file and folder an export to ``dest`` that was killed left beside it."""
+    import glob
+
+    for left in dest.parent.glob(f".{glob.escape(dest.name)}.*{TEMP_SUFFIX}"):
+        if dead_writer_temp(left):
+            if left.is_dir() and not left.is_symlink():
+                shutil.rmtree(left, ignore_errors=True)
+            else:
+                with contextlib.suppress(OSError):
+                    left.unlink()
 
 
 def _add_vault_file(archive: _Archive, root: Path, rel: str,
