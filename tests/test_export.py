@@ -226,7 +226,7 @@ def test_dest_errors_are_one_line_and_write_nothing(built: Vault, tmp_path: Path
     with pytest.raises(KenningError, match=r"does not exist"):
         built.export(tmp_path / "missing" / "v.tar.gz")
     (tmp_path / "afile").write_text("x")
-    with pytest.raises(KenningError, match=r"does not exist"):
+    with pytest.raises(KenningError, match=r"afile is not a folder"):
         built.export(tmp_path / "afile" / "v.tar.gz")
     assert not (built.root / "exports").exists()
 

@@ -103,8 +103,10 @@ def check_dest(root: Path, dest: Path, *, force: bool) -> tuple[Path, str]:
                            "next export. Write it outside the vault (e.g. beside it)")
     if dest.is_dir():
         raise KenningError(f"{dest}: is a folder; give the archive's file name")
-    if not dest.parent.is_dir():
+    if not dest.parent.exists():
         raise KenningError(f"{dest}: folder {dest.parent} does not exist")
+    if not dest.parent.is_dir():
+        raise KenningError(f"{dest}: {dest.parent} is not a folder")
     if (dest.exists() or dest.is_symlink()) and not force:
         raise KenningError(f"{dest}: exists; pass --force to replace it")
     return dest, kind
@@ -420,11 +422,12 @@ def write_archive(root: Path, store: Store, dest: Path, kind: str, *, vectors: b
     except OSError as exc:
         raise KenningError(f"{dest}: cannot write there ({exc.strerror or exc})") from None
     tmp = Path(tmp_name)
+    fh = os.fdopen(fd, "wb")
     staging: Path | None = None
     try:
         staging = Path(tempfile.mkdtemp(prefix=f".{dest.name}.{temp_tag()}-",
                                         suffix=TEMP_SUFFIX, dir=dest.parent))
-        with os.fdopen(fd, "wb") as fh:
+        with fh:
             archive = _Archive(fh, kind)
             files: dict[str, dict[str, Any]] = {}
             for done, rel in enumerate(paths):
@@ -453,6 +456,8 @@ def write_archive(root: Path, store: Store, dest: Path, kind: str, *, vectors: b
         os.replace(tmp, dest)
         fsync_dir(dest.parent)
     except BaseException as exc:
+        with contextlib.suppress(OSError):
+            fh.close()
         with contextlib.suppress(OSError):
             tmp.unlink()
         if isinstance(exc, OSError):
