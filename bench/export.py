@@ -7,8 +7,11 @@ shared 2-core machine takes far longer than the export being measured, and the e
 read a vector's values, only copies them); ``--embed`` runs the real bundled model instead.
 Each variant runs the CLI in a subprocess (``kenning export DEST --json``), ``--runs`` times;
 the report gives the median seconds, the archive's bytes and the subprocess's peak RSS.
+``--restore`` instead exports the tar.gz once and times ``kenning import kenning`` of it into
+a new vault (files checked and written, index, vectors reused), once.
 
     nice -n 10 .venv/bin/python bench/export.py [--n 10000] [--runs 3] [--embed] [--keep DIR]
+                                                [--restore]
 """
 
 from __future__ import annotations
@@ -84,12 +87,31 @@ def export_once(root: Path, dest: Path, extra: list[str]) -> tuple[dict, float, 
     return json.loads(done.stdout), wall, rss
 
 
+def restore_once(archive: Path, into: Path) -> tuple[dict, float, int]:
+    """``kenning init`` + ``kenning import kenning ARCHIVE`` in subprocesses: (the report,
+    wall seconds of the import, peak RSS in MB)."""
+    env = {**os.environ, "PYTHONPATH": str(SRC), "KENNING_PROGRESS_EVERY": "0",
+           "KENNING_EMBEDDINGS": "none"}
+    cli = [sys.executable, "-c", "from kenning.cli import main; main()"]
+    subprocess.run([*cli, "init", str(into)], env=env, capture_output=True, check=True)
+    started = time.perf_counter()
+    done = subprocess.run([*cli, "-C", str(into), "import", "kenning", str(archive), "--json"],
+                          env=env, capture_output=True, text=True, check=False)
+    wall = time.perf_counter() - started
+    if done.returncode:
+        raise SystemExit(f"restore failed: {done.stderr or done.stdout}")
+    rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024
+    return json.loads(done.stdout), wall, rss
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=10000)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--embed", action="store_true", help="real bundled vectors (slow)")
     ap.add_argument("--keep", type=Path, help="build the vault here and keep it")
+    ap.add_argument("--restore", action="store_true",
+                    help="time restoring the tar.gz into a new vault instead")
     args = ap.parse_args(argv)
     sys.path.insert(0, str(SRC))
     base = Path(tempfile.mkdtemp(prefix="kenning-bench-export-"))
@@ -100,6 +122,14 @@ def main(argv: list[str] | None = None) -> int:
         files = sum(len(names) for _, _, names in os.walk(root))
         disk = sum(p.stat().st_size for p in root.rglob("*.md"))
         print(json.dumps({"notes": args.n, "files": files, "markdown_bytes": disk}), flush=True)
+        if args.restore:
+            export_once(root, base / "v.tar.gz", [])
+            report, wall, rss = restore_once(base / "v.tar.gz", base / "restored")
+            print(json.dumps({"variant": "restore (import kenning)", "s": round(wall, 2),
+                              "peak_rss_mb": rss, "files": report["files"],
+                              "vectors_reused": report["vectors"],
+                              "index": report["index"], "notes": report["notes"]}), flush=True)
+            return 0
         for label, name, extra in (("tar.gz", "v.tar.gz", []),
                                    ("tar.gz --no-vectors", "lean.tar.gz", ["--no-vectors"]),
                                    ("zip", "v.zip", [])):

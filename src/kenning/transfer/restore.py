@@ -77,6 +77,14 @@ class _Reader:
         assert self.tar is not None
         return name in self.tar.getnames()
 
+    def in_order(self, rels: list[str]) -> list[str]:
+        """Vault paths in the order the archive stores them: a tar.gz reads forward only (a
+        step back decompresses again from the start)."""
+        if self.tar is None:
+            return sorted(rels)
+        where = {m.name: m.offset for m in self.tar.getmembers()}
+        return sorted(rels, key=lambda rel: where.get(VAULT_PREFIX + rel, -1))
+
     def close(self) -> None:
         if self.tar is not None:
             self.tar.close()
@@ -109,7 +117,9 @@ def plan(root: Path, reader: _Reader, manifest: dict[str, Any]) -> dict[str, lis
     out: dict[str, list[str]] = {"write": [], "already": [], "replace": []}
     damaged: list[str] = []
     differ: list[str] = []
-    for rel, entry in sorted(manifest["files"].items()):
+    files = manifest["files"]
+    for rel in reader.in_order(list(files)):
+        entry = files[rel]
         try:
             target = resolve_inside(root, rel, hidden_ok=True)
         except KenningError as exc:
@@ -131,11 +141,16 @@ def plan(root: Path, reader: _Reader, manifest: dict[str, Any]) -> dict[str, lis
             out["replace"].append(rel)
         else:
             differ.append(rel)
+    for listed in out.values():
+        listed.sort()
     if damaged:
+        damaged.sort()
+        differ.sort()
         raise RestoreFailed(_listed(f"{reader.path}: damaged, nothing restored: "
                                     f"{len(damaged)} file(s) do not match their SHA-256 in the "
                                     "manifest", damaged))
     if differ:
+        differ.sort()
         raise RestoreFailed(_listed(f"nothing restored: {len(differ)} file(s) of the vault "
                                     f"{root} differ from the archive's (restore into a new "
                                     "vault: `kenning init DIR`)", differ))
@@ -155,7 +170,7 @@ def write(root: Path, reader: _Reader, paths: list[str]) -> None:
     from kenning.vault.writes import note_landed, write_files
 
     texts: dict[str, str] = {}
-    for rel in paths:
+    for rel in reader.in_order(paths):
         data = reader.read(VAULT_PREFIX + rel)
         text = None
         if hidden_part(rel) is None:
