@@ -1352,14 +1352,11 @@ def _rels(rels: Sequence[str]) -> list[str]:
 
 def _rejected(raw: Any) -> dict[str, str | None]:
     """A ``rejected:`` entry: "option — why" text or a mapping, as {option, why}."""
+    from kenning.memory.write import rejected_option
+
     if isinstance(raw, dict):
         return {"option": str(raw.get("option") or ""), "why": raw.get("why")}
-    text = str(raw)
-    for sep in (" — ", " -- ", ": "):
-        if sep in text:
-            option, why = text.split(sep, 1)
-            return {"option": option.strip(), "why": why.strip()}
-    return {"option": text.strip(), "why": None}
+    return rejected_option(str(raw))
 
 
 def _link_target(raw: Any) -> str | None:
