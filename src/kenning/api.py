@@ -1093,10 +1093,102 @@ class Vault:
         """Import another tool's memory (``kind``: rawthink, basic-memory, gbrain, openclaw,
         mem0) from ``path``: every page, fact, link and decision written as one batch, each
         citing its original line; nothing written when the input has a problem, nothing
-        added twice (:mod:`kenning.transfer.plan`). ``dry_run``: only the report."""
+        added twice (:mod:`kenning.transfer.plan`). ``dry_run``: only the report.
+
+        ``kind`` ``kenning`` restores a ``kenning export`` archive into this (new) vault
+        instead (:meth:`restore`)."""
+        from kenning.transfer import RESTORE_KIND
         from kenning.transfer.plan import run_import
 
+        if kind == RESTORE_KIND:
+            return self.restore(path, dry_run=dry_run)
         return run_import(self.memory, kind, path, dry_run=dry_run)
+
+    def restore(self, archive: str | Path, *, dry_run: bool = False) -> dict[str, Any]:
+        """Restore a ``kenning export`` archive into this vault: every file checked against
+        the manifest's SHA-256 and written byte for byte, the index brought up to date, and
+        the archive's vectors reused for every chunk whose text they were made from (nothing
+        embedded again). Refused, nothing written, when a file of the vault differs from the
+        archive's (restore into a new ``kenning init`` vault) or the archive is damaged."""
+        from kenning.transfer import restore
+        from kenning.vault.writes import write_lock
+
+        path = Path(archive).expanduser()
+        if not path.is_file():
+            raise KenningError(f"{path}: no such archive")
+        reader = restore._Reader(path)
+        try:
+            manifest = restore.manifest_of(reader)
+            with write_lock(self.root):
+                todo = restore.plan(self.root, reader, manifest)
+                report: dict[str, Any] = {
+                    "kind": "kenning", "path": str(path), "dry_run": dry_run,
+                    "exported_at": manifest.get("exported_at"),
+                    "files": {k: len(v) for k, v in todo.items()}, "replaced": todo["replace"],
+                    "vectors": 0, "notes": []}
+                if dry_run:
+                    return report
+                restore.write(self.root, reader, todo["write"] + todo["replace"])
+                self._config = None  # the archive's config.yaml may differ from init's
+                indexed = self.index(embed=False)
+                report["index"] = {"added": indexed.added, "updated": indexed.updated}
+                report["vectors"] = restore.reuse_vectors(self.store, reader, manifest)
+        finally:
+            reader.close()
+        from kenning.index.vectors import coverage
+
+        model = self.store.get_meta("embed_model")
+        done, chunks = coverage(self.store, model)
+        if chunks > done:
+            report["notes"].append(f"{chunks - done} chunk(s) without a vector: `kenning "
+                                   "index` embeds them")
+        return report
+
+    def export(self, dest: str | Path | None = None, *, vectors: bool = True,
+               force: bool = False, wait: float = 60.0,
+               progress: Callable[[int, int | None, str], None] | None = None
+               ) -> dict[str, Any]:
+        """Write the vault and its index as one portable archive at ``dest`` (default
+        ``kenning-export-<vault>-<UTC date>.tar.gz`` in the current folder, beside the vault
+        when that is inside it; ``.zip`` by name): every vault file byte for byte, and JSON
+        Lines of pages, facts, links, items, timeline and (``vectors``) the vectors by the
+        SHA-256 of their text (docs/export.md). The report: where, size, counts, skipped files.
+
+        A consistent snapshot: the vault write lock and the index lock are held throughout
+        (writers wait up to ``wait`` seconds), and the index is first brought up to date with
+        the files (lexically; chunks not embedded yet are counted, not embedded). Nothing is
+        left at ``dest`` when it fails; an existing ``dest`` needs ``force``."""
+        from kenning.index.store import sqlite_path
+        from kenning.transfer import export as archive
+        from kenning.vault.writes import write_lock
+
+        started = time.perf_counter()
+        target, kind = archive.check_dest(
+            self.root, Path(dest) if dest is not None else archive.default_dest(self.root),
+            force=force)
+        url = database_url(self.root, self.config.database)
+        db = sqlite_path(self.root, url)
+        leave_out = set()
+        if db is not None and archive.is_inside(db, self.root):
+            rel = os.path.relpath(os.path.realpath(db), self.root).replace(os.sep, "/")
+            leave_out = {rel + suffix for suffix in ("", "-wal", "-shm", "-journal")}
+        store = self.store
+        with write_lock(self.root, wait=wait, store=store), store.writer_lock(wait=wait):
+            indexed = Indexer(self.root, store, self.config).run()
+            report = archive.write_archive(self.root, store, target, kind, vectors=vectors,
+                                           leave_out=leave_out, progress=progress)
+        self._indexed = True
+        report["index"] = {"added": indexed.added, "updated": indexed.updated,
+                           "deleted": indexed.deleted}
+        report["notes"] = notes = []
+        missing = (report["embedding"] or {}).get("chunks_without_vector", 0)
+        if vectors and missing:
+            notes.append(f"{missing} chunk(s) have no vector yet (not embedded): `kenning "
+                         "index` embeds them; a re-index after import embeds them there")
+        if report["embedding"] is None:
+            notes.append("no vectors: the index was never embedded")
+        report["seconds"] = round(time.perf_counter() - started, 2)
+        return report
 
     @_after_write
     def record_decision(self, name: str, domain: str, decided: str, because: str,

@@ -961,6 +961,7 @@ def _register_stages() -> None:
     from kenning import (
         cli_build,
         cli_code,
+        cli_export,
         cli_import,
         cli_items,
         cli_memory,
@@ -970,8 +971,8 @@ def _register_stages() -> None:
         cli_web,
     )
 
-    for module in (cli_sync, cli_build, cli_memory, cli_items, cli_code, cli_import, cli_serve,
-                   cli_team, cli_web):
+    for module in (cli_sync, cli_build, cli_memory, cli_items, cli_code, cli_import, cli_export,
+                   cli_serve, cli_team, cli_web):
         module.register(main)
 
 

@@ -21,6 +21,16 @@ COPY_COLUMNS = ("id", "key", "page_id", "path", "page_date", "page_type", "line"
                 "kind", "text", "checked", "date", "due", "completion", "closed", "because",
                 "rejected", "about", "status", "superseded_by", "source", "block_id")
 
+#: The item copies (:data:`COPY_COLUMNS`), a WHERE clause to follow.
+COPY_SELECT = (
+    "SELECT i.id, i.key, i.page_id, p.path, p.date, p.type, i.line, i.section, i.kind,"
+    " i.text, i.checked, i.date, i.due, i.completion, i.closed, i.because, i.rejected,"
+    " i.about, i.status, i.superseded_by, i.source, i.block_id"
+    " FROM items i JOIN pages p ON p.id = i.page_id")
+#: Their parties: (item id, role, ord, raw, me, party page path or None, resolution).
+PARTY_SELECT = ("SELECT ip.item_id, ip.role, ip.ord, ip.raw, ip.me, pp.path, ip.resolution"
+                " FROM item_parties ip LEFT JOIN pages pp ON pp.id = ip.party_id")
+
 
 @dataclass(frozen=True)
 class ItemFilter:
@@ -82,15 +92,8 @@ def _where(f: ItemFilter) -> tuple[str, list[Any]]:
 #: counting the items needs (status, dates, where), not their text or parties.
 HEAD_COLUMNS = ("id", "key", "path", "page_date", "line", "kind", "date", "due", "status")
 
-_COPY_SELECT = (
-    "SELECT i.id, i.key, i.page_id, p.path, p.date, p.type, i.line, i.section, i.kind,"
-    " i.text, i.checked, i.date, i.due, i.completion, i.closed, i.because, i.rejected,"
-    " i.about, i.status, i.superseded_by, i.source, i.block_id"
-    " FROM items i JOIN pages p ON p.id = i.page_id")
 _HEAD_SELECT = ("SELECT i.id, i.key, p.path, p.date, i.line, i.kind, i.date, i.due, i.status"
                 " FROM items i JOIN pages p ON p.id = i.page_id")
-_PARTY_SELECT = ("SELECT ip.item_id, ip.role, ip.ord, ip.raw, ip.me, pp.path, ip.resolution"
-                 " FROM item_parties ip LEFT JOIN pages pp ON pp.id = ip.party_id")
 
 
 def _of_matching(select: str, f: ItemFilter) -> tuple[str, list[Any]]:
@@ -107,10 +110,10 @@ def _of_matching(select: str, f: ItemFilter) -> tuple[str, list[Any]]:
 def item_copies(store: Store, f: ItemFilter) -> tuple[list[Row], list[Row]]:
     """Every copy of every item one copy of which matches ``f`` (:data:`COPY_COLUMNS`), and
     their parties: (item id, role, ord, raw, me, party page path or None, resolution)."""
-    sql, params = _of_matching(_COPY_SELECT, f)
+    sql, params = _of_matching(COPY_SELECT, f)
     copies = store.rows(sql, params)
-    if sql == _COPY_SELECT:  # no filter: every party
-        return copies, store.rows(f"{_PARTY_SELECT} ORDER BY ip.item_id, ip.role, ip.ord")
+    if sql == COPY_SELECT:  # no filter: every party
+        return copies, store.rows(f"{PARTY_SELECT} ORDER BY ip.item_id, ip.role, ip.ord")
     return copies, _parties(store, [r[0] for r in copies])
 
 
@@ -124,14 +127,14 @@ def copies_of(store: Store, keys: Sequence[str]) -> tuple[list[Row], list[Row]]:
     """:func:`item_copies` of the items with these keys (in batches of the store's limit)."""
     copies: list[Row] = []
     for part, marks in store.in_batches(sorted(set(keys))):
-        copies += store.rows(f"{_COPY_SELECT} WHERE i.key IN ({marks})", part)
+        copies += store.rows(f"{COPY_SELECT} WHERE i.key IN ({marks})", part)
     return copies, _parties(store, [r[0] for r in copies])
 
 
 def _parties(store: Store, ids: Sequence[int]) -> list[Row]:
     parties: list[Row] = []
     for part, marks in store.in_batches(sorted(ids)):
-        parties += store.rows(f"{_PARTY_SELECT} WHERE ip.item_id IN ({marks})", part)
+        parties += store.rows(f"{PARTY_SELECT} WHERE ip.item_id IN ({marks})", part)
     parties.sort(key=lambda r: (r[0], r[1], r[2]))
     return parties
 
