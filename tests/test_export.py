@@ -21,6 +21,7 @@ import pytest
 from kenning.api import Vault
 from kenning.errors import KenningError
 from kenning.sample import copy_sample
+from kenning.vault.writes import write_lock
 
 LATIN1 = "notes/latin1.md"  # a Markdown file whose bytes are not UTF-8
 BLOB = "attachments/diagram.bin"
@@ -515,3 +516,27 @@ def test_cli_restore_report(built: Vault, tmp_path: Path) -> None:
     again = CliRunner().invoke(main, ["-C", str(new.root), "import", "kenning", str(archive),
                                       "--json"])
     assert json.loads(again.output)["files"]["write"] == 0
+
+
+def test_writers_go_on_while_the_dumps_are_compressed(built: Vault, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    # Once the files are archived and the index dumped, the locks are let go: a writer that
+    # does not wait at all lands, and what it wrote is not in this export's snapshot.
+    from kenning.transfer import export as archive
+
+    add_dumps = archive._add_dumps
+    landed: list[str] = []
+
+    def write_then_add(*args: Any) -> None:
+        with write_lock(built.root, wait=0):  # raises WriteBusy while the export holds it
+            (built.root / "notes" / "after.md").write_text("# After\n\nwritten later\n")
+            landed.append("notes/after.md")
+        add_dumps(*args)
+
+    monkeypatch.setattr(archive, "_add_dumps", write_then_add)
+    report = built.export(tmp_path / "out.tar.gz", wait=0)
+    assert landed == ["notes/after.md"]
+    names = _members(Path(report["archive"]))
+    assert "vault/notes/after.md" not in names and "vault/topics/Caching.md" in names
+    manifest = json.loads(names["kenning/manifest.json"])
+    assert "notes/after.md" not in manifest["files"]

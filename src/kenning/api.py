@@ -1154,8 +1154,9 @@ class Vault:
         Lines of pages, facts, links, items, timeline and (``vectors``) the vectors by the
         SHA-256 of their text (docs/export.md). The report: where, size, counts, skipped files.
 
-        A consistent snapshot: the vault write lock and the index lock are held throughout
-        (writers wait up to ``wait`` seconds), and the index is first brought up to date with
+        A consistent snapshot: the vault write lock and the index lock are held until every
+        file is archived and the index dumped (writers wait up to ``wait`` seconds; the dumps
+        are compressed after), and the index is first brought up to date with
         the files (lexically; chunks not embedded yet are counted, not embedded). Nothing is
         left at ``dest`` when it fails; an existing ``dest`` needs ``force``."""
         from kenning.index.store import sqlite_path
@@ -1173,10 +1174,13 @@ class Vault:
             rel = os.path.relpath(os.path.realpath(db), self.root).replace(os.sep, "/")
             leave_out = {rel + suffix for suffix in ("", "-wal", "-shm", "-journal")}
         store = self.store
-        with write_lock(self.root, wait=wait, store=store), store.writer_lock(wait=wait):
+        with contextlib.ExitStack() as locks:
+            locks.enter_context(write_lock(self.root, wait=wait, store=store))
+            locks.enter_context(store.writer_lock(wait=wait))
             indexed = Indexer(self.root, store, self.config).run()
             report = archive.write_archive(self.root, store, target, kind, vectors=vectors,
-                                           leave_out=leave_out, progress=progress)
+                                           leave_out=leave_out, progress=progress,
+                                           release=locks.close)
         self._indexed = True
         report["index"] = {"added": indexed.added, "updated": indexed.updated,
                            "deleted": indexed.deleted}

@@ -9,7 +9,8 @@ file. Everything is written to a temp file beside DEST (the index dumps staged i
 there), fsynced and renamed: a failure leaves no DEST and no partial one.
 
 :func:`write_archive` is called by :meth:`kenning.api.Vault.export`, which holds the vault write
-lock and the index lock and brings the index up to date first.
+lock and the index lock, brings the index up to date first, and lets the locks go once the files
+are archived and the index is dumped (the slow compression of the dumps does not block writers).
 """
 
 from __future__ import annotations
@@ -405,10 +406,14 @@ def _npy_header(rows_: int, dim: int) -> bytes:
 # -- writing it ---------------------------------------------------------------------------------
 
 def write_archive(root: Path, store: Store, dest: Path, kind: str, *, vectors: bool = True,
-                  leave_out: set[str] | None = None, progress: Progress | None = None
-                  ) -> dict[str, Any]:
+                  leave_out: set[str] | None = None, progress: Progress | None = None,
+                  release: Callable[[], None] | None = None) -> dict[str, Any]:
     """Write the archive of the vault at ``root`` and its index ``store`` to ``dest`` (checked
-    by :func:`check_dest`); the report. Nothing is left at ``dest`` (or beside it) on failure."""
+    by :func:`check_dest`); the report. Nothing is left at ``dest`` (or beside it) on failure.
+
+    ``release`` is called once every vault file is in the archive and the index is dumped to
+    staging files (the caller's locks: the snapshot is taken), before the dumps — most of the
+    archive, at 10,000 notes with vectors — are compressed into it."""
     import kenning
 
     started = time.perf_counter()
@@ -438,7 +443,10 @@ def write_archive(root: Path, store: Store, dest: Path, kind: str, *, vectors: b
                     files[rel] = entry
             if progress is not None:
                 progress(len(paths), len(paths), "index")
-            counts, embedding = _add_index(archive, store, staging, vectors, now)
+            counts, embedding, dumps = _dump_index(store, staging, vectors)
+            if release is not None:
+                release()  # the vault's files and the index are read: writers may go on
+            _add_dumps(archive, dumps, now)
             counts["files"] = len(files)
             manifest = {
                 "format": FORMAT, "format_version": FORMAT_VERSION,
@@ -504,21 +512,23 @@ def _add_vault_file(archive: _Archive, root: Path, rel: str,
     return {"sha256": reader.sha.hexdigest(), "size": st.st_size}
 
 
-def _add_index(archive: _Archive, store: Store, staging: Path, vectors: bool, now: float
-               ) -> tuple[dict[str, int], dict[str, Any] | None]:
-    """Dump the index into ``staging`` and archive each dump; (counts, embedding)."""
+def _dump_index(store: Store, staging: Path, vectors: bool
+                ) -> tuple[dict[str, int], dict[str, Any] | None, list[tuple[str, Path, bytes]]]:
+    """Dump the index into files in ``staging``: (counts, embedding, the dumps as (archive
+    name, file, header to put before it)). Reads the database only: the slow part of an
+    export — compressing the dumps — comes after, when the locks are let go."""
     counts: dict[str, int] = {}
+    dumps: list[tuple[str, Path, bytes]] = []
     for name, records in (("pages", _pages), ("facts", _facts), ("links", _links),
                           ("items", _items), ("timeline", _timeline)):
         path = staging / f"{name}.jsonl"
         counts[name] = _jsonl(path, records(store))
-        archive.add_path(f"{INDEX_PREFIX}{name}.jsonl", path, now)
-        path.unlink()
+        dumps.append((f"{INDEX_PREFIX}{name}.jsonl", path, b""))
     model = store.get_meta("embed_model")
     dim = int(store.get_meta("embed_dim") or 0)
     counts["vectors"] = 0
     if not model or not dim:
-        return counts, None
+        return counts, None, dumps
     from kenning.index.vectors import coverage
 
     embedded, chunks = coverage(store, model, dim)
@@ -526,16 +536,24 @@ def _add_index(archive: _Archive, store: Store, staging: Path, vectors: bool, no
         "model": model, "dim": dim, "key": "sha256 of the embedded text (utf-8)",
         "exported": vectors, "chunks": chunks, "chunks_without_vector": chunks - embedded}
     if not vectors:
-        return counts, embedding
+        return counts, embedding, dumps
     raw_path, index_path = staging / "vectors.f32", staging / "vectors.jsonl"
     with open(raw_path, "wb") as raw, open(index_path, "w", encoding="utf-8",
                                            newline="\n") as index:
         done = _vectors(store, model, dim, raw, index)
     counts["vectors"] = done["written"]
     embedding["vectors_left_out"] = done["left_out"]
-    header = _npy_header(done["written"], dim)
-    with open(raw_path, "rb") as raw:
-        archive.add(f"{INDEX_PREFIX}vectors.npy", _Joined(header, raw),
-                    len(header) + os.fstat(raw.fileno()).st_size, now)
-    archive.add_path(f"{INDEX_PREFIX}vectors.jsonl", index_path, now)
-    return counts, embedding
+    dumps.append((f"{INDEX_PREFIX}vectors.npy", raw_path, _npy_header(done["written"], dim)))
+    dumps.append((f"{INDEX_PREFIX}vectors.jsonl", index_path, b""))
+    return counts, embedding, dumps
+
+
+def _add_dumps(archive: _Archive, dumps: list[tuple[str, Path, bytes]], now: float) -> None:
+    for name, path, header in dumps:
+        if header:
+            with open(path, "rb") as raw:
+                archive.add(name, _Joined(header, raw),
+                            len(header) + os.fstat(raw.fileno()).st_size, now)
+        else:
+            archive.add_path(name, path, now)
+        path.unlink()
