@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -182,3 +183,33 @@ def test_search_before_any_index_says_what_to_do(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["-C", str(tmp_path / "fresh"), "search", "anything"])
     assert result.exit_code == 1
     assert "has no index yet; run `kenning index` first" in result.output
+
+
+def _with_closed_stdout(*args: str) -> subprocess.CompletedProcess[str]:
+    """Run the CLI with stdout a pipe whose reader is already gone (`… | head -1` once head
+    has exited): every write to it fails with EPIPE."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        return subprocess.run([sys.executable, "-c", "from kenning.cli import main; main()",
+                               *args], stdout=write_end, stderr=subprocess.PIPE, text=True,
+                              check=False)
+    finally:
+        os.close(write_end)
+
+
+def test_a_closed_output_pipe_exits_quietly(tmp_path: Path) -> None:
+    """No BrokenPipe traceback, no warning: an import whose write landed exits 0 (its work is
+    done; a retrying agent must not take it for a failure), a read exits 1 as click does."""
+    fixture = Path(__file__).parent / "fixtures/import/rawthink"
+    for n, flags in enumerate((["--json"], [])):
+        root = tmp_path / f"v{n}"
+        run("init", str(root))
+        done = _with_closed_stdout("-C", str(root), "import", "rawthink", str(fixture), *flags)
+        assert (done.returncode, done.stderr) == (0, ""), done.stderr[-2000:]
+        assert (root / ".kenning/imports/rawthink.json").is_file()   # the import landed
+        assert (root / "decisions/Use SQLite.md").is_file()
+    read = _with_closed_stdout("-C", str(tmp_path / "v0"), "search", "SQLite", "--json")
+    assert (read.returncode, read.stderr) == (1, "")
+    again = _with_closed_stdout("-C", str(tmp_path / "v0"), "import", "rawthink", str(fixture))
+    assert (again.returncode, again.stderr) == (1, "")                # nothing new to write

@@ -18,7 +18,7 @@ from kenning import vocabulary
 from kenning.api import Vault
 from kenning.errors import KenningError, VocabularyError
 from kenning.transfer import basic_memory
-from kenning.transfer.plan import ImportFailed
+from kenning.transfer.plan import ImportFailed, guard_body
 from kenning.vault.page import Page, parse_page
 
 FIXTURE = Path(__file__).parent / "fixtures" / "import" / "basic-memory"
@@ -291,9 +291,9 @@ def test_round_trip_every_fact_on_an_imported_page_is_an_imported_one(imported) 
     got = basic_memory.read(PROJECT)
     guide = next(e for e in got.entities if e.name == "Brewing Guide")
     assert (guide.body or "").startswith("A plain how-to")     # an ordered list is no bullet
-    assert basic_memory.guard_body("- a\n- b", "basic-memory") == \
-        "## From basic-memory\n\n- a\n- b"
-    assert basic_memory.guard_body("## H\n- a", "basic-memory") == "## H\n- a"
+    assert guard_body("- a\n- b", "basic-memory") == "## From basic-memory\n\n- a\n- b"
+    assert guard_body("## H\n- a", "basic-memory") == "## H\n- a"
+    assert guard_body("1. a\n2. b", "basic-memory") == "1. a\n2. b"
 
 
 def test_cli_dry_run_then_import(vault: Vault, tmp_path: Path) -> None:

@@ -187,3 +187,55 @@ def test_a_different_document_at_the_path_is_kept(vault: Vault, tmp_path: Path) 
     assert (vault.root / "sessions/2025-03-01 Refactor 2.md").read_text().startswith(
         "# Refactor")
     assert report["pages"]["documents"] == ["sessions/2025-03-01 Refactor 2.md"]
+
+
+@pytest.mark.parametrize("kind", ["rawthink", "openclaw", "mem0"])
+def test_a_body_that_begins_with_bullets_is_never_read_as_facts(vault: Vault, tmp_path: Path,
+                                                                kind: str) -> None:
+    """The plan guards every importer's body (none guards its own): bullets before the body's
+    first heading get a ``## From <kind>`` heading, so neither the page's Facts now nor a fact
+    added later takes them in."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "memory.jsonl").write_text('{"name":"Kestrel"}\n{"name":"Plain"}\n')
+    o = Origin("memory.jsonl", 1, "Kestrel")
+    bullets = ImportedEntity("Kestrel", "artifact", o, body="- not a fact\n- nor this\n\nprose",
+                             facts=[ImportedFact("Ships in May", Origin("memory.jsonl", 1, "k1"))])
+    fenced = ImportedEntity("Plain", "artifact", Origin("memory.jsonl", 2, "Plain"),
+                            body="```\n- code, not a list\n```\n\n## Notes\n\n- under a heading",
+                            facts=[ImportedFact("Ships in June", Origin("memory.jsonl", 2, "p1"))])
+    apply_import(vault.memory, Imported(kind, src, files=["memory.jsonl"],
+                                        entities=[bullets, fenced]))
+    text = (vault.root / "artifacts/Kestrel.md").read_text()
+    assert f"## From {kind}\n\n- not a fact\n- nor this\n\nprose\n" in text
+    assert [f.text for f in parse_page(text, "artifacts/Kestrel.md").facts] == ["Ships in May"]
+    vault.record(observations=[{"entity": "Kestrel", "text": "Has a logo"}])
+    later = parse_page((vault.root / "artifacts/Kestrel.md").read_text(), "x")
+    assert [f.text for f in later.facts] == ["Ships in May", "Has a logo"]
+    plain = (vault.root / "artifacts/Plain.md").read_text()
+    assert "## From" not in plain and plain.endswith("## Notes\n\n- under a heading\n")
+    assert [f.text for f in parse_page(plain, "artifacts/Plain.md").facts] == ["Ships in June"]
+
+
+def test_a_link_to_a_page_whose_file_name_another_page_has_goes_by_its_path(
+        vault: Vault, tmp_path: Path) -> None:
+    # The vault's own memory.md (written by init, not yet indexed) and an imported entity named
+    # "memory": a link by file name alone would open the root memory.md (the shorter path).
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "memory.jsonl").write_text("\n".join(LINES) + "\n")
+
+    def o(line: int, ident: str) -> Origin:
+        return Origin("memory.jsonl", line, ident, "2025-03-01")
+
+    memory = ImportedEntity("memory", "concept", o(1, "memory"))
+    ada = ImportedEntity("Ada Park", "person", o(2, "Ada Park"), facts=[
+        ImportedFact("", o(3, "Ada Park>uses>memory"), relation="uses", target="memory")])
+    apply_import(vault.memory, Imported("rawthink", src, files=["memory.jsonl"],
+                                        entities=[memory, ada]))
+    text = (vault.root / "people/Ada Park.md").read_text()
+    assert "[[concepts/memory|memory]]" in text and "[[memory]]" not in text
+    assert [e.other.path for e in vault.neighbors("Ada Park", rels=["uses"])] == [
+        "concepts/memory.md"]
+    report = vault.doctor()
+    assert not [f for f in report.findings if f.check in ("dangling-links", "ambiguous-links")]

@@ -36,7 +36,11 @@ def _tree(root: Path) -> dict[str, str]:
 
 def test_read_maps_every_type_domain_and_epistemic() -> None:
     got = rawthink.read(FIXTURE)
-    assert not got.problems and not got.skipped
+    assert not got.problems
+    # RAWThink's ranking state is all it leaves out, and it says so
+    assert [s.reason.split(" (")[0] for s in got.skipped] == [
+        f"entity field {k!r} not imported: RAWThink's ranking state, not memory"
+        for k in ("activation", "last_accessed")]
     items = [i for i in _items() if i["type"] == "entity"]
     assert [e.name for e in got.entities] == [i["name"] for i in items]
     assert {i["entityType"] for i in items} == {
@@ -187,17 +191,22 @@ def test_rawthink_style_decision_with_domain_software_over_mcp(tmp_path: Path) -
     async def run() -> Any:
         async with stdio(v.root, "full") as client:
             # RAWThink: record_decision(name, domain, decided, because, rejected=[str]);
-            # Kenning's tool is `decide` and takes rejected as [{option, why}] (why required).
+            # Kenning's tool is `decide`; rejected takes RAWThink's plain strings (no why) as
+            # well as {option, why}.
             return data(await client.call_tool("decide", {
                 "name": "Use SQLite", "domain": "software",
                 "decided": "Store the index in SQLite", "because": "One file, no server",
-                "rejected": [{"option": "Postgres", "why": "a server"}]}))
+                "rejected": ["Postgres", "Qdrant only",
+                             {"option": "Redis", "why": "a server"}]}))
 
-    anyio.run(run)
+    out = anyio.run(run)
+    assert [r["option"] for r in out["citations"]["rejected"]] == ["Postgres", "Qdrant only",
+                                                                    "Redis"]
     pages = [p for p in v.root.rglob("*.md") if "Use SQLite" in p.read_text(encoding="utf-8")]
     assert pages
     page = parse_page(pages[0].read_text(encoding="utf-8"), "x")
     assert page.domain == "engineering"
+    assert page.frontmatter["rejected"] == ["Postgres", "Qdrant only", "Redis — a server"]
 
 
 def test_superseded_by_links_to_the_observation_that_replaced_it(tmp_path: Path) -> None:

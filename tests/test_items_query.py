@@ -155,6 +155,27 @@ def test_overdue_depends_on_today_and_leads_the_order(v: Vault) -> None:
     assert order[-1] == "Share the cap table"  # 2026-09-01, the oldest
 
 
+@pytest.mark.parametrize("filters", [
+    {}, {"kind": ["commitment", "ask"]}, {"who": "me"}, {"to": "Sarah"}, {"status": "done"},
+    {"status": "open"}, {"overdue": True, "today": "2026-10-16"}, {"kind": "decision"},
+    {"page": MEETING_PATH}, {"due_before": "2026-10-15"}, {"since": "2026-10-09"}],
+    ids=lambda f: ",".join(f) or "all")
+def test_brief_items_and_their_details_are_the_full_answers(v: Vault,
+                                                            filters: dict[str, object]) -> None:
+    """The web view's way (every item briefly, then details for those shown) and a limit
+    give exactly what the full answer gives: the same items, order and fields."""
+    kw: dict[str, object] = {"today": TODAY, **filters}
+    full = v.items(**kw)  # type: ignore[arg-type]
+    brief = v.items(brief=True, **kw)  # type: ignore[arg-type]
+    assert full, filters
+    assert [b["line"] for b in brief] == [i["line"] for i in full]
+    for b, i in zip(brief, full, strict=True):
+        assert {k: b[k] for k in b if k != "key"} == {k: i[k] for k in b if k != "key"}
+    assert v.item_details(brief, today=str(kw["today"])) == full
+    assert v.item_details(brief[1:3], today=str(kw["today"])) == full[1:3]
+    assert v.items(limit=2, **kw) == full[:2]  # type: ignore[arg-type]
+
+
 def test_removing_a_line_or_a_page_removes_its_copy_only(v: Vault) -> None:
     write(v.root, "people/Sarah Chen.md", SARAH.replace(
         "- [ ] 2026-10-09 — Send Sarah the revised deck", "- [ ] 2026-10-09 — Send Sarah").split(

@@ -33,8 +33,9 @@ def test_cli_record_decide_revise_facts_reflect_sessions(vault: Vault) -> None:
                                                  "--obs", "Likes tea")
     out = json.loads(run(vault, "decide", "Cache in process", "--domain", "eng", "--decided",
                          "Use an LRU", "--because", "Redis was stale", "--rejected",
-                         "Memcached: same cost", "--json"))
-    assert out["citations"]["rejected"][0]["option"] == "Memcached"
+                         "Memcached: same cost", "--rejected", "Varnish", "--json"))
+    assert [(r["option"], r["why"]) for r in out["citations"]["rejected"]] == [
+        ("Memcached", "same cost"), ("Varnish", None)]
     text = run(vault, "revise", "Sarah Chen", "Lives in Berlin", "Lives in Munich",
                "--valid-from", "2026-03-01")
     assert "Superseded f1" in text and "by f4: Lives in Munich" in text

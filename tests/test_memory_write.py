@@ -179,6 +179,39 @@ def test_decision_parts_are_separately_findable_with_citations(vault: Vault) -> 
         vault.record_decision("Caching for the Replay API", "eng", "x", "y")
 
 
+def test_rejected_options_without_a_why_are_accepted(vault: Vault) -> None:
+    """RAWThink's record_decision gives rejected options as plain strings, without a why:
+    each is a rejected option of its own, citable, whose reason is not known."""
+    result = vault.record_decision(
+        "Index store", "software", "Store the index in SQLite", "One file, no server",
+        ["Postgres", "Qdrant only: no lexical search", {"option": "Redis"},
+         {"option": "Elastic", "why": ""}], date="2025-02-12")
+    text = (vault.root / result["path"]).read_text(encoding="utf-8")
+    lines = text.splitlines()
+    decision = page(vault, result["path"])
+    assert decision.frontmatter["rejected"] == [
+        "Postgres", "Qdrant only — no lexical search", "Redis", "Elastic"]
+    cited = result["citations"]["rejected"]
+    assert [(r["option"], r["why"]) for r in cited] == [
+        ("Postgres", None), ("Qdrant only", "no lexical search"), ("Redis", None),
+        ("Elastic", None)]
+    assert [lines[int(r["citation"].split("#L")[1].split("-")[0]) - 1] for r in cited] == [
+        "- Postgres — rejected", "- Qdrant only — rejected: no lexical search",
+        "- Redis — rejected", "- Elastic — rejected"]
+    vault.index(embed=False)
+    (shown,) = vault.decisions()
+    assert shown["rejected"] == [{"option": "Postgres", "why": None},
+                                 {"option": "Qdrant only", "why": "no lexical search"},
+                                 {"option": "Redis", "why": None},
+                                 {"option": "Elastic", "why": None}]
+    before = snapshot(vault.root)
+    for bad, field in (([{"why": "no option"}], "rejected[0].option"), ([" "], "rejected[0]"),
+                       ([3], "rejected[0]")):
+        with pytest.raises(MemoryInputError, match=re.escape(field)):
+            vault.record_decision("Other", "software", "x", "y", bad)
+    assert snapshot(vault.root) == before
+
+
 def test_revise_keeps_the_old_fact_superseded_with_a_link(vault: Vault) -> None:
     vault.record(entities=[{"name": "Sarah Chen", "type": "person",
                             "observations": [{"text": "Based in Berlin",

@@ -6,13 +6,14 @@ stays fast. Every command that prints results takes ``--json``.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
@@ -38,8 +39,22 @@ def _open(ctx: click.Context) -> Vault:
     return Vault.open(ctx.obj.get("vault"))
 
 
+def _output_closed(landed: bool) -> NoReturn:
+    """The reader of the output went away (``kenning … --json | head -1``): stop at once, with
+    no traceback and no message (stderr may be the same pipe). The streams point at the null
+    device so the interpreter's last flush is quiet too. Exit 0 when a memory write landed (the
+    write is done: the same rule as a late failure after it), else 1, as click does."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            os.dup2(devnull, stream.fileno())
+    os.close(devnull)
+    sys.exit(0 if landed else 1)
+
+
 class KenningGroup(click.Group):
-    """Turns Kenning errors into one clear line and a non-zero exit."""
+    """Turns Kenning errors into one clear line and a non-zero exit, and a closed output pipe
+    into a quiet exit."""
 
     def invoke(self, ctx: click.Context) -> Any:
         from kenning.vault.writes import track_landed
@@ -52,7 +67,11 @@ class KenningGroup(click.Group):
         as_json = "--json" in sys.argv[1:]
         with track_landed() as landed:
             try:
-                return super().invoke(ctx)
+                done = super().invoke(ctx)
+                sys.stdout.flush()      # a closed pipe shows here, not at interpreter exit
+                return done
+            except BrokenPipeError:
+                _output_closed(bool(landed) and landed.memory_write)
             except Exception as exc:
                 if landed and landed.memory_write \
                         and not isinstance(exc, click.exceptions.Exit | click.ClickException):
@@ -61,9 +80,12 @@ class KenningGroup(click.Group):
                     from kenning.api import written_with_warning
 
                     result = landed.result or written_with_warning(landed.paths, exc)
-                    if as_json:
-                        _emit(result)
-                    click.secho(f"warning: {result['note']}", fg="yellow", err=True)
+                    try:
+                        if as_json:
+                            _emit(result)
+                        click.secho(f"warning: {result['note']}", fg="yellow", err=True)
+                    except BrokenPipeError:
+                        _output_closed(True)
                     sys.exit(0)
                 if isinstance(exc, KenningError):
                     click.secho(f"error: {exc}", fg="red", err=True)
@@ -939,6 +961,7 @@ def _register_stages() -> None:
     from kenning import (
         cli_build,
         cli_code,
+        cli_export,
         cli_import,
         cli_items,
         cli_memory,
@@ -949,8 +972,8 @@ def _register_stages() -> None:
         cli_web,
     )
 
-    for module in (cli_sync, cli_build, cli_memory, cli_items, cli_code, cli_import, cli_migrate,
-                   cli_serve, cli_team, cli_web):
+    for module in (cli_sync, cli_build, cli_memory, cli_items, cli_code, cli_import, cli_export,
+                   cli_migrate, cli_serve, cli_team, cli_web):
         module.register(main)
 
 

@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from kenning.cli_common import JSON_OPTION, emit
-from kenning.transfer import IMPORTERS
+from kenning.transfer import IMPORT_KINDS, RESTORE_KIND
 
 
 def register(main: click.Group) -> None:
@@ -17,7 +17,7 @@ def register(main: click.Group) -> None:
 
 
 @click.command("import")
-@click.argument("kind", type=click.Choice(sorted(IMPORTERS)), metavar="KIND")
+@click.argument("kind", type=click.Choice(IMPORT_KINDS), metavar="KIND")
 @click.argument("path", type=click.Path(path_type=str))
 @click.option("--dry-run", is_flag=True, help="Read the input and say what would be written; "
               "write nothing.")
@@ -27,7 +27,8 @@ def import_command(ctx: click.Context, kind: str, path: str, dry_run: bool,
                    as_json: bool) -> None:
     """Import KIND's memory from PATH: rawthink (a vault folder or memory.jsonl),
     basic-memory (a project folder), gbrain (its Markdown export), openclaw (a workspace),
-    mem0 (a JSON export).
+    mem0 (a JSON export); kenning (a `kenning export` archive, restored into this new vault
+    with its vectors).
 
     Every entity becomes a page (or merges into the page of that name; a note of yours is
     never written: the import writes beside it), every observation and relation a fact, each
@@ -46,6 +47,8 @@ def import_command(ctx: click.Context, kind: str, path: str, dry_run: bool,
 
 def summary(report: dict[str, Any]) -> list[str]:
     """The report as a few lines a person reads."""
+    if report["kind"] == RESTORE_KIND:
+        return restore_summary(report)
     read, written = report["read"], report["written"]
     verb = "would write" if report["dry_run"] else "wrote"
     lines = [
@@ -82,4 +85,19 @@ def summary(report: dict[str, Any]) -> list[str]:
         lines.append(f"… and {len(report['notes']) - 20} more notes (--json lists all)")
     if report.get("note"):
         lines.append(report["note"])
+    return lines
+
+
+def restore_summary(report: dict[str, Any]) -> list[str]:
+    """A restore's report (``kenning import kenning ARCHIVE``) as lines."""
+    files = report["files"]
+    verb = "would write" if report["dry_run"] else "wrote"
+    lines = [f"kenning export of {report['exported_at']} at {report['path']}: {verb} "
+             f"{files['write'] + files['replace']} files ({files['already']} already there)"]
+    if report["replaced"]:
+        lines.append(f"replaced what kenning init wrote: {', '.join(report['replaced'])}")
+    if not report["dry_run"]:
+        lines.append(f"indexed {report['index']['added']} new pages; reused "
+                     f"{report['vectors']} vectors (not embedded again)")
+    lines += [f"note: {note}" for note in report["notes"]]
     return lines

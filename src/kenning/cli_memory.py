@@ -129,8 +129,8 @@ def register(main: click.Group) -> None:
     @click.option("--domain", required=True, help="engineering, product, finance, …")
     @click.option("--decided", required=True, help="What was decided.")
     @click.option("--because", required=True, help="Why.")
-    @click.option("--rejected", multiple=True, metavar="'OPTION: WHY'",
-                  help="A rejected option and why (repeatable).")
+    @click.option("--rejected", multiple=True, metavar="'OPTION[: WHY]'",
+                  help="A rejected option and why, or the option alone (repeatable).")
     @click.option("--date", help="When it was decided (default today).")
     @click.option("--source", help="Where it was decided, e.g. [[meetings/2026-03-04-review]].")
     @KEY_OPTION
@@ -140,16 +140,9 @@ def register(main: click.Group) -> None:
                rejected: tuple[str, ...], date: str | None, source: str | None,
                key: str | None, as_json: bool) -> None:
         """Record a decision with the options it rejected, each part citable on its own."""
-        options = []
-        for raw in rejected:
-            option, sep, why = raw.partition(":")
-            if not sep:
-                raise click.BadParameter(f"{raw!r}: write it as 'option: why'",
-                                         param_hint="--rejected")
-            options.append({"option": option.strip(), "why": why.strip()})
-        with _open(ctx) as vault:
-            result = vault.record_decision(name, domain, decided, because, options, date=date,
-                                           source=source, key=key)
+        with _open(ctx) as vault:     # each --rejected is parsed by the write path
+            result = vault.record_decision(name, domain, decided, because, list(rejected),
+                                           date=date, source=source, key=key)
         c = result["citations"]
         _show(result, as_json, [f"Created {result['path']}", f"  decided  {c['decided']}",
                                 f"  because  {c['because']}"]

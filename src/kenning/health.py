@@ -20,7 +20,7 @@ from kenning.vault.layout import vault_files
 
 if TYPE_CHECKING:
     from kenning.index.store import Store
-    from kenning.vault.layout import Config
+    from kenning.vault.layout import Config, FoundFile
 
 SHOW_AT_MOST = 20
 
@@ -81,7 +81,8 @@ def check(subject: Subject) -> Health:
     _build_run(subject.root, health)
     from kenning.index.store.diagnose import database_findings  # the database's own checks
 
-    found = database_findings(subject.root, subject.config)
+    disk = vault_files(subject.root, subject.config.exclude)  # walked once, for both checks
+    found = database_findings(subject.root, subject.config, files=len(disk[0]))
     health.findings.extend(Finding(d.level, d.check, d.message, d.fix) for d in found)
     if any(d.fatal for d in found):  # the index cannot be opened: nothing more to check
         return health
@@ -106,7 +107,7 @@ def check(subject: Subject) -> Health:
     elif state is None:
         add(Finding("error", "index-run", "the index was never completed", "kenning index"))
 
-    _coverage(subject, store, health)
+    _coverage(disk, store, health)
     _problems(store, health)
     _links(store, health, subject.root)
     _aliases(store, health)
@@ -156,8 +157,11 @@ def _build_run(root: Any, health: Health) -> None:
                     "kenning build (removes them)", tuple(temps)))
 
 
-def _coverage(subject: Subject, store: Store, health: Health) -> None:
-    disk, others = vault_files(subject.root, subject.config.exclude)
+def _coverage(walked: tuple[dict[str, FoundFile], set[str]], store: Store,
+              health: Health) -> None:
+    """The vault's files (``vault_files``: Markdown by path, the other files) against what the
+    index holds."""
+    disk, others = walked
     known = {r[0]: r for r in queries.indexed_files(store)}
     missing = sorted(set(disk) - set(known))
     gone = sorted(set(known) - set(disk))
@@ -237,30 +241,28 @@ def _links(store: Store, health: Health, root: Path | None = None) -> None:
     mounts = {m.name for m in load_mounts(root)} if root is not None else set()
     rows = queries.link_rows(store)
     groups: dict[str, list[str]] = {}
-    resolved = files = 0
-    headed: list[tuple[str, int, str]] = []  # (item, page id, heading) to look up
+    # (where the link is, page id, heading) to look up; the item is written only if broken
+    headed: list[tuple[tuple[Any, ...], int, str]] = []
     for (path, line, fld, ref, kind, embed, plain, state, via, reached, heading, dst_id,
          forward) in rows:
-        item = _link_item(path, line, fld, ref, kind, bool(embed), bool(plain))
-        if state == "resolved":
-            resolved += 1
-        elif state == "file":
-            files += 1
         wanted = split_mount(ref or "")[0]
+        key: str | None = None
         if state == "unresolved" and wanted and wanted not in mounts:
-            groups.setdefault("no-mount", []).append(f"{item} (no mount named {wanted!r})")
+            key, extra = "no-mount", f" (no mount named {wanted!r})"
         elif plain and state in ("unresolved", "ambiguous"):
-            groups.setdefault("names", []).append(
-                item + (" (several pages have the name)" if state == "ambiguous" else ""))
+            key, extra = "names", " (several pages have the name)" if state == "ambiguous" else ""
         elif state in ("unresolved", "ambiguous"):
-            groups.setdefault(state, []).append(item)
+            key, extra = state, ""
         elif not plain and via in ("title", "alias", "heading"):
-            groups.setdefault("by-name", []).append(f"{item} → {reached} (by {via})")
+            key, extra = "by-name", f" → {reached} (by {via})"
         elif not plain and via == "shortest":
-            groups.setdefault("shortest", []).append(f"{item} → {reached}")
+            key, extra = "shortest", f" → {reached}"
+        if key is not None:
+            groups.setdefault(key, []).append(
+                _link_item(path, line, fld, ref, kind, bool(embed), bool(plain)) + extra)
         if heading and state == "resolved" and forward and not plain:
-            headed.append((_link_item(path, line, fld, f"{ref}#{heading}", kind, bool(embed),
-                                      False), dst_id, heading))
+            headed.append(((path, line, fld, f"{ref}#{heading}", kind, bool(embed)), dst_id,
+                           heading))
     embeds = sum(1 for i in groups.get("unresolved", ()) if " → ![[" in i)
     findings = [
         ("unresolved", "warn", "dangling-links",
@@ -293,6 +295,7 @@ def _links(store: Store, health: Health, root: Path | None = None) -> None:
             add(Finding(level, check_name, message.format(n=len(items)), fix, tuple(items)))
     _anchors(store, health, headed)
     if not any(groups.get(k) for k in ("unresolved", "ambiguous", "no-mount")):
+        resolved, files = queries.resolved_counts(store)
         add(Finding("ok", "links", f"every link resolves: {resolved} to pages"
                     + (f", {files} to attachments and other files" if files else "")))
     pending = queries.unresolved_count(store)
@@ -313,14 +316,15 @@ def _link_item(path: str | None, line: int | None, fld: str | None, ref: str, ki
     return f"{where} → {shown}"
 
 
-def _anchors(store: Store, health: Health, headed: list[tuple[str, int, str]]) -> None:
+def _anchors(store: Store, health: Health,
+             headed: list[tuple[tuple[Any, ...], int, str]]) -> None:
     """Links to a heading or block (``[[Page#Heading]]``, ``[[Page#^id]]``) the page lacks."""
     from kenning.index.links import subpath_found
 
     if not headed:
         return
     anchors = queries.anchors_of(store, sorted({page_id for _, page_id, _ in headed}))
-    broken = [item for item, page_id, heading in headed
+    broken = [_link_item(*where, False) for where, page_id, heading in headed
               if not subpath_found(heading, anchors.get(page_id, set()))]
     if broken:
         health.findings.append(Finding(

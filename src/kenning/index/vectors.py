@@ -146,8 +146,14 @@ def chunk_embed_text(store: Store, chunk_id: int) -> str:
            JOIN chunks_fts f ON f.rowid = c.id WHERE c.id = ?""", (chunk_id,))
     if row is None:
         return ""
-    title, heading, start, body_start, body = row
-    lines = body.split("\n")[max(0, body_start - start):]
+    return stored_embed_text(*row)
+
+
+def stored_embed_text(title: str, heading: str, start_line: int, body_start: int,
+                      body: str) -> str:
+    """A chunk's embed text from what the index stores: its page's title and body start, its
+    heading, first line and ``chunks_fts`` body (frontmatter lines left out)."""
+    lines = body.split("\n")[max(0, body_start - start_line):]
     return embed_text(title, heading, lines)
 
 

@@ -9,7 +9,7 @@ import datetime as _dt
 import json
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -219,12 +219,14 @@ def write_page(root: Path, rel: str, text: str) -> None:
     provenance.append(root, untrusted)
 
 
-def link_to(path: str, title: str, anchor: str = "") -> str:
+def link_to(path: str, title: str, anchor: str = "", *, qualified: bool = False) -> str:
     """``[[Sarah Chen]]``, or ``[[file stem|Title]]`` when they differ, so Obsidian resolves
-    it."""
+    it; ``qualified``: by its path (``[[concepts/memory|memory]]``), for a file name that
+    another page has too."""
     stem = path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
-    target = stem + anchor
-    return f"[[{target}]]" if stem == title and not anchor else f"[[{target}|{title}]]"
+    target = (path.rsplit(".", 1)[0] if qualified else stem) + anchor
+    plain = stem == title and not anchor and not qualified
+    return f"[[{target}]]" if plain else f"[[{target}|{title}]]"
 
 
 def wiki_target(path: str, anchor: str = "") -> str:
@@ -307,6 +309,7 @@ class Resolver:
         self.ctx = ctx
         self.root = ctx.root
         self._listed: dict[str, dict[str, str]] = {}
+        self._stem_paths: dict[str, list[str]] | None = None
 
     def _files(self, folder: str) -> dict[str, str]:
         """name key → vault path of the files in ``folder``, listed once per resolver (one
@@ -357,6 +360,40 @@ class Resolver:
         if len(found) == 1:
             return found[0], []
         return (None, found) if found else (None, [])
+
+    def link(self, path: str, title: str, anchor: str = "", *,
+             pending: Iterable[str] = ()) -> str:
+        """:func:`link_to` the page at ``path``, by its path when another page — indexed, or
+        one of ``pending`` (pages about to be written) — has the same file name, so the link
+        cannot open that other page (Obsidian's "shortest path when possible")."""
+        from kenning.index.indexer import norm_name
+
+        stem = norm_name(path.rsplit("/", 1)[-1])
+        others = {p for p in pending if norm_name(p.rsplit("/", 1)[-1]) == stem}
+        others.update(self._stems().get(stem, ()))  # on disk, where pages are made: not indexed
+        with contextlib.suppress(Exception):  # a broken index must not stop a write
+            others.update(p for p in memory_queries.paths_with_stem(self.ctx.store, stem)
+                          if (self.root / p).is_file())
+        return link_to(path, title, anchor, qualified=bool(others - {path}))
+
+    def _stems(self) -> dict[str, list[str]]:
+        """Normalised file name → the Markdown files of that name at the vault's top and in
+        the folders pages are made in (listed once per resolver)."""
+        from kenning.index.indexer import norm_name
+
+        if self._stem_paths is None:
+            self._stem_paths = {}
+            folders = sorted(set(ENTITY_FOLDERS) | set(vocabulary.TYPE_FOLDERS.values()))
+            for folder in ("", *folders):
+                try:
+                    entries = list(os.scandir(self.root / folder))
+                except OSError:
+                    continue
+                for entry in entries:
+                    if entry.name.lower().endswith((".md", ".markdown")) and entry.is_file():
+                        rel = f"{folder}/{entry.name}" if folder else entry.name
+                        self._stem_paths.setdefault(norm_name(entry.name), []).append(rel)
+        return self._stem_paths
 
 
 def lookalike_key(name: str) -> str:

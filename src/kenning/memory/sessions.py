@@ -307,7 +307,7 @@ def parse_decision(text: str) -> dict[str, Any]:
         if m:
             rejected.append({"option": m.group("o").strip(), "why": m.group("w").strip()})
         else:
-            rejected.append({"option": part.rstrip("."), "why": "not stated"})
+            rejected.append({"option": part.rstrip(".")})     # no why stated
     words = decided.split()
     name = " ".join(words[:8]).rstrip(".,;:")
     return {"name": name or "Decision", "decided": decided,

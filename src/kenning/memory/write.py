@@ -27,7 +27,6 @@ from kenning.memory.common import (
     cite,
     epistemic,
     journal,
-    link_to,
     new_page_path,
     next_fact_id,
     not_kennings,
@@ -455,7 +454,7 @@ def record(ctx: Context, entities: list[dict[str, Any]] | None = None,
                       "remote callers add relations only from entities they record (a "
                       "relation is a link on that page, and links rank every search)")
                 continue
-            link = link_to(dst.path, dst.title)
+            link = batch.resolver.link(dst.path, dst.title)
             fact = replace(fact, relation=rel, target=link[2:-2].split("|")[0],
                            text=f"{link} {text.strip() if text else ''}".strip())
             batch.add_fact(src, fact, defer=True)
@@ -703,12 +702,26 @@ def _remote_names(batch: _Batch, where: str, name: str, aliases: list[str],
 # -- decisions -----------------------------------------------------------------------------------
 
 
+def rejected_option(text: str) -> dict[str, str | None]:
+    """A rejected option written as text — ``option — why``, ``option -- why``, ``option: why``
+    (as ``kenning decide --rejected`` and a decision page's ``rejected:`` list write it) or the
+    option alone (RAWThink's ``rejected=[str]``) — as ``{option, why}``, why None when not
+    given."""
+    for sep in (" — ", " -- ", ": "):
+        if sep in text:
+            option, why = text.split(sep, 1)
+            return {"option": option.strip(), "why": why.strip() or None}
+    return {"option": text.strip().removesuffix(":").strip(), "why": None}
+
+
 def record_decision(ctx: Context, name: str, domain: str, decided: str, because: str,
                     rejected: list[dict[str, str]] | None = None, *, date: str | None = None,
                     source: str | None = None, trusted: bool = True,
                     dry_run: bool = False, key: str | None = None) -> dict[str, Any]:
     """A ``decisions/`` page whose decision, reason and each rejected option (with its why) are
-    separate lines, so each can be found and cited on its own.
+    separate lines, so each can be found and cited on its own. A rejected option is
+    ``{option, why}`` or text (:func:`rejected_option`); its why may be missing (RAWThink gives
+    options alone): the page then says only that it was rejected.
 
     The same decision recorded again on the same day (a retry) is the page already there: its
     result comes back and nothing is written. ``key``: see :mod:`kenning.memory.idempotency`."""
@@ -723,20 +736,19 @@ def record_decision(ctx: Context, name: str, domain: str, decided: str, because:
     if why and _HEADING.search(why):
         p.add("because", "may not contain a Markdown heading line")
     day = p.date("date", date) or today()
-    options: list[tuple[str, str]] = []
+    options: list[tuple[str, str]] = []     # (option, why); why "" when not given
     for i, raw in enumerate(_items(p, "rejected", rejected)):
         if isinstance(raw, str):
-            option, _, reason = raw.partition(":")
-            raw = {"option": option, "why": reason}
+            raw = rejected_option(raw)
         if not isinstance(raw, dict):
-            p.add(f"rejected[{i}]", "must be an object with option and why")
+            p.add(f"rejected[{i}]", "must be text or an object with option (and why)")
             continue
         for key in sorted(set(raw) - {"option", "why"}):
             p.add(f"rejected[{i}]", f"unknown field {key!r} (allowed: option, why)")
         option = p.text(f"rejected[{i}].option", raw.get("option"), one_line=True, limit=1000)
-        reason = p.text(f"rejected[{i}].why", raw.get("why"), one_line=True)
-        if option and reason:
-            options.append((option, reason))
+        reason = p.text(f"rejected[{i}].why", raw.get("why"), one_line=True, required=False)
+        if option:
+            options.append((option, reason or ""))
     for where, value in (("decided", what), ("because", why),
                          *((f"rejected[{i}]", o + " " + r) for i, (o, r) in enumerate(options))):
         if value and not trusted and _LINK.search(value):
@@ -757,7 +769,7 @@ def record_decision(ctx: Context, name: str, domain: str, decided: str, because:
         front: dict[str, Any] = {
             "type": "decision", "domain": dom, "status": "active", "decided": day,
             "because": " ".join(why.split()),
-            "rejected": [f"{o} — {r}" for o, r in options],
+            "rejected": [f"{o} — {r}" if r else o for o, r in options],
             "created": today(), "updated": today(),
         }
         if not options:
@@ -765,7 +777,7 @@ def record_decision(ctx: Context, name: str, domain: str, decided: str, because:
         body = "## Because\n\n" + why.replace("\r\n", "\n") + "\n"
         if options:
             body += "\n## Rejected\n\n" + "".join(
-                f"- {o} — rejected: {r}\n" for o, r in options)
+                f"- {o} — rejected: {r}\n" if r else f"- {o} — rejected\n" for o, r in options)
         text = new_page(title=title, frontmatter=front, summary=f"Decided on {day}: {what}",
                         body=body)
         text = append_timeline(text, TimelineEntry(0, day, f"Decided: {what[:200]}", cited))
@@ -783,7 +795,7 @@ def record_decision(ctx: Context, name: str, domain: str, decided: str, because:
         rejected_out = []
         if options:
             start = lines.index("## Rejected") + 3
-            rejected_out = [{"option": o, "why": r, "citation": cite(path, start + i)}
+            rejected_out = [{"option": o, "why": r or None, "citation": cite(path, start + i)}
                             for i, (o, r) in enumerate(options)]
         because_end = because_line + len(why.split("\n")) - 1
         result = {

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from kenning.recall.results import cite
@@ -57,28 +57,73 @@ def _party(row: Sequence[Any]) -> str:
     return _name(str(raw))
 
 
+def _by_key(copies: Iterable[Sequence[Any]], col: dict[str, int]) -> Iterator[
+        tuple[str, list[Sequence[Any]]]]:
+    """The copies of each item, by key in first-seen order; the copy a person marked done
+    first, else the first page by path."""
+    key, status, path, line = col["key"], col["status"], col["path"], col["line"]
+    groups: dict[str, list[Sequence[Any]]] = {}
+    for row in copies:
+        groups.setdefault(row[key], []).append(row)
+    for k, group in groups.items():
+        if len(group) > 1:
+            group.sort(key=lambda c: (c[status] != "done", c[path], c[line]))
+        yield k, group
+
+
+def _state(group: Sequence[Sequence[Any]], col: dict[str, int]
+           ) -> tuple[str, str | None, str | None, list[str]]:
+    """(status, due, date, pages) of one item from its copies: done when any copy is."""
+    first = group[0]
+    if len(group) == 1:
+        return first[col["status"]], first[col["due"]], first[col["date"]], [first[col["path"]]]
+    statuses = {c[col["status"]] for c in group}
+    status = next(s for s in ("done", "superseded", "decided", "open")
+                  if s in statuses or s == "open")
+    due = next((c[col["due"]] for c in group if c[col["due"]]), None)
+    day = next((c[col["date"]] for c in group if c[col["date"]]), None)
+    return status, due, day, sorted({c[col["path"]] for c in group})
+
+
+def heads(copies: Sequence[Sequence[Any]], today: str) -> list[dict[str, Any]]:
+    """One brief answer per item key from its copies (``HEAD_COLUMNS`` rows): its key, kind,
+    status, overdue, due, date, page, pages and line, as :func:`merge` gives them, which is
+    all :func:`order`, :func:`status_matches` and a count by status need."""
+    from kenning.index.queries.items import HEAD_COLUMNS
+
+    col = {name: n for n, name in enumerate(HEAD_COLUMNS)}
+    PATH, PDATE, LINE, KIND, DATE, DUE, STATUS = (col[c] for c in (
+        "path", "page_date", "line", "kind", "date", "due", "status"))
+    out = []
+    for key, group in _by_key(copies, col):
+        first = group[0]
+        if len(group) == 1:  # most items (a few thousand of 10,000 have copies): inline
+            status, due, day, pages = first[STATUS], first[DUE], first[DATE], [first[PATH]]
+        else:
+            status, due, day, pages = _state(group, col)
+        path, line = first[PATH], first[LINE]
+        out.append({"key": key, "kind": first[KIND], "date": day or first[PDATE],
+                    "due": due, "status": status,
+                    "overdue": bool(status == "open" and due and due < today),
+                    "page": path, "pages": pages, "line": f"{path}#L{line}-L{line}"})
+    return out
+
+
 def merge(copies: Sequence[Sequence[Any]], parties: Iterable[Sequence[Any]],
           today: str) -> list[dict[str, Any]]:
     """One answer per item key from its copies (``COPY_COLUMNS`` rows, grouped by key)."""
     from kenning.index.queries.items import COPY_COLUMNS
 
     col = {name: n for n, name in enumerate(COPY_COLUMNS)}
-    ID, KEY, PATH, PDATE, LINE, KIND, TEXT, DATE, DUE, COMPLETION, CLOSED, BECAUSE, REJECTED, \
-        STATUS, BY, SOURCE, BLOCK = (col[c] for c in (
-            "id", "key", "path", "page_date", "line", "kind", "text", "date", "due",
-            "completion", "closed", "because", "rejected", "status", "superseded_by", "source",
-            "block_id"))
+    ID, PATH, PDATE, LINE, KIND, TEXT, COMPLETION, CLOSED, BECAUSE, REJECTED, BY, SOURCE, \
+        BLOCK = (col[c] for c in (
+            "id", "path", "page_date", "line", "kind", "text", "completion", "closed",
+            "because", "rejected", "superseded_by", "source", "block_id"))
     by_item: dict[int, list[Sequence[Any]]] = {}
     for p in parties:
         by_item.setdefault(p[0], []).append(p)
-    groups: dict[str, list[Sequence[Any]]] = {}
-    for row in copies:
-        groups.setdefault(row[KEY], []).append(row)
     out = []
-    for key, group in groups.items():
-        if len(group) > 1:
-            # The copy a person marked done speaks for the item; else the first page by path.
-            group.sort(key=lambda c: (c[STATUS] != "done", c[PATH], c[LINE]))
+    for key, group in _by_key(copies, col):
         first = group[0]
         who: str | None = None
         to: list[str] = []
@@ -95,17 +140,9 @@ def merge(copies: Sequence[Sequence[Any]], parties: Iterable[Sequence[Any]],
                         to.append(name)
                 elif name not in about:
                     about.append(name)
-        if len(group) == 1:
-            status, due, day, source = first[STATUS], first[DUE], first[DATE], first[SOURCE]
-            pages = [first[PATH]]
-        else:
-            statuses = {c[STATUS] for c in group}
-            status = next(s for s in ("done", "superseded", "decided", "open")
-                          if s in statuses or s == "open")
-            due = next((c[DUE] for c in group if c[DUE]), None)
-            day = next((c[DATE] for c in group if c[DATE]), None)
-            source = next((c[SOURCE] for c in group if c[SOURCE]), None)
-            pages = sorted({c[PATH] for c in group})
+        status, due, day, pages = _state(group, col)
+        source = first[SOURCE] if len(group) == 1 else next(
+            (c[SOURCE] for c in group if c[SOURCE]), None)
         path, line = first[PATH], first[LINE]
         item: dict[str, Any] = {
             "id": key if first[BLOCK] else None,

@@ -510,9 +510,11 @@ def build_tools() -> list[ToolSpec]:
             _record, read_only=False, needs="record"),
         ToolSpec(
             "decide", "record",
-            "Record a decision: what was decided, why, and the rejected options with why.",
+            "Record a decision: what was decided, why, and the rejected options (each "
+            "{option, why}, or the option as text).",
             _obj({"name": _str(), "domain": domains, "decided": _str(), "because": _str(),
-                  "rejected": _list(_obj({"option": _str(), "why": _str()}, ("option",))),
+                  "rejected": _list({"anyOf": [_str(), _obj({"option": _str(), "why": _str()},
+                                                            ("option",))]}),
                   "date": _str(), "source": _str(), "key": _KEY},
                  ("name", "domain", "decided", "because")),
             _decide, read_only=False, needs="record_decision"),

@@ -125,7 +125,7 @@ def _note(rel: str, text: str, got: Imported) -> _Note | None:
     body = text[front.body_offset:]
     offset = front.body_start - 1          # file line of body line 0, minus one
     entity.facts, taken = _items(body, offset, rel, permalink, when)
-    entity.body = guard_body(prose_without(body, taken, title), KIND)
+    entity.body = prose_without(body, taken, title)
     return _Note(rel, entity, permalink)
 
 
@@ -273,22 +273,6 @@ def prose_without(body: str, taken: set[int], title: str) -> str:
             continue
         out.append(line)
     return "\n".join(line.removesuffix("\r") for line in out).strip("\n")   # one line ending
-
-
-def guard_body(body: str, kind: str) -> str:
-    """The body with a heading of its own (``## From <kind>``) when it has a top-level bullet
-    before its first heading: after the page's ``## Facts`` or ``## Timeline`` such bullets
-    would read as facts or timeline lines, which they are not."""
-    lines = body.split("\n")
-    code = fenced(lines)
-    for i, line in enumerate(lines):
-        if code[i]:
-            continue
-        if _ATX.fullmatch(line):
-            return body
-        if re.match(r"[-*+][ \t]", line):
-            return f"## From {kind}\n\n{body}"
-    return body
 
 
 def fenced(lines: list[str]) -> list[bool]:

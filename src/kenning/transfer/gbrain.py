@@ -28,7 +28,7 @@ from typing import Any
 
 from kenning import vocabulary
 from kenning.errors import KenningError, VocabularyError
-from kenning.transfer.basic_memory import fenced, guard_body, prose_without
+from kenning.transfer.basic_memory import fenced, prose_without
 from kenning.transfer.model import (
     Imported,
     ImportedEntity,
@@ -246,7 +246,7 @@ class _Build:
         prose = prose_without("\n".join(page.lines), taken, page.title)
         summary, body = _first_paragraph(prose)
         entity.summary = self._relink(summary) if summary else None
-        entity.body = guard_body(self._relink(body), KIND) if body else None
+        entity.body = self._relink(body) if body else None
         for i, line in enumerate(page.lines):
             if i < truth_end or (split and i < split[1]):
                 for match in _MD_LINK.finditer(line):

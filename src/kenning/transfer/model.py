@@ -88,6 +88,12 @@ class ImportedDecision:
     superseded_by: str | None = None  # Origin.key() of the decision that replaced it
 
 
+#: Frontmatter keys Kenning writes itself on an imported page: an importer's own key of that name
+#: is not kept under it (the plan skips it; an importer that keeps everything renames it).
+KENNING_KEYS = frozenset({"type", "domain", "aliases", "created", "updated", "status", "decided",
+                          "because", "rejected", "title"})
+
+
 @dataclass
 class ImportedEntity:
     """An entity page to create, or to merge into the page of that name.
@@ -122,8 +128,10 @@ class ImportedDocument:
 
     ``path`` is the vault path it should have (``sessions/2025-03-01 Refactor.md``,
     ``memory/2025-03-01.md``); ``text`` its whole Markdown. An existing file there is never
-    overwritten: the plan writes beside it (``… 2.md``) unless its text is already the same.
-    A daily log whose path exists and is Kenning's gets ``retain`` lines merged instead."""
+    overwritten: the plan writes beside it (``… 2.md``) unless its text is already the same,
+    or it merges: a daily log gets the Retain lines it lacks and the rest once, and
+    ``memory.md`` still as ``kenning init`` wrote it gets the imported core memory appended
+    (``_Plan._merged``; the report's ``pages.documents_merged``)."""
 
     path: str
     text: str

@@ -12,7 +12,10 @@ line each, naming file and line), and otherwise plans, against the vault as it i
   written — the import writes beside it (``Ada Park (rawthink).md``) and links it;
 - **facts, timeline lines, decisions** on those pages, each citing its original:
   ``[source:: [[sources/imports/…/memory.jsonl#L12]] rawthink id Ada/3f2a, 2025-03-01]``;
-- **documents** (sessions, daily logs) at their path, beside a different file of that path;
+- **documents** (sessions, daily logs, core memory) at their path; beside a different file of
+  that path, except that a daily log there gets the Retain lines it lacks (and the rest, once)
+  and ``memory.md`` still as ``kenning init`` wrote it gets the imported core memory appended
+  (``pages.documents_merged`` in the report);
 - the **ledger** ``.kenning/imports/<kind>.json``: every item's origin key and the page it went
   to. An item imported before is not imported again, so a second import of the same input
   writes nothing, and an input that grew adds only what is new.
@@ -40,7 +43,6 @@ from kenning.memory.common import (
     Context,
     Resolver,
     journal,
-    link_to,
     next_fact_id,
     not_kennings,
     read_page,
@@ -52,6 +54,7 @@ from kenning.memory.common import (
 )
 from kenning.transfer import IMPORTERS
 from kenning.transfer.model import (
+    KENNING_KEYS,
     Imported,
     ImportedDocument,
     ImportedEntity,
@@ -412,14 +415,15 @@ class _Plan:
             if decision.rejected:
                 front["rejected"] = [" ".join(r.split()) for r in decision.rejected]
         for key, value in entity.frontmatter.items():
-            if key not in front and key not in _OWNED:
+            if key not in front and key not in KENNING_KEYS:
                 front[key] = value
         summary = _no_headings((entity.summary or "").strip())
         if beside is not None:
-            front["related"] = [link_to(beside.path, beside.title)]
-            summary = (f"Imported from {self.kind} beside {link_to(beside.path, beside.title)}"
+            beside_link = self._link_path(beside.path, beside.title)
+            front["related"] = [beside_link]
+            summary = (f"Imported from {self.kind} beside {beside_link}"
                        ", a note of yours that Kenning does not write.\n\n" + summary).strip()
-        body = (entity.body or "").strip("\n")
+        body = guard_body((entity.body or "").strip("\n"), self.kind)
         target = _Target(self._free(base), title, created=True, front=front, summary=summary,
                          body=body + "\n" if body else "")
         self.targets[target.path] = target
@@ -503,7 +507,10 @@ class _Plan:
             self.dangling[name] += 1
             return f"[[{_clean(name)}]]"
         title = self.targets[path].title if path in self.targets else Path(path).stem
-        return link_to(path, title)
+        return self._link_path(path, title)
+
+    def _link_path(self, path: str, title: str) -> str:
+        return self.resolver.link(path, title, pending=self.targets)
 
     def _supersessions(self, entities: list[ImportedEntity]) -> None:
         """``[status:: superseded] [by:: [[Page#^fN]]]`` on facts the input says were
@@ -657,10 +664,6 @@ class _Plan:
         }
 
 
-_OWNED = {"type", "domain", "aliases", "created", "updated", "status", "decided", "because",
-          "rejected", "title"}
-
-
 def _where(origin: Origin) -> str:
     return origin.file + (f":{origin.line}" if origin.line else "")
 
@@ -702,6 +705,20 @@ def _demoted(text: str) -> str:
     """Headings two levels down (under an ``## Imported from …`` heading)."""
     out = [re.sub(r"^( {0,3})(#{1,4})(\s|$)", r"\1##\2\3", line) for line in text.split("\n")]
     return "\n".join(out).strip("\n") + "\n" if text.strip() else ""
+
+
+def guard_body(body: str, kind: str) -> str:
+    """An imported page's body, with a heading of its own (``## From <kind>``) when the page
+    parser would read a bullet of it as a list item before its first heading: after the page's
+    ``## Facts`` or ``## Timeline`` (there now, or added later) such bullets would read as facts
+    or timeline lines, which they are not. Every importer's body goes through here."""
+    from kenning.vault.markdown import scan
+
+    structure = scan(body, 1)
+    first_heading = min((h.line for h in structure.headings), default=None)
+    if structure.items and (first_heading is None or structure.items[0][0] < first_heading):
+        return f"## From {kind}\n\n{body}"
+    return body
 
 
 def _no_headings(text: str) -> str:

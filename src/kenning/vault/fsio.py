@@ -121,6 +121,18 @@ def _writer_alive(host: str | None, pid: str | None) -> bool | None:
     return True
 
 
+def is_temp_name(name: str) -> bool:
+    """True when ``name`` is the temp file of an atomic write (this writer's or another's)."""
+    return name.endswith(TEMP_SUFFIX) and _TEMP.match(name) is not None
+
+
+def dead_writer_temp(path: Path) -> bool:
+    """True when ``path`` is named as a temp file (or folder) of an atomic write whose writer,
+    on this machine, is no longer running."""
+    found = _TEMP.match(path.name)
+    return found is not None and _writer_alive(found["host"], found["pid"]) is False
+
+
 def leftover_temp_files(root: Path) -> list[str]:
     """Temp files of atomic writes whose writer died (vault-relative), anywhere in the vault."""
     out = []

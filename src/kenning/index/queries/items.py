@@ -21,6 +21,16 @@ COPY_COLUMNS = ("id", "key", "page_id", "path", "page_date", "page_type", "line"
                 "kind", "text", "checked", "date", "due", "completion", "closed", "because",
                 "rejected", "about", "status", "superseded_by", "source", "block_id")
 
+#: The item copies (:data:`COPY_COLUMNS`), a WHERE clause to follow.
+COPY_SELECT = (
+    "SELECT i.id, i.key, i.page_id, p.path, p.date, p.type, i.line, i.section, i.kind,"
+    " i.text, i.checked, i.date, i.due, i.completion, i.closed, i.because, i.rejected,"
+    " i.about, i.status, i.superseded_by, i.source, i.block_id"
+    " FROM items i JOIN pages p ON p.id = i.page_id")
+#: Their parties: (item id, role, ord, raw, me, party page path or None, resolution).
+PARTY_SELECT = ("SELECT ip.item_id, ip.role, ip.ord, ip.raw, ip.me, pp.path, ip.resolution"
+                " FROM item_parties ip LEFT JOIN pages pp ON pp.id = ip.party_id")
+
 
 @dataclass(frozen=True)
 class ItemFilter:
@@ -78,33 +88,55 @@ def _where(f: ItemFilter) -> tuple[str, list[Any]]:
     return (" WHERE " + " AND ".join(conds)) if conds else "", params
 
 
+#: The columns of an item copy as :func:`item_heads` returns them: what picking, ordering and
+#: counting the items needs (status, dates, where), not their text or parties.
+HEAD_COLUMNS = ("id", "key", "path", "page_date", "line", "kind", "date", "due", "status")
+
+_HEAD_SELECT = ("SELECT i.id, i.key, p.path, p.date, i.line, i.kind, i.date, i.due, i.status"
+                " FROM items i JOIN pages p ON p.id = i.page_id")
+
+
+def _of_matching(select: str, f: ItemFilter) -> tuple[str, list[Any]]:
+    """``select`` narrowed to every copy of the items one copy of which matches ``f``: the
+    database keeps the matching keys (at 10,000 notes most of them), no list of thousands of
+    parameters goes back and forth."""
+    where, params = _where(f)
+    if not where:
+        return select, params
+    return (f"{select} WHERE i.key IN (SELECT i.key FROM items i JOIN pages p"
+            f" ON p.id = i.page_id{where})"), params
+
+
 def item_copies(store: Store, f: ItemFilter) -> tuple[list[Row], list[Row]]:
     """Every copy of every item one copy of which matches ``f`` (:data:`COPY_COLUMNS`), and
     their parties: (item id, role, ord, raw, me, party page path or None, resolution)."""
-    select = (
-        "SELECT i.id, i.key, i.page_id, p.path, p.date, p.type, i.line, i.section, i.kind,"
-        " i.text, i.checked, i.date, i.due, i.completion, i.closed, i.because, i.rejected,"
-        " i.about, i.status, i.superseded_by, i.source, i.block_id"
-        " FROM items i JOIN pages p ON p.id = i.page_id")
-    party_select = ("SELECT ip.item_id, ip.role, ip.ord, ip.raw, ip.me, pp.path, ip.resolution"
-                    " FROM item_parties ip LEFT JOIN pages pp ON pp.id = ip.party_id")
-    where, params = _where(f)
-    if not where:
-        copies = store.rows(select)
-        parties = store.rows(f"{party_select} ORDER BY ip.item_id, ip.role, ip.ord")
-        return copies, parties
-    # The matching items first, then all their copies (by key) and their parties (by id), in
-    # batches of the store's parameter limit.
-    keys = sorted({r[0] for r in store.rows(
-        f"SELECT DISTINCT i.key FROM items i JOIN pages p ON p.id = i.page_id{where}", params)})
-    copies = []
-    for part, marks in store.in_batches(keys):
-        copies += store.rows(f"{select} WHERE i.key IN ({marks})", part)
-    parties = []
-    for part, marks in store.in_batches(sorted(r[0] for r in copies)):
-        parties += store.rows(f"{party_select} WHERE ip.item_id IN ({marks})", part)
+    sql, params = _of_matching(COPY_SELECT, f)
+    copies = store.rows(sql, params)
+    if sql == COPY_SELECT:  # no filter: every party
+        return copies, store.rows(f"{PARTY_SELECT} ORDER BY ip.item_id, ip.role, ip.ord")
+    return copies, _parties(store, [r[0] for r in copies])
+
+
+def item_heads(store: Store, f: ItemFilter) -> list[Row]:
+    """:data:`HEAD_COLUMNS` of every copy of every item one copy of which matches ``f``."""
+    sql, params = _of_matching(_HEAD_SELECT, f)
+    return store.rows(sql, params)
+
+
+def copies_of(store: Store, keys: Sequence[str]) -> tuple[list[Row], list[Row]]:
+    """:func:`item_copies` of the items with these keys (in batches of the store's limit)."""
+    copies: list[Row] = []
+    for part, marks in store.in_batches(sorted(set(keys))):
+        copies += store.rows(f"{COPY_SELECT} WHERE i.key IN ({marks})", part)
+    return copies, _parties(store, [r[0] for r in copies])
+
+
+def _parties(store: Store, ids: Sequence[int]) -> list[Row]:
+    parties: list[Row] = []
+    for part, marks in store.in_batches(sorted(ids)):
+        parties += store.rows(f"{PARTY_SELECT} WHERE ip.item_id IN ({marks})", part)
     parties.sort(key=lambda r: (r[0], r[1], r[2]))
-    return copies, parties
+    return parties
 
 
 def item_count(store: Store) -> int:

@@ -18,6 +18,13 @@ def pages_named(store: Store, norm: str) -> list[tuple[int, str]]:
         " WHERE n.norm = ? ORDER BY n.priority, p.path", (norm,))]
 
 
+def paths_with_stem(store: Store, norm: str) -> list[str]:
+    """The paths of the pages whose file name (normalised, ``.md`` off) is ``norm``."""
+    return [r[0] for r in store.rows(
+        "SELECT p.path FROM names n JOIN pages p ON p.id = n.page_id"
+        " WHERE n.norm = ? AND n.kind = 'stem' ORDER BY p.path", (norm,))]
+
+
 def held_names(store: Store) -> list[tuple[str, str]]:
     """(name, path) of every title, alias, file name and heading a page holds."""
     return [(r[0], r[1]) for r in store.rows(

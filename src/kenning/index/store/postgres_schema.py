@@ -433,11 +433,20 @@ def _v8(s: str, collate: str = "") -> str:
         """
 
 
+def _v9(s: str, collate: str = "") -> str:
+    """the links kenning doctor reads: all but those resolved to a page by its path"""
+    return f"""
+    CREATE INDEX links_unusual ON {s}.links(resolution) WHERE resolution IS NULL
+        OR resolution <> 'resolved' OR via IN ('title', 'alias', 'heading', 'shortest')
+        OR heading IS NOT NULL;
+        """
+
+
 #: A migration: (schema identifier, the COLLATE clause that makes lower() Unicode-aware in any
 #: database locale, e.g. ' COLLATE pg_c_utf8' on PostgreSQL 17+, or '') -> its SQL.
 Migration = Callable[[str, str], str]
 
-MIGRATIONS: list[Migration] = [_v1, _v2, _v3, _v4, _v5, _v6, _v7, _v8]
+MIGRATIONS: list[Migration] = [_v1, _v2, _v3, _v4, _v5, _v6, _v7, _v8, _v9]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

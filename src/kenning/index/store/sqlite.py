@@ -265,11 +265,26 @@ class SQLiteStore(Store):
                 "result TEXT NOT NULL);\n"
                 "CREATE INDEX IF NOT EXISTS audit_who ON audit(who, at)")
 
+    def quick_check(self) -> str:
+        """SQLite's ``PRAGMA quick_check`` ("ok" or the first problems), run again only when
+        the file or its WAL changed (size or mtime) since this process last checked it: a
+        long-running process (``kenning web``'s health view) does not re-read an unchanged
+        140 MB index on every request; ``kenning doctor``, a process of its own, always
+        checks."""
+        stamp = (str(self.path.resolve()), *_stamp(self.path),
+                 *_stamp(Path(f"{self.path}-wal")))
+        ok = _QUICK_CHECKED.get(stamp)
+        if ok is None:
+            ok = str(self.conn.execute("PRAGMA quick_check").fetchone()[0])
+            _QUICK_CHECKED.clear()  # one entry per process is enough: the last file checked
+            _QUICK_CHECKED[stamp] = ok
+        return ok
+
     def backend_checks(self, read: Store | None = None) -> list[Any]:
         from kenning.index.store.base import Diagnosis
 
         out = []
-        ok = self.conn.execute("PRAGMA quick_check").fetchone()[0]
+        ok = self.quick_check()
         if ok != "ok":
             out.append(Diagnosis("error", "database", f"{self.path} fails SQLite's quick "
                                  f"check: {ok}", "kenning rebuild"))
@@ -278,6 +293,20 @@ class SQLiteStore(Store):
                                  "); SQLite has no replication: searches read that file as it is",
                                  "point read_url at a PostgreSQL streaming replica, or remove it"))
         return out
+
+
+#: The last ``PRAGMA quick_check`` answer of this process, by (file, its and its WAL's size and
+#: mtime): see :meth:`SQLiteStore.quick_check`.
+_QUICK_CHECKED: dict[tuple[Any, ...], str] = {}
+
+
+def _stamp(path: Path) -> tuple[int, int]:
+    """(size, mtime in ns) of a file, (-1, -1) when it is absent."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return -1, -1
+    return st.st_size, st.st_mtime_ns
 
 
 def _remove_db_files(path: Path) -> None:

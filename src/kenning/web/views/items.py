@@ -123,16 +123,17 @@ def items(request: Request) -> Response:
     today = _today()
     error = None
     found: list[dict[str, Any]] = []
+    v = vault(request)
     try:
-        found = vault(request).items(kind=kinds, who=form["who"] or None,
-                                     to=form["to"] or None, status=form["status"] or None,
-                                     overdue=overdue, today=today)
+        # Every matching item briefly (enough to count them by group), in full only those shown
+        found = v.items(kind=kinds, who=form["who"] or None, to=form["to"] or None,
+                        status=form["status"] or None, overdue=overdue, today=today, brief=True)
     except KenningError as exc:
         error = exc.message.removeprefix("--")  # "who: no page named …", not the CLI's flag
     counts = {key: 0 for key, _ in GROUPS}
     for item in found:
         counts[group_of(item)] += 1
-    shown = [row(i, today) for i in found[:show]]  # only the rows shown are dressed up
+    shown = [row(i, today) for i in v.item_details(found[:show], today=today)]
     groups = [(key, label, counts[key], [r for r in shown if r["group"] == key])
               for key, label in GROUPS if counts[key]]
     current = {k: v for k, v in {**form, "overdue": "1" if overdue else ""}.items() if v}
