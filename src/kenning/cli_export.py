@@ -30,7 +30,7 @@ def export_command(ctx: click.Context, dest: str | None, no_vectors: bool, force
     the SHA-256 of every file. Default DEST: kenning-export-<vault>-<UTC date>.tar.gz here
     (beside the vault when here is inside it).
 
-    The index is brought up to date first; writers wait while the archive is written; a
+    The index is brought up to date first; writers wait while its snapshot is taken; a
     failure leaves no DEST."""
     from kenning.api import Vault
 
