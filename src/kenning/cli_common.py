@@ -7,9 +7,12 @@ import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
+
+if TYPE_CHECKING:
+    from kenning.api import Vault
 
 JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 MOUNT_OPTION = click.option(
@@ -42,6 +45,14 @@ def vault_root(ctx: click.Context) -> Path:
     obj = ctx.find_root().obj or {}
     start = obj.get("vault")
     return find_root(Path(start).expanduser() if start else Path.cwd())
+
+
+def open_vault(ctx: click.Context) -> Vault:
+    """The :class:`~kenning.api.Vault` named by ``-C`` (or ``KENNING_VAULT``), else the one
+    around the current folder."""
+    from kenning.api import Vault
+
+    return Vault.open((ctx.find_root().obj or {}).get("vault"))
 
 
 # Seconds between progress lines when stderr is not a terminal (a log, a pipe, CI).

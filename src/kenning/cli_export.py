@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from kenning.cli_common import JSON_OPTION, emit, progress_bar
+from kenning.cli_common import JSON_OPTION, emit, open_vault, progress_bar
 
 
 def register(main: click.Group) -> None:
@@ -32,9 +32,7 @@ def export_command(ctx: click.Context, dest: str | None, no_vectors: bool, force
 
     The index is brought up to date first; writers wait while its snapshot is taken; a
     failure leaves no DEST."""
-    from kenning.api import Vault
-
-    vault = Vault.open((ctx.find_root().obj or {}).get("vault"))
+    vault = open_vault(ctx)
     with progress_bar("Exporting", "files") as progress:
         report = vault.export(dest, vectors=not no_vectors, force=force, progress=progress)
     if as_json:

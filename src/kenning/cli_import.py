@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from kenning.cli_common import JSON_OPTION, emit
+from kenning.cli_common import JSON_OPTION, emit, open_vault
 from kenning.transfer import IMPORT_KINDS, RESTORE_KIND
 
 
@@ -34,9 +34,7 @@ def import_command(ctx: click.Context, kind: str, path: str, dry_run: bool,
     never written: the import writes beside it), every observation and relation a fact, each
     citing the line it came from. Nothing is written when the input has a problem; importing
     again adds only what is new."""
-    from kenning.api import Vault
-
-    vault = Vault.open((ctx.find_root().obj or {}).get("vault"))
+    vault = open_vault(ctx)
     report = vault.import_from(kind, path, dry_run=dry_run)
     if as_json:
         emit(report)

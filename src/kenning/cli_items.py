@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from kenning.cli_common import JSON_OPTION, MOUNT_OPTION, emit
+from kenning.cli_common import JSON_OPTION, MOUNT_OPTION, emit, open_vault
 
 
 def register(main: click.Group) -> None:
@@ -36,10 +36,9 @@ def items(ctx: click.Context, kinds: tuple[str, ...], who: str | None, to: str |
           mounts: tuple[str, ...] = ()) -> None:
     """Commitments, asks and decisions: overdue first, then due soonest, then newest; each
     cited to its source line (path#Lstart-Lend)."""
-    from kenning.api import Vault
     from kenning.recall.items import line
 
-    vault = Vault.open((ctx.find_root().obj or {}).get("vault"))
+    vault = open_vault(ctx)
     found = vault.items(kind=kinds, who=who, to=to, status=status, due_before=due_before,
                         overdue=overdue, since=since, page=page, limit=limit, today=today,
                         mounts=mounts or None)

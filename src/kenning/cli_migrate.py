@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from kenning.cli_common import JSON_OPTION, emit
+from kenning.cli_common import JSON_OPTION, emit, open_vault
 
 
 def register(main: click.Group) -> None:
@@ -32,13 +32,12 @@ def migrate_command(ctx: click.Context, dry_run: bool, apply_: bool, rollback: s
 
     Without --apply, a dry run: every change printed as a unified diff, nothing written. A
     vault of a newer format than this Kenning is refused."""
-    from kenning.api import Vault
 
     if sum((dry_run, apply_, rollback is not None)) > 1:
         raise click.UsageError("choose one of --dry-run, --apply and --rollback")
     if force and rollback is None:
         raise click.UsageError("--force goes with --rollback")
-    vault = Vault.open((ctx.find_root().obj or {}).get("vault"))
+    vault = open_vault(ctx)
     if rollback is not None:
         report = vault.rollback_migration(rollback or None, force=force)
         if as_json:
