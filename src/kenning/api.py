@@ -1174,7 +1174,7 @@ class Vault:
         path = Path(archive).expanduser()
         if not path.is_file():
             raise KenningError(f"{path}: no such archive")
-        reader = restore._Reader(path)
+        reader = restore.Reader(path)
         try:
             manifest = restore.manifest_of(reader)
             with write_lock(self.root):
@@ -1217,7 +1217,6 @@ class Vault:
         are compressed after), and the index is first brought up to date with
         the files (lexically; chunks not embedded yet are counted, not embedded). Nothing is
         left at ``dest`` when it fails; an existing ``dest`` needs ``force``."""
-        from kenning.index.store import sqlite_path
         from kenning.transfer import export as archive
         from kenning.vault.writes import write_lock
 
@@ -1225,18 +1224,15 @@ class Vault:
         target, kind = archive.check_dest(
             self.root, Path(dest) if dest is not None else archive.default_dest(self.root),
             force=force)
-        url = database_url(self.root, self.config.database)
-        db = sqlite_path(self.root, url)
-        leave_out = set()
-        if db is not None and archive.is_inside(db, self.root):
-            rel = os.path.relpath(os.path.realpath(db), self.root).replace(os.sep, "/")
-            leave_out = {rel + suffix for suffix in ("", "-wal", "-shm", "-journal")}
+        leave_out = archive.database_files(self.root, database_url(self.root,
+                                                                  self.config.database))
         store = self.store
         with contextlib.ExitStack() as locks:
             locks.enter_context(write_lock(self.root, wait=wait, store=store))
             locks.enter_context(store.writer_lock(wait=wait))
             indexed = Indexer(self.root, store, self.config).run()
             report = archive.write_archive(self.root, store, target, kind, vectors=vectors,
+                                           vault_format=self.config.format,
                                            leave_out=leave_out, progress=progress,
                                            release=locks.close)
         self._indexed = True

@@ -49,6 +49,7 @@ from kenning.vault.fsio import (
     temp_tag,
     utf8_data,
 )
+from kenning.vault.layout import FORMAT as VAULT_FORMAT
 
 FORMAT = "kenning-export"
 FORMAT_VERSION = 1
@@ -73,15 +74,16 @@ class _Changed(KenningError):
 
 # -- where the archive goes ---------------------------------------------------------------------
 
-def _vault_format(root: Path) -> int:
-    """The exported vault's format (``format:`` of its config, docs/vault-format.md)."""
-    from kenning.errors import KenningError
-    from kenning.vault.layout import FORMAT, load_config
+def database_files(root: Path, url: str) -> set[str]:
+    """The vault-relative paths of the SQLite index at ``url`` and its side files, when the
+    index lies inside the vault (they are never archived); empty for PostgreSQL."""
+    from kenning.index.store import sqlite_path
 
-    try:
-        return load_config(root).format
-    except KenningError:
-        return FORMAT
+    db = sqlite_path(root, url)
+    if db is None or not is_inside(db, root):
+        return set()
+    rel = os.path.relpath(os.path.realpath(db), root).replace(os.sep, "/")
+    return {rel + suffix for suffix in ("", "-wal", "-shm", "-journal")}
 
 
 def default_dest(root: Path, cwd: Path | None = None) -> Path:
@@ -416,7 +418,8 @@ def _npy_header(rows_: int, dim: int) -> bytes:
 # -- writing it ---------------------------------------------------------------------------------
 
 def write_archive(root: Path, store: Store, dest: Path, kind: str, *, vectors: bool = True,
-                  leave_out: set[str] | None = None, progress: Progress | None = None,
+                  vault_format: int = VAULT_FORMAT, leave_out: set[str] | None = None,
+                  progress: Progress | None = None,
                   release: Callable[[], None] | None = None) -> dict[str, Any]:
     """Write the archive of the vault at ``root`` and its index ``store`` to ``dest`` (checked
     by :func:`check_dest`); the report. Nothing is left at ``dest`` (or beside it) on failure.
@@ -460,7 +463,7 @@ def write_archive(root: Path, store: Store, dest: Path, kind: str, *, vectors: b
             counts["files"] = len(files)
             manifest = {
                 "format": FORMAT, "format_version": FORMAT_VERSION,
-                "kenning_version": kenning.__version__, "vault_format": _vault_format(root),
+                "kenning_version": kenning.__version__, "vault_format": vault_format,
                 "vault": root.name, "exported_at": exported_at.isoformat().replace("+00:00", "Z"),
                 "index": {"backend": store.backend, "schema_version": store.schema_version()},
                 "counts": counts, "embedding": embedding, "files": files, "skipped": skipped}

@@ -38,7 +38,7 @@ class RestoreFailed(KenningError):
     """The archive cannot be restored into this vault; nothing was written."""
 
 
-class _Reader:
+class Reader:
     """The members of a tar.gz or zip export, by name."""
 
     def __init__(self, path: Path) -> None:
@@ -92,7 +92,7 @@ class _Reader:
             self.zip.close()
 
 
-def manifest_of(reader: _Reader) -> dict[str, Any]:
+def manifest_of(reader: Reader) -> dict[str, Any]:
     """The archive's manifest, checked to be one this Kenning reads."""
     try:
         manifest = json.loads(reader.read(f"{INDEX_PREFIX}manifest.json"))
@@ -110,7 +110,7 @@ def manifest_of(reader: _Reader) -> dict[str, Any]:
     return manifest
 
 
-def plan(root: Path, reader: _Reader, manifest: dict[str, Any]) -> dict[str, list[str]]:
+def plan(root: Path, reader: Reader, manifest: dict[str, Any]) -> dict[str, list[str]]:
     """Which files to write, which the vault already has, which replace ``kenning init``'s;
     :class:`RestoreFailed` naming the files when the archive is damaged or the vault holds
     different ones."""
@@ -163,7 +163,7 @@ def _listed(head: str, paths: list[str]) -> str:
     return f"{head}: {shown}" + (f" … and {more} more" if more > 0 else "")
 
 
-def write(root: Path, reader: _Reader, paths: list[str]) -> None:
+def write(root: Path, reader: Reader, paths: list[str]) -> None:
     """Write ``paths`` from the archive (call it holding the vault write lock): UTF-8 pages as
     one journaled batch, every other file atomically byte for byte."""
     from kenning.vault.fsio import atomic_write_bytes
@@ -186,7 +186,7 @@ def write(root: Path, reader: _Reader, paths: list[str]) -> None:
     write_files(root, texts)
 
 
-def vector_rows(reader: _Reader, manifest: dict[str, Any]
+def vector_rows(reader: Reader, manifest: dict[str, Any]
                 ) -> Iterator[tuple[str, str, int, Any]]:
     """(Kenning text hash recomputed from the text, model, dim, vector) of every archived
     vector whose text matches its SHA-256."""
@@ -211,7 +211,7 @@ def vector_rows(reader: _Reader, manifest: dict[str, Any]
                 yield digest, str(row["model"]), int(row["dim"]), matrix[index]
 
 
-def reuse_vectors(store: Store, reader: _Reader, manifest: dict[str, Any]) -> int:
+def reuse_vectors(store: Store, reader: Reader, manifest: dict[str, Any]) -> int:
     """Store the archive's vectors whose text a chunk of ``store`` has and lacks a vector
     for; how many. The model becomes the index's when it has none."""
     from kenning.index.vectors import bump_version, pending_texts
